@@ -1,0 +1,260 @@
+//! `Context`: the backend a host program talks to. Several contexts may live
+//! at once, in different threads; they share nothing.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::gauge::Gauge;
+use super::params::{
+    BackendChoice, GaugeParams, InitParams, InvertParams, InvertResult, Logger, OperatorKind,
+    Verbosity,
+};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::Backend;
+use crate::dispatch;
+use crate::error::{Error, Result};
+use crate::field::HostSpinor;
+use crate::layout::{self, HostGauge, HostReals, HostRealsMut};
+use crate::lattice::Subset;
+
+/// The backends a context can run on.
+pub(crate) enum AnyBackend {
+    Cpu(CpuBackend),
+}
+
+/// Runs `$body` with `$b` bound to the concrete backend and `$g` to the
+/// gauge field stored for it.
+macro_rules! with_backend {
+    ($inner:expr, $store:expr, |$b:ident, $g:ident| $body:expr) => {
+        match &$inner.backend {
+            AnyBackend::Cpu($b) => {
+                let $g = downcast::<CpuBackend>($store)?;
+                $body
+            }
+        }
+    };
+}
+
+fn downcast<B: Backend>(store: &(dyn Any + Send + Sync)) -> Result<&B::Gauge>
+where
+    B::Gauge: 'static,
+{
+    store
+        .downcast_ref::<B::Gauge>()
+        .ok_or_else(|| Error::Internal("gauge stored for another backend".into()))
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) backend: AnyBackend,
+    verbosity: Verbosity,
+    logger: Logger,
+}
+
+impl ContextInner {
+    pub(crate) fn log(&self, level: Verbosity, msg: &str) {
+        if level <= self.verbosity && level != Verbosity::Silent {
+            (self.logger)(level, msg);
+        }
+    }
+
+    pub(crate) fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.name(),
+        }
+    }
+
+    /// Stores a gauge field on this context's backend.
+    pub(crate) fn upload_gauge(
+        &self,
+        field: &crate::field::GaugeField,
+        params: &GaugeParams,
+        precision: crate::precision::Precision,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        match &self.backend {
+            AnyBackend::Cpu(b) => Ok(Box::new(b.upload_gauge(
+                field,
+                params.t_boundary,
+                precision,
+                params.reconstruct,
+            )?)),
+        }
+    }
+}
+
+/// A latsol context.
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl Context {
+    /// Starts a context on the backend asked for (`Auto`: CUDA if usable).
+    pub fn new(params: InitParams) -> Result<Context> {
+        let logger: Logger = params
+            .logger
+            .clone()
+            .unwrap_or_else(|| Arc::new(|_, msg: &str| eprintln!("latsol: {msg}")));
+        let say = |level: Verbosity, msg: &str| {
+            if level <= params.verbosity && params.verbosity != Verbosity::Silent {
+                logger(level, msg);
+            }
+        };
+        let backend = match params.backend {
+            BackendChoice::Cpu => AnyBackend::Cpu(CpuBackend::new(params.num_threads)?),
+            BackendChoice::Cuda => open_cuda(params.device)?,
+            BackendChoice::Auto => match open_cuda(params.device) {
+                Ok(b) => b,
+                Err(e) => {
+                    say(Verbosity::Summarize, &format!("CUDA not used ({e}); running on the CPU"));
+                    AnyBackend::Cpu(CpuBackend::new(params.num_threads)?)
+                }
+            },
+        };
+        let inner = ContextInner {
+            backend,
+            verbosity: params.verbosity,
+            logger,
+        };
+        inner.log(
+            Verbosity::Verbose,
+            &format!("context started on the {} backend", inner.backend_name()),
+        );
+        Ok(Context {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// "cpu" or "cuda".
+    pub fn backend_name(&self) -> &'static str {
+        self.inner.backend_name()
+    }
+
+    /// Converts, checks and stores a host gauge field.
+    pub fn load_gauge(&self, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
+        Gauge::load(self, params, host)
+    }
+
+    /// Solves `M x = b` for one source; see `dispatch::invert`. On return
+    /// `solution` holds the best solution found, also when the result says
+    /// it did not converge; on an error it is untouched.
+    pub fn invert(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+    ) -> Result<InvertResult> {
+        params.validate_solve()?;
+        self.check_gauge(gauge, params)?;
+        let lat = gauge.lattice().clone();
+        let src = layout::spinor::import(
+            &lat,
+            Subset::Full,
+            params.dirac_order,
+            params.gamma_basis,
+            source,
+        )
+        .map_err(|e| name_field(e, "source"))?;
+        let mut x = if params.use_initial_guess {
+            layout::spinor::import(
+                &lat,
+                Subset::Full,
+                params.dirac_order,
+                params.gamma_basis,
+                HostReals::from(&solution),
+            )
+            .map_err(|e| name_field(e, "solution (initial guess)"))?
+        } else {
+            HostSpinor::zeros(lat.clone(), Subset::Full)
+        };
+        if solution.len() != lat.volume() * 24 {
+            return Err(Error::InvalidArgument(format!(
+                "solution holds {} reals; a full field on {:?} needs {}",
+                solution.len(),
+                lat.dims(),
+                lat.volume() * 24
+            )));
+        }
+        let inner = &self.inner;
+        let monitor = |solver: &str, k: usize, res: f64| {
+            inner.log(Verbosity::Verbose, &format!("{solver}: iteration {k}, residual {res:.3e}"));
+        };
+        let result = with_backend!(inner, gauge.storage(), |b, g| {
+            dispatch::invert(b, g, params, &src, &mut x, &monitor)?
+        });
+        layout::spinor::export(&x, params.dirac_order, params.gamma_basis, solution)?;
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
+                params.solver,
+                params.solve_type,
+                self.backend_name(),
+                result.iterations,
+                result.true_residual,
+                params.tol,
+                result.seconds,
+                result.gflops,
+                if result.converged { "" } else { ", NOT converged" }
+            ),
+        );
+        Ok(result)
+    }
+
+    /// `out = op in` on full fields in the caller's order, basis and
+    /// normalization.
+    pub fn apply(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        op: OperatorKind,
+        input: HostReals,
+        out: HostRealsMut,
+    ) -> Result<()> {
+        params.validate_operator()?;
+        self.check_gauge(gauge, params)?;
+        let lat = gauge.lattice().clone();
+        let inp = layout::spinor::import(
+            &lat,
+            Subset::Full,
+            params.dirac_order,
+            params.gamma_basis,
+            input,
+        )
+        .map_err(|e| name_field(e, "input"))?;
+        let mut res = HostSpinor::zeros(lat, Subset::Full);
+        with_backend!(self.inner, gauge.storage(), |b, g| {
+            dispatch::apply(b, g, params, op, &inp, &mut res)?
+        });
+        layout::spinor::export(&res, params.dirac_order, params.gamma_basis, out)
+    }
+
+    fn check_gauge(&self, gauge: &Gauge, params: &InvertParams) -> Result<()> {
+        if !Arc::ptr_eq(gauge.context(), &self.inner) {
+            return Err(Error::InvalidHandle(
+                "gauge: the field was loaded into another context".into(),
+            ));
+        }
+        if gauge.params().precision != params.precision {
+            return Err(Error::InvalidArgument(format!(
+                "precision = {:?} but the gauge field was stored in {:?}",
+                params.precision,
+                gauge.params().precision
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Prefixes an import error with the field it concerns.
+fn name_field(e: Error, what: &str) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+        other => other,
+    }
+}
+
+fn open_cuda(_device: usize) -> Result<AnyBackend> {
+    Err(Error::NoDevice(
+        "this build has no CUDA backend (enable the `cuda` feature)".into(),
+    ))
+}

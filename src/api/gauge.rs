@@ -1,0 +1,102 @@
+//! `Gauge`: a gauge field converted from the host's order, checked, and
+//! stored on its context's backend.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::context::{Context, ContextInner};
+use super::params::{GaugeParams, Verbosity};
+use crate::error::{Error, Result};
+use crate::field::GaugeField;
+use crate::layout::{self, HostGauge, HostReals};
+use crate::lattice::{Lattice, Parity};
+
+/// A gauge field loaded into a context.
+pub struct Gauge {
+    context: Arc<ContextInner>,
+    params: GaugeParams,
+    lattice: Arc<Lattice>,
+    plaquette: [f64; 3],
+    storage: Box<dyn Any + Send + Sync>,
+}
+
+impl Gauge {
+    pub(crate) fn load(ctx: &Context, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
+        params.validate()?;
+        let lattice = Arc::new(Lattice::new(params.dims)?);
+        let order = match host {
+            HostGauge::Qdp(_) => layout::GaugeOrder::Qdp,
+            HostGauge::Milc(_) => layout::GaugeOrder::Milc,
+            HostGauge::CpsWilson(_) => layout::GaugeOrder::CpsWilson,
+        };
+        if order != params.order {
+            return Err(Error::InvalidArgument(format!(
+                "order = {:?} but the host field was passed as {order:?}",
+                params.order
+            )));
+        }
+        let field = layout::gauge::import(&lattice, host)?;
+        check_su3(&field, params, host)?;
+        let plaquette = field.plaquette();
+        let storage = ctx.inner.upload_gauge(&field, params, params.precision)?;
+        ctx.inner.log(
+            Verbosity::Verbose,
+            &format!(
+                "gauge {:?} loaded: plaquette {:.12} (spatial {:.12}, temporal {:.12})",
+                params.dims, plaquette[0], plaquette[1], plaquette[2]
+            ),
+        );
+        Ok(Gauge {
+            context: ctx.inner.clone(),
+            params: *params,
+            lattice,
+            plaquette,
+            storage,
+        })
+    }
+
+    pub fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    pub fn params(&self) -> &GaugeParams {
+        &self.params
+    }
+    /// Average, spatial and temporal plaquette, `Re tr U_p / 3`.
+    pub fn plaquette(&self) -> [f64; 3] {
+        self.plaquette
+    }
+    pub(crate) fn context(&self) -> &Arc<ContextInner> {
+        &self.context
+    }
+    pub(crate) fn storage(&self) -> &(dyn Any + Send + Sync) {
+        self.storage.as_ref()
+    }
+}
+
+/// Refuses links that are not SU(3) within the tolerance.
+fn check_su3(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Result<()> {
+    let single_host = matches!(
+        host,
+        HostGauge::Milc(HostReals::F32(_))
+            | HostGauge::CpsWilson(HostReals::F32(_))
+            | HostGauge::Qdp([HostReals::F32(_), ..])
+    );
+    let tol = match params.su3_tolerance {
+        t if t < 0.0 => return Ok(()),
+        t if t > 0.0 => t,
+        _ if single_host => 1e-5,
+        _ => 1e-10,
+    };
+    let (dev, i) = field.max_su3_deviation();
+    if dev > tol {
+        let lat = field.lattice();
+        let site = i / 4;
+        let (p, cb) = (Parity::from_index(site / lat.half_volume()), site % lat.half_volume());
+        return Err(Error::InvalidArgument(format!(
+            "gauge link U_{}(x = {:?}) is not in SU(3): deviation {dev:.3e} > tolerance {tol:.1e}",
+            i % 4,
+            lat.coords(p, cb)
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! The safe Rust API: a `Context` (one backend, its threads or device, its
+//! logger), `Gauge` fields loaded into it, and `invert`/`apply` on them.
+//! The C ABI (`ffi`) is a thin layer over exactly this.
+
+mod context;
+mod gauge;
+pub mod params;
+
+pub use context::Context;
+pub use gauge::Gauge;
+pub use params::*;

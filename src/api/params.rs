@@ -1,0 +1,312 @@
+//! Parameters and results of the safe API, validated here so the C layer and
+//! Rust callers get the same checks and the same messages.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
+use crate::precision::{Precision, Reconstruct, TBoundary};
+
+/// Which backend a context runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA when a device is usable, else the CPU (with a log line saying why).
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// How much a context logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Silent,
+    Summarize,
+    Verbose,
+    Debug,
+}
+
+/// Receives every log line at or below the context's verbosity.
+pub type Logger = Arc<dyn Fn(Verbosity, &str) + Send + Sync>;
+
+/// How to start a context.
+#[derive(Clone)]
+pub struct InitParams {
+    pub backend: BackendChoice,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// CPU threads; 0 means one per core.
+    pub num_threads: usize,
+    pub verbosity: Verbosity,
+    /// None: print to stderr.
+    pub logger: Option<Logger>,
+}
+
+impl Default for InitParams {
+    fn default() -> Self {
+        InitParams {
+            backend: BackendChoice::Auto,
+            device: 0,
+            num_threads: 0,
+            verbosity: Verbosity::Summarize,
+            logger: None,
+        }
+    }
+}
+
+/// How a host gauge field is laid out and how the library stores it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaugeParams {
+    pub dims: [usize; 4],
+    pub order: GaugeOrder,
+    pub t_boundary: TBoundary,
+    /// Temporal/spatial lattice spacing ratio; the Wilson operator here is
+    /// isotropic, so only 1 is accepted.
+    pub anisotropy: f64,
+    pub precision: Precision,
+    pub precision_sloppy: Precision,
+    pub reconstruct: Reconstruct,
+    pub reconstruct_sloppy: Reconstruct,
+    /// Largest accepted deviation of a link from SU(3) (`|U U† − 1|`,
+    /// `|det U − 1|`); 0 picks 1e-10 for double and 1e-5 for single host
+    /// fields; negative skips the check.
+    pub su3_tolerance: f64,
+}
+
+impl Default for GaugeParams {
+    fn default() -> Self {
+        GaugeParams {
+            dims: [4, 4, 4, 4],
+            order: GaugeOrder::Qdp,
+            t_boundary: TBoundary::AntiPeriodic,
+            anisotropy: 1.0,
+            precision: Precision::Double,
+            precision_sloppy: Precision::Double,
+            reconstruct: Reconstruct::Full18,
+            reconstruct_sloppy: Reconstruct::Full18,
+            su3_tolerance: 0.0,
+        }
+    }
+}
+
+impl GaugeParams {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !(self.anisotropy.is_finite() && self.anisotropy > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "anisotropy = {}: must be a positive number",
+                self.anisotropy
+            )));
+        }
+        if self.anisotropy != 1.0 {
+            return Err(Error::Unsupported(format!(
+                "anisotropy = {}: the Wilson operator is isotropic (1.0)",
+                self.anisotropy
+            )));
+        }
+        if self.su3_tolerance.is_nan() {
+            return Err(Error::InvalidArgument("su3_tolerance is NaN".into()));
+        }
+        storage_supported("gauge precision", self.precision)?;
+        storage_supported("gauge precision_sloppy", self.precision_sloppy)?;
+        for (name, r) in [
+            ("reconstruct", self.reconstruct),
+            ("reconstruct_sloppy", self.reconstruct_sloppy),
+        ] {
+            if r != Reconstruct::Full18 {
+                return Err(Error::Unsupported(format!(
+                    "{name} = {r:?}: only 18 (no compression) is available in this version"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Storage precisions available in this version (half and quarter come with
+/// mixed precision).
+fn storage_supported(name: &str, p: Precision) -> Result<()> {
+    match p {
+        Precision::Double | Precision::Single => Ok(()),
+        _ => Err(Error::Unsupported(format!(
+            "{name} = {p:?}: double and single are available in this version"
+        ))),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DslashType {
+    Wilson,
+}
+
+/// How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MassNormalization {
+    /// `M = 1 − κ D`.
+    Kappa,
+    /// `M = (4 + m) − D/2 = (1 − κ D) / (2κ)`.
+    Mass,
+    /// As `Mass` for the full system; differs from it only in the
+    /// preconditioned operator, which is internal here.
+    AsymmetricMass,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SolverType {
+    /// CG; on a non-Hermitian system it runs on the normal equations (CGNR).
+    Cg,
+    BiCgStab,
+}
+
+/// Which system the solver iterates on; the answer is always of `M x = b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SolveType {
+    /// `M x = b` on the full lattice.
+    Direct,
+    /// The even-odd Schur complement `M̂ x_p = b̂_p`, then `x_p̄` from it.
+    DirectPc,
+    /// `M† M x = M† b`.
+    NormOp,
+    /// `M̂† M̂ x_p = M̂† b̂_p`.
+    NormOpPc,
+}
+
+/// The parity the preconditioned system lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatPc {
+    EvenEven,
+    OddOdd,
+    EvenEvenAsymmetric,
+    OddOddAsymmetric,
+}
+
+/// What `invert` and `apply` are asked to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InvertParams {
+    pub dslash: DslashType,
+    pub kappa: f64,
+    /// Bare mass; the Wilson operator is defined by `kappa`, and `mass`
+    /// (reserved for operators defined by a mass) is not used.
+    pub mass: f64,
+    pub mass_normalization: MassNormalization,
+    pub solver: SolverType,
+    pub solve_type: SolveType,
+    pub matpc: MatPc,
+    pub tol: f64,
+    pub maxiter: usize,
+    pub reliable_delta: f64,
+    pub precision: Precision,
+    pub precision_sloppy: Precision,
+    pub dirac_order: DiracOrder,
+    pub gamma_basis: GammaBasis,
+    pub use_initial_guess: bool,
+    /// Log a progress line every this many iterations (verbose level).
+    pub progress_every: usize,
+}
+
+impl Default for InvertParams {
+    fn default() -> Self {
+        InvertParams {
+            dslash: DslashType::Wilson,
+            kappa: 0.12,
+            mass: 0.0,
+            mass_normalization: MassNormalization::Kappa,
+            solver: SolverType::BiCgStab,
+            solve_type: SolveType::DirectPc,
+            matpc: MatPc::EvenEven,
+            tol: 1e-10,
+            maxiter: 10_000,
+            reliable_delta: 0.1,
+            precision: Precision::Double,
+            precision_sloppy: Precision::Double,
+            dirac_order: DiracOrder::Dirac,
+            gamma_basis: GammaBasis::DegrandRossi,
+            use_initial_guess: false,
+            progress_every: 10,
+        }
+    }
+}
+
+impl InvertParams {
+    /// Checks what the operator needs (for `apply` as for `invert`).
+    pub(crate) fn validate_operator(&self) -> Result<()> {
+        if !(self.kappa.is_finite() && self.kappa > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "kappa = {}: must be a positive number",
+                self.kappa
+            )));
+        }
+        if !self.mass.is_finite() {
+            return Err(Error::InvalidArgument(format!("mass = {}: not finite", self.mass)));
+        }
+        storage_supported("precision", self.precision)
+    }
+
+    /// Checks the whole set for a solve.
+    pub(crate) fn validate_solve(&self) -> Result<()> {
+        self.validate_operator()?;
+        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "tol = {}: must lie in (0, 1)",
+                self.tol
+            )));
+        }
+        if self.maxiter == 0 {
+            return Err(Error::InvalidArgument("maxiter = 0: must be positive".into()));
+        }
+        if !(self.reliable_delta.is_finite()
+            && self.reliable_delta > 0.0
+            && self.reliable_delta <= 1.0)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "reliable_delta = {}: must lie in (0, 1]",
+                self.reliable_delta
+            )));
+        }
+        storage_supported("precision_sloppy", self.precision_sloppy)?;
+        if self.precision_sloppy != self.precision {
+            return Err(Error::Unsupported(format!(
+                "precision_sloppy = {:?} with precision = {:?}: mixed-precision solves are not \
+                 available in this version",
+                self.precision_sloppy, self.precision
+            )));
+        }
+        Ok(())
+    }
+
+    /// The factor that turns the caller's source into the source of the
+    /// kappa-normalized system.
+    pub(crate) fn source_scale(&self) -> f64 {
+        match self.mass_normalization {
+            MassNormalization::Kappa => 1.0,
+            MassNormalization::Mass | MassNormalization::AsymmetricMass => 2.0 * self.kappa,
+        }
+    }
+}
+
+/// Which operator `apply` computes, on full fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorKind {
+    /// `M` in the chosen normalization.
+    M,
+    /// `M†`.
+    MDag,
+    /// `M† M`.
+    MDagM,
+    /// The hopping term `D` alone.
+    Dslash,
+}
+
+/// What a solve did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct InvertResult {
+    pub iterations: usize,
+    /// `‖b − M x‖ / ‖b‖` recomputed in the solve's precision after the solve.
+    pub true_residual: f64,
+    /// The solver's last iterated relative residual (of the system it iterated on).
+    pub iterated_residual: f64,
+    pub seconds: f64,
+    /// Operator flops (1320 per site per hopping term, 48 per axpy) over time.
+    pub gflops: f64,
+    pub converged: bool,
+    /// Restarts from the true residual.
+    pub restarts: usize,
+}

@@ -1,0 +1,1 @@
+//! CUDA backend (issue 3).

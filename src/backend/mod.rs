@@ -1,0 +1,137 @@
+//! The backend trait: everything a solver or a Dirac operator needs from the
+//! hardware. Solvers are written once against it, so CI (CPU backend) tests
+//! the very solver code that runs on the GPU (CUDA backend).
+//!
+//! Fields are single-parity (`Vh` sites) or full (`V` sites, even half then
+//! odd half). Vector operations take fields of one subset and, except
+//! `copy`, of one precision; reductions are accumulated in f64 in a fixed
+//! order, so a result is the same bit for bit on every run. The fused forms
+//! follow seed clark2010 §4.8 (one pass over memory instead of two).
+
+pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+use std::sync::Arc;
+
+use num_complex::Complex64 as C64;
+
+use crate::error::Result;
+use crate::field::{GaugeField, HostSpinor};
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::precision::{Precision, Reconstruct, TBoundary};
+
+/// What every backend's spinor field reports about itself.
+pub trait SpinorField: Send {
+    fn lattice(&self) -> &Arc<Lattice>;
+    fn subset(&self) -> Subset;
+    fn precision(&self) -> Precision;
+    /// Number of sites held.
+    fn sites(&self) -> usize {
+        self.lattice().sites(self.subset())
+    }
+}
+
+/// What every backend's gauge field reports about itself.
+pub trait GaugeStorage: Send + Sync {
+    fn lattice(&self) -> &Arc<Lattice>;
+    fn precision(&self) -> Precision;
+    fn reconstruct(&self) -> Reconstruct;
+}
+
+/// A compute backend: memory, vector algebra and the Wilson hopping term.
+pub trait Backend: Send + Sync {
+    type Spinor: SpinorField;
+    type Gauge: GaugeStorage;
+
+    /// Short name for logs and results ("cpu", "cuda").
+    fn name(&self) -> &'static str;
+
+    // ---- memory and transfers -------------------------------------------
+
+    /// Stores a host gauge field; the anti-periodic sign, if asked for, is
+    /// folded into the T links of the last time slice.
+    fn upload_gauge(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<Self::Gauge>;
+
+    /// A zeroed field.
+    fn alloc_spinor(
+        &self,
+        lattice: &Arc<Lattice>,
+        subset: Subset,
+        precision: Precision,
+    ) -> Result<Self::Spinor>;
+
+    /// Host (canonical, UKQCD basis) → backend; subsets must agree.
+    fn upload_spinor(&self, dst: &mut Self::Spinor, src: &HostSpinor) -> Result<()>;
+
+    /// Backend → host (canonical, UKQCD basis); subsets must agree.
+    fn download_spinor(&self, src: &Self::Spinor, dst: &mut HostSpinor) -> Result<()>;
+
+    // ---- vector algebra (BLAS-1) ------------------------------------------
+
+    /// `dst = src`, converting precision.
+    fn copy(&self, dst: &mut Self::Spinor, src: &Self::Spinor) -> Result<()>;
+    /// `x = 0`.
+    fn zero(&self, x: &mut Self::Spinor) -> Result<()>;
+    /// `x = a x`.
+    fn ax(&self, a: f64, x: &mut Self::Spinor) -> Result<()>;
+    /// `y = a x + y`.
+    fn axpy(&self, a: f64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<()>;
+    /// `y = x + a y`.
+    fn xpay(&self, x: &Self::Spinor, a: f64, y: &mut Self::Spinor) -> Result<()>;
+    /// `y = a x + b y`.
+    fn axpby(&self, a: f64, x: &Self::Spinor, b: f64, y: &mut Self::Spinor) -> Result<()>;
+    /// `y = a x + y`, complex `a`.
+    fn caxpy(&self, a: C64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<()>;
+    /// `z = x + a y + b z`, complex `a`, `b` (BiCGstab's direction update).
+    fn cxpaypbz(
+        &self,
+        x: &Self::Spinor,
+        a: C64,
+        y: &Self::Spinor,
+        b: C64,
+        z: &mut Self::Spinor,
+    ) -> Result<()>;
+    /// `‖x‖²`.
+    fn norm2(&self, x: &Self::Spinor) -> Result<f64>;
+    /// `x† y`.
+    fn cdot(&self, x: &Self::Spinor, y: &Self::Spinor) -> Result<C64>;
+    /// `(x† y, ‖x‖²)` in one pass.
+    fn cdot_norm2(&self, x: &Self::Spinor, y: &Self::Spinor) -> Result<(C64, f64)>;
+    /// `y = a x + y`, then `‖y‖²`, in one pass.
+    fn axpy_norm2(&self, a: f64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
+    /// `y = a x + y` (complex `a`), then `‖y‖²`, in one pass.
+    fn caxpy_norm2(&self, a: C64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
+    /// `y = x − y` then `‖y‖²`: the residual `r = b − A x` from `y = A x`.
+    fn xmy_norm2(&self, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
+
+    // ---- operators ----------------------------------------------------------
+
+    /// The Wilson hopping term on one parity, in the UKQCD basis:
+    /// `out[p] = a · D_{p,p̄} in[p̄] (+ x[p])`, with
+    /// `D ψ(x) = Σ_μ (1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂)`
+    /// and the projector signs swapped for `dagger` (`D† = γ5 D γ5`).
+    /// A full `out`/`x` is written/read at parity `p`, a full `inp` is read at
+    /// parity `p̄`; single-parity fields are used as they are.
+    #[allow(clippy::too_many_arguments)]
+    fn wilson_dslash(
+        &self,
+        out: &mut Self::Spinor,
+        parity: Parity,
+        gauge: &Self::Gauge,
+        inp: &Self::Spinor,
+        dagger: bool,
+        a: f64,
+        x: Option<&Self::Spinor>,
+    ) -> Result<()>;
+
+    /// `out = γ5 in` (UKQCD basis: γ5 swaps the upper and lower spin pairs
+    /// with a minus sign).
+    fn gamma5(&self, out: &mut Self::Spinor, inp: &Self::Spinor) -> Result<()>;
+}

@@ -1,0 +1,91 @@
+//! Dirac operators built from the backend's hopping term, and the linear
+//! operators a Krylov solver inverts (`M`, `M̂`, their normal forms).
+
+pub mod wilson;
+
+use std::sync::Arc;
+
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::lattice::{Lattice, Subset};
+use crate::precision::Precision;
+
+/// A Dirac matrix with its adjoint: what CGNR needs.
+pub trait DiracOperator<B: Backend> {
+    /// `out = M in` (`M† in` for `dagger`).
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor, dagger: bool) -> Result<()>;
+    /// Sites of the fields it acts on.
+    fn subset(&self) -> Subset;
+    fn lattice(&self) -> &Arc<Lattice>;
+    fn precision(&self) -> Precision;
+    /// Flops of one application (1320 per site per hopping term, 48 per
+    /// site per axpy: CONVENTIONS.md, "Solver conventions").
+    fn flops(&self) -> f64;
+}
+
+/// The operator a solver inverts: `out = A in`.
+pub trait LinearOperator<B: Backend> {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()>;
+    fn subset(&self) -> Subset;
+    fn lattice(&self) -> &Arc<Lattice>;
+    fn precision(&self) -> Precision;
+    fn flops(&self) -> f64;
+}
+
+/// `A = M`: the Dirac matrix itself (for BiCGstab).
+pub struct Direct<D>(pub D);
+
+impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Direct<D> {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
+        self.0.apply(out, inp, false)
+    }
+    fn subset(&self) -> Subset {
+        self.0.subset()
+    }
+    fn lattice(&self) -> &Arc<Lattice> {
+        self.0.lattice()
+    }
+    fn precision(&self) -> Precision {
+        self.0.precision()
+    }
+    fn flops(&self) -> f64 {
+        self.0.flops()
+    }
+}
+
+/// `A = M† M`: Hermitian positive definite, for CG and multi-shift CG.
+pub struct Normal<'b, B: Backend, D> {
+    pub op: D,
+    tmp: B::Spinor,
+    _backend: std::marker::PhantomData<&'b B>,
+}
+
+impl<'b, B: Backend, D: DiracOperator<B>> Normal<'b, B, D> {
+    pub fn new(backend: &'b B, op: D) -> Result<Self> {
+        let tmp = backend.alloc_spinor(op.lattice(), op.subset(), op.precision())?;
+        Ok(Normal {
+            op,
+            tmp,
+            _backend: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
+        self.op.apply(&mut self.tmp, inp, false)?;
+        self.op.apply(out, &self.tmp, true)
+    }
+    fn subset(&self) -> Subset {
+        self.op.subset()
+    }
+    fn lattice(&self) -> &Arc<Lattice> {
+        self.op.lattice()
+    }
+    fn precision(&self) -> Precision {
+        self.op.precision()
+    }
+    fn flops(&self) -> f64 {
+        2.0 * self.op.flops()
+    }
+}

@@ -1,0 +1,188 @@
+//! Host-side fields in the library's canonical layout, the meeting point of
+//! the host conversions (`layout`) and the backends' uploads:
+//! - gauge: links as `Su3`, ordered `[parity][cb][mu]` (even-odd sites, the
+//!   four directions of a site together), exactly as the caller gave them
+//!   (no boundary sign: the backends apply it on upload);
+//! - spinor: 12 complex numbers per site `[spin][color]` in the UKQCD basis,
+//!   sites in even-odd order (even half first) for a full field.
+
+use std::sync::Arc;
+
+use num_complex::Complex64 as C64;
+
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::su3::Su3;
+
+/// Complex numbers per site of a Wilson spinor (4 spins × 3 colours).
+pub const SPINOR_COMPLEX: usize = 12;
+/// Reals per site of a Wilson spinor.
+pub const SPINOR_REALS: usize = 24;
+
+/// The gauge field on the host, canonical order, double precision.
+#[derive(Debug, Clone)]
+pub struct GaugeField {
+    lattice: Arc<Lattice>,
+    links: Vec<Su3>,
+}
+
+impl GaugeField {
+    /// A field of unit links (the free field).
+    pub fn unit(lattice: Arc<Lattice>) -> GaugeField {
+        let n = 4 * lattice.volume();
+        GaugeField {
+            lattice,
+            links: vec![Su3::identity(); n],
+        }
+    }
+
+    pub fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+
+    fn index(&self, p: Parity, cb: usize, mu: usize) -> usize {
+        (p.index() * self.lattice.half_volume() + cb) * 4 + mu
+    }
+
+    /// The link `U_mu(x)` of checkerboard site `cb` of parity `p`.
+    pub fn link(&self, p: Parity, cb: usize, mu: usize) -> &Su3 {
+        &self.links[self.index(p, cb, mu)]
+    }
+
+    pub fn link_mut(&mut self, p: Parity, cb: usize, mu: usize) -> &mut Su3 {
+        let i = self.index(p, cb, mu);
+        &mut self.links[i]
+    }
+
+    /// The link `U_mu(x)` at coordinates `x`.
+    pub fn link_at(&self, x: [usize; 4], mu: usize) -> &Su3 {
+        let p = self.lattice.parity_of(x);
+        self.link(p, self.lattice.cb_index(x), mu)
+    }
+
+    pub fn link_at_mut(&mut self, x: [usize; 4], mu: usize) -> &mut Su3 {
+        let p = self.lattice.parity_of(x);
+        let cb = self.lattice.cb_index(x);
+        self.link_mut(p, cb, mu)
+    }
+
+    /// All links, `[parity][cb][mu]`.
+    pub fn links(&self) -> &[Su3] {
+        &self.links
+    }
+
+    pub fn links_mut(&mut self) -> &mut [Su3] {
+        &mut self.links
+    }
+
+    /// Plaquette `Re tr(U_p) / 3` averaged over all plaquettes, over the
+    /// three spatial planes and over the three temporal planes. A unit field
+    /// gives (1, 1, 1). The boundary sign is not part of the links.
+    pub fn plaquette(&self) -> [f64; 3] {
+        let lat = &self.lattice;
+        let (mut spatial, mut temporal) = (0.0, 0.0);
+        for p in [Parity::Even, Parity::Odd] {
+            for cb in 0..lat.half_volume() {
+                let x = lat.coords(p, cb);
+                for mu in 0..4 {
+                    for nu in (mu + 1)..4 {
+                        let u = self
+                            .link_at(x, mu)
+                            .mul(self.link_at(lat.shift(x, mu, 1), nu))
+                            .mul(&self.link_at(lat.shift(x, nu, 1), mu).adjoint())
+                            .mul(&self.link_at(x, nu).adjoint());
+                        let t = u.trace().re / 3.0;
+                        if nu == 3 {
+                            temporal += t;
+                        } else {
+                            spatial += t;
+                        }
+                    }
+                }
+            }
+        }
+        let planes = 3.0 * lat.volume() as f64;
+        let (s, t) = (spatial / planes, temporal / planes);
+        [(s + t) / 2.0, s, t]
+    }
+
+    /// Largest deviation of any link from SU(3), with its location.
+    pub fn max_su3_deviation(&self) -> (f64, usize) {
+        self.links
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (u.su3_deviation(), i))
+            .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
+    }
+}
+
+/// A spinor field on the host, canonical order, UKQCD basis, double.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSpinor {
+    lattice: Arc<Lattice>,
+    subset: Subset,
+    data: Vec<C64>,
+}
+
+impl HostSpinor {
+    pub fn zeros(lattice: Arc<Lattice>, subset: Subset) -> HostSpinor {
+        let n = lattice.sites(subset) * SPINOR_COMPLEX;
+        HostSpinor {
+            lattice,
+            subset,
+            data: vec![C64::new(0.0, 0.0); n],
+        }
+    }
+
+    pub fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    pub fn subset(&self) -> Subset {
+        self.subset
+    }
+    pub fn sites(&self) -> usize {
+        self.lattice.sites(self.subset)
+    }
+
+    /// `[site][spin][color]` complex numbers.
+    pub fn data(&self) -> &[C64] {
+        &self.data
+    }
+    pub fn data_mut(&mut self) -> &mut [C64] {
+        &mut self.data
+    }
+
+    /// The 12 numbers of site `i` (index within the field's sites).
+    pub fn site(&self, i: usize) -> &[C64] {
+        &self.data[i * SPINOR_COMPLEX..(i + 1) * SPINOR_COMPLEX]
+    }
+    pub fn site_mut(&mut self, i: usize) -> &mut [C64] {
+        &mut self.data[i * SPINOR_COMPLEX..(i + 1) * SPINOR_COMPLEX]
+    }
+
+    /// One parity half of a full field as its own field.
+    pub fn parity_part(&self, p: Parity) -> HostSpinor {
+        assert_eq!(self.subset, Subset::Full, "parity_part of a single-parity field");
+        let n = self.lattice.half_volume() * SPINOR_COMPLEX;
+        HostSpinor {
+            lattice: self.lattice.clone(),
+            subset: Subset::Single(p),
+            data: self.data[p.index() * n..(p.index() + 1) * n].to_vec(),
+        }
+    }
+
+    /// Overwrites the parity half `p` of a full field with a single-parity field.
+    pub fn set_parity_part(&mut self, p: Parity, part: &HostSpinor) {
+        assert_eq!(self.subset, Subset::Full, "set_parity_part of a single-parity field");
+        assert_eq!(part.subset, Subset::Single(p), "set_parity_part: parity mismatch");
+        let n = self.lattice.half_volume() * SPINOR_COMPLEX;
+        self.data[p.index() * n..(p.index() + 1) * n].copy_from_slice(&part.data);
+    }
+
+    pub fn norm2(&self) -> f64 {
+        self.data.iter().map(|z| z.norm_sqr()).sum()
+    }
+
+    pub fn is_finite(&self) -> bool {
+        self.data.iter().all(|z| z.re.is_finite() && z.im.is_finite())
+    }
+}

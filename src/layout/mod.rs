@@ -1,0 +1,107 @@
+//! Host field orders: conversion between the arrays a host program passes
+//! (CONVENTIONS.md, "Host gauge field orders" and "Host spinor orders") and
+//! the library's canonical fields (`field::GaugeField`, `field::HostSpinor`).
+//! Spinors change basis on the way: DeGrand–Rossi → UKQCD (`T†`) in, and
+//! UKQCD → DeGrand–Rossi (`T`) out.
+
+pub mod gauge;
+pub mod spinor;
+
+/// Borrowed host numbers in the caller's precision.
+#[derive(Debug, Clone, Copy)]
+pub enum HostReals<'a> {
+    F64(&'a [f64]),
+    F32(&'a [f32]),
+}
+
+/// Mutable host numbers in the caller's precision.
+#[derive(Debug)]
+pub enum HostRealsMut<'a> {
+    F64(&'a mut [f64]),
+    F32(&'a mut [f32]),
+}
+
+impl HostReals<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            HostReals::F64(v) => v.len(),
+            HostReals::F32(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            HostReals::F64(v) => v[i],
+            HostReals::F32(v) => v[i] as f64,
+        }
+    }
+}
+
+impl<'a> From<&'a HostRealsMut<'_>> for HostReals<'a> {
+    /// Reads what a mutable host array holds (an initial guess).
+    fn from(v: &'a HostRealsMut<'_>) -> HostReals<'a> {
+        match v {
+            HostRealsMut::F64(s) => HostReals::F64(s),
+            HostRealsMut::F32(s) => HostReals::F32(s),
+        }
+    }
+}
+
+impl HostRealsMut<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            HostRealsMut::F64(v) => v.len(),
+            HostRealsMut::F32(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[inline]
+    pub fn set(&mut self, i: usize, x: f64) {
+        match self {
+            HostRealsMut::F64(v) => v[i] = x,
+            HostRealsMut::F32(v) => v[i] = x as f32,
+        }
+    }
+}
+
+/// Host gauge orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GaugeOrder {
+    /// Four arrays (μ = x, y, z, t) of V row-major links, even-odd sites.
+    Qdp,
+    /// One array, even-odd sites, 4 row-major links per site (μ inner).
+    Milc,
+    /// One array, even-odd sites, 4 column-major links per site (μ inner).
+    CpsWilson,
+}
+
+/// A host gauge field as the caller passed it.
+#[derive(Debug, Clone, Copy)]
+pub enum HostGauge<'a> {
+    Qdp([HostReals<'a>; 4]),
+    Milc(HostReals<'a>),
+    CpsWilson(HostReals<'a>),
+}
+
+/// Host spinor orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiracOrder {
+    /// Even-odd sites; per site spin outer, colour inner.
+    Dirac,
+    /// Even-odd sites; per site colour outer, spin inner.
+    Qdp,
+    /// Odd-even sites; per site spin outer, colour inner.
+    CpsWilson,
+}
+
+/// The gamma basis of host spinors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GammaBasis {
+    DegrandRossi,
+    Ukqcd,
+}

@@ -1,0 +1,23 @@
+//! latsol: GPU and CPU Dirac solvers for lattice QCD, with a C ABI.
+//!
+//! One way through: `ffi` (the C ABI, the only place with raw pointers) →
+//! `api` (safe Rust: `Context`, `Gauge`, params) → `dispatch` (the invert
+//! dispatcher) → `dirac` (operators) and `solver` (Krylov methods) →
+//! `backend` (CPU, CUDA) → fields (`field`, `layout`) and geometry
+//! (`lattice`), colour and spin algebra (`su3`, `gamma`).
+
+pub mod api;
+pub mod backend;
+pub mod dirac;
+pub mod dispatch;
+pub mod error;
+pub mod field;
+pub mod gamma;
+pub mod lattice;
+pub mod layout;
+pub mod precision;
+pub mod solver;
+pub mod su3;
+
+pub use api::{Context, Gauge};
+pub use error::{Error, Result};

@@ -1,0 +1,81 @@
+//! Krylov solvers, written once against the `Backend` trait so that the CPU
+//! backend (and CI) runs the very code the GPU runs.
+//!
+//! Convergence is on the L2 relative residual `‖b − A x‖ / ‖b‖ < tol`
+//! (CONVENTIONS.md, "Solver conventions"). When the iterated residual meets
+//! the tolerance the solvers recompute the true residual and, if it does not
+//! meet it (rounding drift), restart from it rather than report a false
+//! convergence.
+
+pub mod bicgstab;
+pub mod cg;
+pub mod cgnr;
+
+use crate::backend::Backend;
+use crate::dirac::LinearOperator;
+use crate::error::Result;
+
+/// What a solve is asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct SolverParams {
+    /// Relative residual target `‖b − A x‖ / ‖b‖`.
+    pub tol: f64,
+    pub maxiter: usize,
+    /// Report progress every this many iterations (0: never).
+    pub progress_every: usize,
+}
+
+/// What a solve did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SolverStats {
+    pub iterations: usize,
+    /// The last iterated relative residual.
+    pub iterated_residual: f64,
+    /// Whether the true relative residual met `tol`.
+    pub converged: bool,
+    /// Restarts from the true residual (after drift or near-breakdown).
+    pub restarts: usize,
+    /// Operator applications (for the flop count).
+    pub matvecs: usize,
+}
+
+/// Receives progress lines: `(iteration, relative iterated residual)`.
+pub trait Monitor {
+    fn progress(&self, solver: &str, iteration: usize, residual: f64);
+}
+
+/// A monitor that says nothing.
+pub struct Silent;
+impl Monitor for Silent {
+    fn progress(&self, _: &str, _: usize, _: f64) {}
+}
+
+impl<F: Fn(&str, usize, f64)> Monitor for F {
+    fn progress(&self, solver: &str, iteration: usize, residual: f64) {
+        self(solver, iteration, residual)
+    }
+}
+
+/// `r = b − A x`; returns `‖r‖²`. `ax` is scratch for `A x`.
+pub(crate) fn true_residual<B: Backend, A: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    x: &B::Spinor,
+    b: &B::Spinor,
+    r: &mut B::Spinor,
+) -> Result<f64> {
+    a.apply(r, x)?;
+    backend.xmy_norm2(b, r)
+}
+
+pub(crate) fn report(
+    monitor: &dyn Monitor,
+    params: &SolverParams,
+    name: &str,
+    k: usize,
+    rel: f64,
+) {
+    if params.progress_every > 0 && k % params.progress_every == 0 {
+        monitor.progress(name, k, rel);
+    }
+}
