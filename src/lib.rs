@@ -16,6 +16,7 @@ pub mod gamma;
 pub mod lattice;
 pub mod layout;
 pub mod precision;
+pub mod random;
 pub mod solver;
 pub mod su3;
 

@@ -198,9 +198,10 @@ pub fn import(lattice: &Arc<Lattice>, host: &HostGauge) -> Result<GaugeField> {
         let p = Parity::from_index(site / vh);
         let cb = site % vh;
         let x = lattice.coords(p, cb);
-        let (name, at) = match order {
-            GaugeOrder::Qdp => (order_name(order), format!("array {mu}, link {site}")),
-            _ => (order_name(order), format!("link {j}")),
+        let name = order_name(order);
+        let at = match order {
+            GaugeOrder::Qdp => format!("array {mu}, link {site}"),
+            _ => format!("link {j}"),
         };
         return invalid!(
             "{name} gauge field: link at site (x, y, z, t) = ({}, {}, {}, {}), direction mu = {mu} \

@@ -73,7 +73,8 @@ fn i_sigma(k: usize, a: &ColorVector, b: &ColorVector) -> HalfSpinor {
 
 /// Projects `(1 + s γ_μ) ψ` to its half spinor.
 #[inline(always)]
-fn project(mu: usize, s: f64, psi: &Spinor) -> HalfSpinor {
+fn project<const MU: usize>(s: f64, psi: &Spinor) -> HalfSpinor {
+    let mu = MU;
     if mu == 3 {
         let keep = if s > 0.0 { 0 } else { 2 };
         let two = C64::new(2.0, 0.0);
@@ -86,7 +87,8 @@ fn project(mu: usize, s: f64, psi: &Spinor) -> HalfSpinor {
 
 /// Adds the full spinor rebuilt from the half spinor `h` of `(1 + s γ_μ)`.
 #[inline(always)]
-fn accumulate(mu: usize, s: f64, h: &HalfSpinor, acc: &mut Spinor) {
+fn accumulate<const MU: usize>(s: f64, h: &HalfSpinor, acc: &mut Spinor) {
+    let mu = MU;
     if mu == 3 {
         let keep = if s > 0.0 { 0 } else { 2 };
         acc[keep] = add(&acc[keep], &h[0]);
@@ -116,20 +118,38 @@ fn hop_site<R: Real, G: Real>(
     // Forward hops carry (1 − γ_μ), backward (1 + γ_μ); dagger swaps them.
     let s_fwd = if dagger { 1.0 } else { -1.0 };
     let mut acc = [[Z; 3]; 4];
-    for mu in 0..4 {
-        let nf = lat.neighbour_table(p, mu, true)[cb] as usize;
-        let u = load_link(links, (p.index() * vh + cb) * 4 + mu);
-        let h = project(mu, s_fwd, &load_spinor(inp, nf));
-        let uh = [u.mul_vec(&h[0]), u.mul_vec(&h[1])];
-        accumulate(mu, s_fwd, &uh, &mut acc);
-
-        let nb = lat.neighbour_table(p, mu, false)[cb] as usize;
-        let u = load_link(links, (q.index() * vh + nb) * 4 + mu);
-        let h = project(mu, -s_fwd, &load_spinor(inp, nb));
-        let uh = [u.adj_mul_vec(&h[0]), u.adj_mul_vec(&h[1])];
-        accumulate(mu, -s_fwd, &uh, &mut acc);
-    }
+    hop_direction::<0, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
+    hop_direction::<1, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
+    hop_direction::<2, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
+    hop_direction::<3, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
     acc
+}
+
+/// The forward and backward hops in direction `MU`, added to `acc`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn hop_direction<const MU: usize, R: Real, G: Real>(
+    lat: &Lattice,
+    p: Parity,
+    q: Parity,
+    cb: usize,
+    vh: usize,
+    links: &[G],
+    inp: &[R],
+    s_fwd: f64,
+    acc: &mut Spinor,
+) {
+    let nf = lat.neighbour_table(p, MU, true)[cb] as usize;
+    let u = load_link(links, (p.index() * vh + cb) * 4 + MU);
+    let h = project::<MU>(s_fwd, &load_spinor(inp, nf));
+    let uh = [u.mul_vec(&h[0]), u.mul_vec(&h[1])];
+    accumulate::<MU>(s_fwd, &uh, acc);
+
+    let nb = lat.neighbour_table(p, MU, false)[cb] as usize;
+    let u = load_link(links, (q.index() * vh + nb) * 4 + MU);
+    let h = project::<MU>(-s_fwd, &load_spinor(inp, nb));
+    let uh = [u.adj_mul_vec(&h[0]), u.adj_mul_vec(&h[1])];
+    accumulate::<MU>(-s_fwd, &uh, acc);
 }
 
 /// `out = a · D_{p,p̄} inp (+ x)`. `out`, `inp` and `x` are the parity halves

@@ -1,0 +1,299 @@
+// blas.cu: the vector algebra of `Backend` on device spinor fields, fused as
+// the trait fuses it (seed clark2010 §4.8: one pass over memory per fused op).
+//
+// Element-wise ops see a field as a flat array of vectors (double2: one
+// complex number; float4: two), since the structure-of-arrays layout keeps
+// each complex number's (re, im) together (core.cuh). Arithmetic is done in
+// double for both storage precisions, as in the CPU backend, and every
+// stored value is rounded to the storage precision before it enters a norm.
+//
+// Reductions are deterministic: a fixed geometry (RED_BLOCK threads, a grid
+// fixed by the host from the length alone), each thread summing its
+// grid-stride elements in order, a fixed shared-memory tree per block, the
+// per-block partials written to memory, and a second one-block pass summing
+// them in a fixed order. No atomics: the same inputs give the same bits.
+#include "core.cuh"
+
+#define RED_BLOCK 256
+
+/// Kernel arguments; mirrored by `BlasParams` in src/backend/cuda/blas.rs.
+struct BlasParams {
+  u64 x, y, z;   // vector fields (flat)
+  u64 partials;  // per-block partial sums (reductions)
+  double a_re, a_im, b_re, b_im;
+  long long n;  // vectors (double2 / float4) per field
+};
+static_assert(sizeof(BlasParams) == 72, "BlasParams layout changed: update blas.rs");
+
+typedef cplx<double> z64;
+
+/// Flat view of a field: `nc` complex numbers per vector.
+template <typename Float> struct Flat;
+template <> struct Flat<double> {
+  typedef double2 Vec;
+  static constexpr int nc = 1;
+  static __device__ __forceinline__ void load(const Vec *p, long long i, z64 *z) {
+    double2 v = p[i];
+    z[0] = mk(v.x, v.y);
+  }
+  static __device__ __forceinline__ void store(Vec *p, long long i, z64 *z) { p[i] = make_double2(z[0].re, z[0].im); }
+};
+template <> struct Flat<float> {
+  typedef float4 Vec;
+  static constexpr int nc = 2;
+  static __device__ __forceinline__ void load(const Vec *p, long long i, z64 *z) {
+    float4 v = p[i];
+    z[0] = mk<double>(v.x, v.y);
+    z[1] = mk<double>(v.z, v.w);
+  }
+  /// Stores, and leaves in z the values as rounded to single.
+  static __device__ __forceinline__ void store(Vec *p, long long i, z64 *z) {
+    float4 v = make_float4(float(z[0].re), float(z[0].im), float(z[1].re), float(z[1].im));
+    p[i] = v;
+    z[0] = mk<double>(v.x, v.y);
+    z[1] = mk<double>(v.z, v.w);
+  }
+};
+
+__device__ __forceinline__ z64 cmul(z64 a, z64 b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+__device__ __forceinline__ double norm(z64 a) { return a.re * a.re + a.im * a.im; }
+
+// ---- the operations: which fields they read and write, what they sum ------
+// Each functor sees one complex number of x, y, z and may change y or z.
+
+#define READS(X_, Y_, Z_) static constexpr bool rx = X_, ry = Y_, rz = Z_;
+#define WRITES(Y_, Z_) static constexpr bool wy = Y_, wz = Z_;
+
+struct Ax {  // y = a y (the trait's `ax` on its one field)
+  READS(false, true, false) WRITES(true, false) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &, z64 &y, z64 &, double *) { y = P.a_re * y; }
+};
+struct Axpy {  // y = a x + y
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
+    y = mk(fma(P.a_re, x.re, y.re), fma(P.a_re, x.im, y.im));
+  }
+};
+struct Xpay {  // y = x + a y
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
+    y = mk(fma(P.a_re, y.re, x.re), fma(P.a_re, y.im, x.im));
+  }
+};
+struct Axpby {  // y = a x + b y
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
+    y = mk(P.a_re * x.re + P.b_re * y.re, P.a_re * x.im + P.b_re * y.im);
+  }
+};
+struct Caxpy {  // y = a x + y, complex a
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
+    y = cmul(mk(P.a_re, P.a_im), x) + y;
+  }
+};
+struct Cxpaypbz {  // z = x + a y + b z, complex a, b
+  READS(true, true, true) WRITES(false, true) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *) {
+    z = x + cmul(mk(P.a_re, P.a_im), y) + cmul(mk(P.b_re, P.b_im), z);
+  }
+};
+struct Norm2 {  // ‖x‖²
+  READS(true, false, false) WRITES(false, false) static constexpr int nred = 1;
+  static __device__ void f(const BlasParams &, z64 &x, z64 &, z64 &, double *r) { r[0] += norm(x); }
+};
+struct Cdot {  // x† y
+  READS(true, true, false) WRITES(false, false) static constexpr int nred = 2;
+  static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *r) {
+    r[0] += x.re * y.re + x.im * y.im;
+    r[1] += x.re * y.im - x.im * y.re;
+  }
+};
+struct CdotNorm2 {  // (x† y, ‖x‖²)
+  READS(true, true, false) WRITES(false, false) static constexpr int nred = 3;
+  static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *r) {
+    r[0] += x.re * y.re + x.im * y.im;
+    r[1] += x.re * y.im - x.im * y.re;
+    r[2] += norm(x);
+  }
+};
+// The fused update-then-norm ops: the norm is taken in `post`, after the
+// store has rounded y to the storage precision.
+struct AxpyNorm2 {
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *r) { Axpy::f(P, x, y, z, r); }
+};
+struct CaxpyNorm2 {
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *r) { Caxpy::f(P, x, y, z, r); }
+};
+struct XmyNorm2 {  // y = x − y
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
+  static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *) { y = x - y; }
+};
+
+/// Applies `Op` to vector i; returns the contributions to the sums in r.
+template <typename Float, typename Op>
+__device__ __forceinline__ void apply(const BlasParams &P, long long i, double *r) {
+  typedef Flat<Float> A;
+  typedef typename A::Vec V;
+  constexpr int nc = A::nc;
+  z64 x[nc], y[nc], z[nc];
+  if (Op::rx) A::load(reinterpret_cast<const V *>(P.x), i, x);
+  if (Op::ry) A::load(reinterpret_cast<const V *>(P.y), i, y);
+  if (Op::rz) A::load(reinterpret_cast<const V *>(P.z), i, z);
+#pragma unroll
+  for (int k = 0; k < nc; k++) Op::f(P, x[k], y[k], z[k], r);
+  if (Op::wy) A::store(reinterpret_cast<V *>(P.y), i, y);
+  if (Op::wz) A::store(reinterpret_cast<V *>(P.z), i, z);
+  // Update-then-norm ops sum the stored (rounded) values.
+  if (Op::wy && Op::nred == 1) {
+#pragma unroll
+    for (int k = 0; k < nc; k++) r[0] += norm(y[k]);
+  }
+}
+
+/// Element-wise op, one vector per thread (block size tuned by the host).
+template <typename Float, typename Op> __device__ __forceinline__ void map_kernel(const BlasParams &P) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < P.n) apply<Float, Op>(P, i, nullptr);
+}
+
+/// Sums v[k][0..RED_BLOCK) into v[k][0] by a fixed tree.
+template <int N> __device__ __forceinline__ void block_sum(double (*v)[RED_BLOCK]) {
+  const int t = threadIdx.x;
+#pragma unroll
+  for (int w = RED_BLOCK / 2; w > 0; w /= 2) {
+    __syncthreads();
+    if (t < w) {
+#pragma unroll
+      for (int k = 0; k < N; k++) v[k][t] += v[k][t + w];
+    }
+  }
+  __syncthreads();
+}
+
+/// First pass of a reduction: grid-stride sums, one partial per block.
+template <typename Float, typename Op> __device__ __forceinline__ void reduce_kernel(const BlasParams &P) {
+  constexpr int N = Op::nred;
+  __shared__ double sh[N][RED_BLOCK];
+  double r[N];
+#pragma unroll
+  for (int k = 0; k < N; k++) r[k] = 0.0;
+  const long long step = (long long)gridDim.x * RED_BLOCK;
+  for (long long i = (long long)blockIdx.x * RED_BLOCK + threadIdx.x; i < P.n; i += step) apply<Float, Op>(P, i, r);
+#pragma unroll
+  for (int k = 0; k < N; k++) sh[k][threadIdx.x] = r[k];
+  block_sum<N>(sh);
+  double *partials = reinterpret_cast<double *>(P.partials);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < N; k++) partials[blockIdx.x * N + k] = sh[k][0];
+  }
+}
+
+/// Second pass: one block sums `nblocks` partials of N numbers each, in a
+/// fixed order, into out[0..N).
+template <int N> __device__ __forceinline__ void reduce_final(const double *partials, int nblocks, double *out) {
+  __shared__ double sh[N][RED_BLOCK];
+  double r[N];
+#pragma unroll
+  for (int k = 0; k < N; k++) r[k] = 0.0;
+  for (int b = threadIdx.x; b < nblocks; b += RED_BLOCK) {
+#pragma unroll
+    for (int k = 0; k < N; k++) r[k] += partials[b * N + k];
+  }
+#pragma unroll
+  for (int k = 0; k < N; k++) sh[k][threadIdx.x] = r[k];
+  block_sum<N>(sh);
+  if (threadIdx.x < N) out[threadIdx.x] = sh[threadIdx.x][0];
+}
+
+#define LATSOL_MAP(op, Op)                                                                   \
+  extern "C" __global__ void blas_##op##_f64(const BlasParams P) { map_kernel<double, Op>(P); } \
+  extern "C" __global__ void blas_##op##_f32(const BlasParams P) { map_kernel<float, Op>(P); }
+#define LATSOL_REDUCE(op, Op)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) blas_##op##_f64(const BlasParams P) {                 \
+    reduce_kernel<double, Op>(P);                                                                               \
+  }                                                                                                             \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) blas_##op##_f32(const BlasParams P) { reduce_kernel<float, Op>(P); }
+
+LATSOL_MAP(ax, Ax)
+LATSOL_MAP(axpy, Axpy)
+LATSOL_MAP(xpay, Xpay)
+LATSOL_MAP(axpby, Axpby)
+LATSOL_MAP(caxpy, Caxpy)
+LATSOL_MAP(cxpaypbz, Cxpaypbz)
+LATSOL_REDUCE(norm2, Norm2)
+LATSOL_REDUCE(cdot, Cdot)
+LATSOL_REDUCE(cdot_norm2, CdotNorm2)
+LATSOL_REDUCE(axpy_norm2, AxpyNorm2)
+LATSOL_REDUCE(caxpy_norm2, CaxpyNorm2)
+LATSOL_REDUCE(xmy_norm2, XmyNorm2)
+
+extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_1(u64 p, int nb, u64 out) {
+  reduce_final<1>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
+}
+extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_2(u64 p, int nb, u64 out) {
+  reduce_final<2>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
+}
+extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_3(u64 p, int nb, u64 out) {
+  reduce_final<3>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
+}
+
+// ---- site-structured ops: they need the spinor layout (core.cuh) ----------
+
+/// Kernel arguments of `gamma5` and `convert`; mirrored in blas.rs.
+struct SiteParams {
+  u64 dst, src;
+  int stride;  // sites per parity block
+  int blocks;  // parity blocks in the field (1 or 2)
+};
+static_assert(sizeof(SiteParams) == 24, "SiteParams layout changed: update blas.rs");
+
+__device__ __forceinline__ double2 neg(double2 v) { return make_double2(-v.x, -v.y); }
+__device__ __forceinline__ float4 neg(float4 v) { return make_float4(-v.x, -v.y, -v.z, -v.w); }
+
+/// out = γ5 in, UKQCD basis: (u, l) → (−l, −u); the spin pairs are the two
+/// halves of a site's vectors.
+template <typename Float> __device__ __forceinline__ void gamma5(const SiteParams &P) {
+  typedef typename SpinorSoA<Float>::Vec V;
+  constexpr int nv = SpinorSoA<Float>::vecs;
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long per_block = (long long)nv * P.stride;
+  if (i >= per_block * P.blocks) return;
+  const long long b = i / per_block;
+  const long long r = i - b * per_block;
+  const int j = int(r / P.stride);
+  const int cb = int(r - (long long)j * P.stride);
+  const int jp = j < nv / 2 ? j + nv / 2 : j - nv / 2;
+  const V v = reinterpret_cast<const V *>(P.src)[b * per_block + (long long)jp * P.stride + cb];
+  reinterpret_cast<V *>(P.dst)[i] = neg(v);
+}
+extern "C" __global__ void gamma5_f64(const SiteParams P) { gamma5<double>(P); }
+extern "C" __global__ void gamma5_f32(const SiteParams P) { gamma5<float>(P); }
+
+/// Precision conversion between the double (12 double2 per site) and the
+/// single (6 float4 per site) layouts; one thread per float4.
+template <bool to_single> __device__ __forceinline__ void convert(const SiteParams &P) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long per_block = 6LL * P.stride;
+  if (i >= per_block * P.blocks) return;
+  const long long b = i / per_block;
+  const long long r = i - b * per_block;
+  const long long j = r / P.stride;
+  const long long cb = r - j * P.stride;
+  const long long d0 = 2 * b * per_block + 2 * j * P.stride + cb;  // complex 2j in the double layout
+  if (to_single) {
+    const double2 *s = reinterpret_cast<const double2 *>(P.src);
+    const double2 lo = s[d0], hi = s[d0 + P.stride];
+    reinterpret_cast<float4 *>(P.dst)[i] = make_float4(float(lo.x), float(lo.y), float(hi.x), float(hi.y));
+  } else {
+    const float4 v = reinterpret_cast<const float4 *>(P.src)[i];
+    double2 *d = reinterpret_cast<double2 *>(P.dst);
+    d[d0] = make_double2(v.x, v.y);
+    d[d0 + P.stride] = make_double2(v.z, v.w);
+  }
+}
+extern "C" __global__ void convert_f64_to_f32(const SiteParams P) { convert<true>(P); }
+extern "C" __global__ void convert_f32_to_f64(const SiteParams P) { convert<false>(P); }

@@ -1,0 +1,169 @@
+// wilson_dslash.cu: the Wilson hopping term on one parity, UKQCD basis
+// (CONVENTIONS.md, "The Wilson operator"; seed clark2010 §4 and Appendix B):
+//
+//   out[p] = a · Σ_μ [ (1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂) ]  (+ x[p])
+//
+// with the projector signs swapped for the dagger (D† = γ5 D γ5). One thread
+// per output site, sites of the output parity in checkerboard order. The
+// same semantics as `Backend::wilson_dslash` and the CPU reference
+// `src/backend/cpu/wilson.rs`.
+//
+// In the UKQCD basis γ_k = ((0, iσ_k), (−iσ_k, 0)), so `(1 + s γ_k) ψ` is
+// `(h, −s iσ_k h)` with `h = u + s iσ_k l` (u, l: upper and lower spin
+// pairs), and γ_4 = diag(1, 1, −1, −1), so `1 ± γ_4` keeps only the upper or
+// the lower pair: a temporal hop reads half of the neighbour's spinor.
+// The anti-periodic sign in time is already folded into the stored T links.
+#include "core.cuh"
+
+/// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
+struct DslashParams {
+  u64 out;   // output parity block
+  u64 in;    // input parity block (the other parity)
+  u64 x;     // xpay parity block, or 0
+  u64 gauge; // the whole gauge field, both parities
+  double a;
+  int dims[4];      // X, Y, Z, T
+  int parity;       // parity of the output sites
+  int vh;           // sites per parity
+  int stride;       // spinor block stride (sites)
+  int gauge_stride; // gauge stride (sites)
+};
+static_assert(sizeof(DslashParams) == 72, "DslashParams layout changed: update dslash.rs");
+
+/// Half spinor h of (1 + s γ_mu) ψ for a spatial mu (0, 1, 2).
+template <int mu, int s, typename F>
+__device__ __forceinline__ void project(const cplx<F> *psi, cplx<F> *h) {
+  const F sf = F(s);
+#pragma unroll
+  for (int c = 0; c < 3; c++) {
+    const cplx<F> u0 = psi[c], u1 = psi[3 + c], l0 = psi[6 + c], l1 = psi[9 + c];
+    if (mu == 0) {  // iσ1 (l0, l1) = (i l1, i l0)
+      h[c] = u0 + sf * times_i(l1);
+      h[3 + c] = u1 + sf * times_i(l0);
+    } else if (mu == 1) {  // iσ2 (l0, l1) = (l1, −l0)
+      h[c] = u0 + sf * l1;
+      h[3 + c] = u1 - sf * l0;
+    } else {  // iσ3 (l0, l1) = (i l0, −i l1)
+      h[c] = u0 + sf * times_i(l0);
+      h[3 + c] = u1 - sf * times_i(l1);
+    }
+  }
+}
+
+/// acc += (H, −s iσ_k H) for a spatial mu: the spinor rebuilt from a half spinor.
+template <int mu, int s, typename F>
+__device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
+  const F sf = F(s);
+#pragma unroll
+  for (int c = 0; c < 3; c++) {
+    acc[c] = acc[c] + H[c];
+    acc[3 + c] = acc[3 + c] + H[3 + c];
+    if (mu == 0) {
+      acc[6 + c] = acc[6 + c] - sf * times_i(H[3 + c]);
+      acc[9 + c] = acc[9 + c] - sf * times_i(H[c]);
+    } else if (mu == 1) {
+      acc[6 + c] = acc[6 + c] - sf * H[3 + c];
+      acc[9 + c] = acc[9 + c] + sf * H[c];
+    } else {
+      acc[6 + c] = acc[6 + c] - sf * times_i(H[c]);
+      acc[9 + c] = acc[9 + c] + sf * times_i(H[3 + c]);
+    }
+  }
+}
+
+/// One hop: the neighbour `n` (checkerboard index in the input parity) seen
+/// through the projector (1 + s γ_mu) and the link (U, or U† when `adjoint`).
+template <int mu, int s, bool adjoint, typename F>
+__device__ __forceinline__ void hop(const typename SpinorSoA<F>::Vec *in, int stride, const Link<F> &u, int n,
+                                    cplx<F> *acc) {
+  cplx<F> h[6], uh[6];
+  if (mu == 3) {
+    // 1 + γ4 = diag(2, 2, 0, 0), 1 − γ4 = diag(0, 0, 2, 2): read only that pair.
+    SpinorSoA<F>::template load<(s > 0 ? 0 : 6), 6, false>(in, stride, n, h);
+  } else {
+    cplx<F> psi[12];
+    SpinorSoA<F>::template load<0, 12, false>(in, stride, n, psi);
+    project<mu, s>(psi, h);
+  }
+  if (adjoint)
+    link_adj_mul(u, h, uh);
+  else
+    link_mul(u, h, uh);
+  if (mu == 3) {
+    const int o = s > 0 ? 0 : 6;
+#pragma unroll
+    for (int c = 0; c < 6; c++) acc[o + c] = acc[o + c] + F(2) * uh[c];
+  } else {
+    accumulate<mu, s>(uh, acc);
+  }
+}
+
+/// Both hops of direction mu for the site at lexicographic index `lex`
+/// with coordinate `xmu` along mu.
+template <int mu, int sf, typename F>
+__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc) {
+  typedef typename SpinorSoA<F>::Vec SV;
+  typedef typename GaugeSoA<F, 18>::Vec GV;
+  const SV *in = reinterpret_cast<const SV *>(P.in);
+  const GV *g = reinterpret_cast<const GV *>(P.gauge);
+  const int L = P.dims[mu];
+  const int fwd = (xmu == L - 1 ? lex - (L - 1) * step : lex + step) >> 1;
+  const int bwd = (xmu == 0 ? lex + (L - 1) * step : lex - step) >> 1;
+  // Forward: (1 − γ_mu) U_mu(x) ψ(x + mu), signs swapped for the dagger.
+  const Link<F> uf = GaugeSoA<F, 18>::load(g, P.gauge_stride, P.parity, mu, cb);
+  hop<mu, sf, false>(in, P.stride, uf, fwd, acc);
+  // Backward: (1 + γ_mu) U_mu(x − mu)† ψ(x − mu); the link lives on the other parity.
+  const Link<F> ub = GaugeSoA<F, 18>::load(g, P.gauge_stride, 1 - P.parity, mu, bwd);
+  hop<mu, -sf, true>(in, P.stride, ub, bwd, acc);
+}
+
+template <typename F, bool dagger, bool xpay>
+__device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
+  const int cb = blockIdx.x * blockDim.x + threadIdx.x;
+  if (cb >= P.vh) return;
+  // Coordinates of the site: two lexicographic sites share each cb index,
+  // and the parity picks x0 (lattice.rs, `coords`).
+  const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+  const int lex2 = 2 * cb;
+  const int q1 = lex2 / X;
+  const int q2 = q1 / Y;
+  const int x1 = q1 - q2 * Y;
+  const int x3 = q2 / Z;
+  const int x2 = q2 - x3 * Z;
+  const int x0 = lex2 - q1 * X + ((x1 + x2 + x3 + P.parity) & 1);
+  const int lex = q1 * X + x0;
+
+  constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
+  cplx<F> acc[12];
+#pragma unroll
+  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
+  hops<0, sf>(P, cb, lex, x0, 1, acc);
+  hops<1, sf>(P, cb, lex, x1, X, acc);
+  hops<2, sf>(P, cb, lex, x2, X * Y, acc);
+  hops<3, sf>(P, cb, lex, x3, X * Y * Z, acc);
+
+  typedef typename SpinorSoA<F>::Vec SV;
+  const F a = F(P.a);
+  if (xpay) {
+    cplx<F> xs[12];
+    SpinorSoA<F>::template load<0, 12, true>(reinterpret_cast<const SV *>(P.x), P.stride, cb, xs);
+#pragma unroll
+    for (int c = 0; c < 12; c++) acc[c] = mk(fma(a, acc[c].re, xs[c].re), fma(a, acc[c].im, xs[c].im));
+  } else {
+#pragma unroll
+    for (int c = 0; c < 12; c++) acc[c] = a * acc[c];
+  }
+  SpinorSoA<F>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
+}
+
+#define LATSOL_DSLASH(name, F, dagger, xpay) \
+  extern "C" __global__ void name(const DslashParams P) { wilson_dslash<F, dagger, xpay>(P); }
+
+LATSOL_DSLASH(wilson_dslash_f64_r18, double, false, false)
+LATSOL_DSLASH(wilson_dslash_f64_r18_dag, double, true, false)
+LATSOL_DSLASH(wilson_dslash_f64_r18_xpay, double, false, true)
+LATSOL_DSLASH(wilson_dslash_f64_r18_dag_xpay, double, true, true)
+LATSOL_DSLASH(wilson_dslash_f32_r18, float, false, false)
+LATSOL_DSLASH(wilson_dslash_f32_r18_dag, float, true, false)
+LATSOL_DSLASH(wilson_dslash_f32_r18_xpay, float, false, true)
+LATSOL_DSLASH(wilson_dslash_f32_r18_dag_xpay, float, true, true)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command (README): formatting, lints, every kernel compiled to PTX
+# by NVRTC (no GPU needed), and the whole test suite on the CPU backend.
+# Installs what it needs (a C compiler check, the NVRTC wheel) by itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --check
+
+echo "== cargo clippy"
+cargo clippy --all-targets --release -- -D warnings
+
+if [ -d kernels ] && [ -f .ci/compile_kernels.py ]; then
+  echo "== kernels → PTX (NVRTC from the nvidia-cuda-nvrtc-cu12 wheel)"
+  if ! python3 -c "import nvidia.cuda_nvrtc" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-nvrtc-cu12
+  fi
+  python3 .ci/compile_kernels.py
+fi
+
+echo "== cargo test"
+cargo test --release --all-targets 2>&1

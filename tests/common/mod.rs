@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: apply the Wilson operator of the
+//! CPU backend to host fields, and compare fields.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use latsol::backend::cpu::CpuBackend;
+use latsol::backend::Backend;
+use latsol::dirac::wilson::WilsonFull;
+use latsol::dirac::DiracOperator;
+use latsol::field::{GaugeField, HostSpinor};
+use latsol::lattice::{Lattice, Parity, Subset};
+use latsol::precision::{Precision, Reconstruct, TBoundary};
+use num_complex::Complex64 as C64;
+
+pub fn backend() -> CpuBackend {
+    CpuBackend::new(2).unwrap()
+}
+
+/// `M ψ` (or `M† ψ`) with `M = 1 − κ D`, full lattice, double.
+pub fn apply_m(
+    b: &CpuBackend,
+    g: &GaugeField,
+    bc: TBoundary,
+    kappa: f64,
+    psi: &HostSpinor,
+    dagger: bool,
+) -> HostSpinor {
+    let gauge = b.upload_gauge(g, bc, Precision::Double, Reconstruct::Full18).unwrap();
+    let lat = g.lattice().clone();
+    let mut i = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    let mut o = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    b.upload_spinor(&mut i, psi).unwrap();
+    WilsonFull::new(b, &gauge, kappa, Precision::Double)
+        .apply(&mut o, &i, dagger)
+        .unwrap();
+    let mut out = HostSpinor::zeros(lat, Subset::Full);
+    b.download_spinor(&o, &mut out).unwrap();
+    out
+}
+
+/// The hopping term `D ψ` on the full lattice.
+pub fn apply_dslash(b: &CpuBackend, g: &GaugeField, bc: TBoundary, psi: &HostSpinor) -> HostSpinor {
+    let gauge = b.upload_gauge(g, bc, Precision::Double, Reconstruct::Full18).unwrap();
+    let lat = g.lattice().clone();
+    let mut i = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    let mut o = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    b.upload_spinor(&mut i, psi).unwrap();
+    for p in [Parity::Even, Parity::Odd] {
+        b.wilson_dslash(&mut o, p, &gauge, &i, false, 1.0, None).unwrap();
+    }
+    let mut out = HostSpinor::zeros(lat, Subset::Full);
+    b.download_spinor(&o, &mut out).unwrap();
+    out
+}
+
+/// `⟨a, b⟩ = Σ a* b`.
+pub fn dot(a: &HostSpinor, b: &HostSpinor) -> C64 {
+    a.data().iter().zip(b.data()).map(|(x, y)| x.conj() * y).sum()
+}
+
+/// `‖a − b‖ / ‖b‖`.
+pub fn rel_diff(a: &HostSpinor, b: &HostSpinor) -> f64 {
+    let d: f64 = a
+        .data()
+        .iter()
+        .zip(b.data())
+        .map(|(x, y)| (x - y).norm_sqr())
+        .sum();
+    (d / b.norm2()).sqrt()
+}
+
+/// `γ5 ψ` with the dense UKQCD γ5 (independent of the backend's).
+pub fn gamma5(psi: &HostSpinor) -> HostSpinor {
+    let g5 = latsol::gamma::ukqcd(5);
+    let mut out = psi.clone();
+    for site in 0..psi.sites() {
+        let s = psi.site(site);
+        let o = out.site_mut(site);
+        for a in 0..4 {
+            for c in 0..3 {
+                o[3 * a + c] = (0..4).map(|b| g5[a][b] * s[3 * b + c]).sum();
+            }
+        }
+    }
+    out
+}
+
+pub fn lattice(dims: [usize; 4]) -> Arc<Lattice> {
+    Arc::new(Lattice::new(dims).unwrap())
+}
