@@ -100,7 +100,11 @@ pub fn invert<B: Backend>(
         true_residual,
         iterated_residual: total.iterated_residual,
         seconds,
-        gflops: if seconds > 0.0 { flops / seconds * 1e-9 } else { 0.0 },
+        gflops: if seconds > 0.0 {
+            flops / seconds * 1e-9
+        } else {
+            0.0
+        },
         converged: true_residual <= params.tol,
         restarts: total.restarts,
     })
@@ -120,7 +124,10 @@ fn solve_full<B: Backend>(
     let flops = m.flops();
     match (params.solver, params.solve_type) {
         // CG on a non-Hermitian M is CG on the normal equations.
-        (SolverType::Cg, _) => Ok((cgnr::solve(backend, &mut m, x, b, solver_params, monitor)?, flops)),
+        (SolverType::Cg, _) => Ok((
+            cgnr::solve(backend, &mut m, x, b, solver_params, monitor)?,
+            flops,
+        )),
         (SolverType::BiCgStab, SolveType::NormOp) => {
             let mut bn = backend.alloc_spinor(m.lattice(), Subset::Full, m.precision())?;
             m.apply(&mut bn, b, true)?;
@@ -130,7 +137,10 @@ fn solve_full<B: Backend>(
         }
         (SolverType::BiCgStab, _) => {
             let mut a = Direct(m);
-            Ok((bicgstab::solve(backend, &mut a, x, b, solver_params, monitor)?, flops))
+            Ok((
+                bicgstab::solve(backend, &mut a, x, b, solver_params, monitor)?,
+                flops,
+            ))
         }
     }
 }
@@ -156,7 +166,10 @@ fn solve_even_odd<B: Backend>(
     monitor: &dyn Monitor,
 ) -> Result<(SolverStats, f64)> {
     let lat = x.lattice().clone();
-    let (p, q) = (matpc_parity(params.matpc), matpc_parity(params.matpc).other());
+    let (p, q) = (
+        matpc_parity(params.matpc),
+        matpc_parity(params.matpc).other(),
+    );
     let prec = params.precision;
     let kappa = params.kappa;
     let mut mhat = WilsonEvenOdd::new(backend, gauge, kappa, p, prec)?;

@@ -161,7 +161,11 @@ impl HostSpinor {
 
     /// One parity half of a full field as its own field.
     pub fn parity_part(&self, p: Parity) -> HostSpinor {
-        assert_eq!(self.subset, Subset::Full, "parity_part of a single-parity field");
+        assert_eq!(
+            self.subset,
+            Subset::Full,
+            "parity_part of a single-parity field"
+        );
         let n = self.lattice.half_volume() * SPINOR_COMPLEX;
         HostSpinor {
             lattice: self.lattice.clone(),
@@ -172,8 +176,16 @@ impl HostSpinor {
 
     /// Overwrites the parity half `p` of a full field with a single-parity field.
     pub fn set_parity_part(&mut self, p: Parity, part: &HostSpinor) {
-        assert_eq!(self.subset, Subset::Full, "set_parity_part of a single-parity field");
-        assert_eq!(part.subset, Subset::Single(p), "set_parity_part: parity mismatch");
+        assert_eq!(
+            self.subset,
+            Subset::Full,
+            "set_parity_part of a single-parity field"
+        );
+        assert_eq!(
+            part.subset,
+            Subset::Single(p),
+            "set_parity_part: parity mismatch"
+        );
         let n = self.lattice.half_volume() * SPINOR_COMPLEX;
         self.data[p.index() * n..(p.index() + 1) * n].copy_from_slice(&part.data);
     }
@@ -183,6 +195,8 @@ impl HostSpinor {
     }
 
     pub fn is_finite(&self) -> bool {
-        self.data.iter().all(|z| z.re.is_finite() && z.im.is_finite())
+        self.data
+            .iter()
+            .all(|z| z.re.is_finite() && z.im.is_finite())
     }
 }

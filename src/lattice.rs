@@ -26,7 +26,7 @@ impl Parity {
         self as usize
     }
     pub fn from_index(i: usize) -> Parity {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             Parity::Even
         } else {
             Parity::Odd
@@ -145,9 +145,9 @@ impl Lattice {
         let vh = self.half_volume();
         let mut tables: [[[Vec<u32>; 2]; 4]; 2] = Default::default();
         for p in [Parity::Even, Parity::Odd] {
-            for mu in 0..4 {
+            for (mu, by_dir) in tables[p.index()].iter_mut().enumerate() {
                 for (dir, step) in [(0usize, 1isize), (1, -1)] {
-                    tables[p.index()][mu][dir] = (0..vh)
+                    by_dir[dir] = (0..vh)
                         .map(|cb| {
                             let x = self.shift(self.coords(p, cb), mu, step);
                             self.cb_index(x) as u32

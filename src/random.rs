@@ -38,7 +38,9 @@ pub fn su3(rng: &mut impl Rng) -> Su3 {
 /// An SU(3) matrix within about `eps` of the identity.
 pub fn su3_near_identity(rng: &mut impl Rng, eps: f64) -> Su3 {
     let mut m = Su3::identity();
-    m.0.iter_mut().flatten().for_each(|z| *z += eps * gaussian(rng));
+    m.0.iter_mut()
+        .flatten()
+        .for_each(|z| *z += eps * gaussian(rng));
     m.project_su3()
 }
 
@@ -64,6 +66,8 @@ pub fn smooth_gauge(lattice: &Arc<Lattice>, eps: f64, seed: u64) -> GaugeField {
 pub fn spinor(lattice: &Arc<Lattice>, subset: Subset, seed: u64) -> HostSpinor {
     let mut rng = rng(seed);
     let mut s = HostSpinor::zeros(lattice.clone(), subset);
-    s.data_mut().iter_mut().for_each(|z| *z = gaussian(&mut rng));
+    s.data_mut()
+        .iter_mut()
+        .for_each(|z| *z = gaussian(&mut rng));
     s
 }

@@ -137,7 +137,10 @@ impl Su3 {
     }
 
     pub fn is_finite(&self) -> bool {
-        self.0.iter().flatten().all(|z| z.re.is_finite() && z.im.is_finite())
+        self.0
+            .iter()
+            .flatten()
+            .all(|z| z.re.is_finite() && z.im.is_finite())
     }
 
     /// Reunitarises by Gram–Schmidt on the first two rows and the third row as

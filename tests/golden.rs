@@ -88,7 +88,13 @@ fn operators_reproduce_the_golden_data() {
         let expect = read_f64(file);
         let mut out = vec![0.0; psi.len()];
         g.ctx
-            .apply(&g.gauge, &g.params, op, HostReals::F64(&psi), HostRealsMut::F64(&mut out))
+            .apply(
+                &g.gauge,
+                &g.params,
+                op,
+                HostReals::F64(&psi),
+                HostRealsMut::F64(&mut out),
+            )
             .unwrap();
         let e = rel(&out, &expect);
         assert!(e < 1e-13, "{op:?}: relative difference {e:e}");
@@ -104,9 +110,18 @@ fn operators_reproduce_the_golden_data() {
 fn plaquette_of_the_golden_field() {
     let g = setup();
     let p = g.gauge.plaquette();
-    let independent = [3.170111482039324e-05, -4.3307694783625145e-04, 4.964791774770379e-04];
+    let independent = [
+        3.170111482039324e-05,
+        -4.3307694783625145e-04,
+        4.964791774770379e-04,
+    ];
     for k in 0..3 {
-        assert!((p[k] - independent[k]).abs() < 1e-14, "{k}: {} vs {}", p[k], independent[k]);
+        assert!(
+            (p[k] - independent[k]).abs() < 1e-14,
+            "{k}: {} vs {}",
+            p[k],
+            independent[k]
+        );
     }
 }
 
@@ -116,13 +131,28 @@ fn every_solver_inverts_the_golden_source() {
     let psi = read_f64("psi_dirac.f64");
     let b = read_f64("M_psi_dirac.f64");
     for solver in [SolverType::BiCgStab, SolverType::Cg] {
-        for solve_type in [SolveType::Direct, SolveType::DirectPc, SolveType::NormOp, SolveType::NormOpPc] {
+        for solve_type in [
+            SolveType::Direct,
+            SolveType::DirectPc,
+            SolveType::NormOp,
+            SolveType::NormOpPc,
+        ] {
             for matpc in [MatPc::EvenEven, MatPc::OddOdd] {
-                let params = InvertParams { solver, solve_type, matpc, ..g.params };
+                let params = InvertParams {
+                    solver,
+                    solve_type,
+                    matpc,
+                    ..g.params
+                };
                 let mut x = vec![0.0; psi.len()];
                 let r = g
                     .ctx
-                    .invert(&g.gauge, &params, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+                    .invert(
+                        &g.gauge,
+                        &params,
+                        HostReals::F64(&b),
+                        HostRealsMut::F64(&mut x),
+                    )
                     .unwrap();
                 let what = format!("{solver:?} {solve_type:?} {matpc:?}: {r:?}");
                 assert!(r.converged && r.true_residual < 1e-12, "{what}");

@@ -46,22 +46,35 @@ impl LinearOperator<CpuBackend> for Gamma5<'_> {
 fn upper_only_source(b: &CpuBackend, lat: &Arc<Lattice>) -> CpuSpinor {
     let mut host = random::spinor(lat, Subset::Full, 4);
     for s in 0..host.sites() {
-        host.site_mut(s)[6..].iter_mut().for_each(|z| *z = C64::new(0.0, 0.0));
+        host.site_mut(s)[6..]
+            .iter_mut()
+            .for_each(|z| *z = C64::new(0.0, 0.0));
     }
-    let mut f = b.alloc_spinor(lat, Subset::Full, Precision::Double).unwrap();
+    let mut f = b
+        .alloc_spinor(lat, Subset::Full, Precision::Double)
+        .unwrap();
     b.upload_spinor(&mut f, &host).unwrap();
     f
 }
 
-const PARAMS: SolverParams = SolverParams { tol: 1e-10, maxiter: 100, progress_every: 0 };
+const PARAMS: SolverParams = SolverParams {
+    tol: 1e-10,
+    maxiter: 100,
+    progress_every: 0,
+};
 
 #[test]
 fn bicgstab_reports_breakdown() {
     let b = backend();
     let lat = lattice([4, 4, 4, 4]);
     let src = upper_only_source(&b, &lat);
-    let mut x = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
-    let mut a = Gamma5 { backend: &b, lattice: lat.clone() };
+    let mut x = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
+    let mut a = Gamma5 {
+        backend: &b,
+        lattice: lat.clone(),
+    };
     match bicgstab::solve(&b, &mut a, &mut x, &src, &PARAMS, &Silent) {
         Err(Error::Breakdown(msg)) => assert!(msg.contains("BiCGstab"), "{msg}"),
         other => panic!("expected a breakdown, got {other:?}"),
@@ -73,8 +86,13 @@ fn cg_reports_an_indefinite_operator() {
     let b = backend();
     let lat = lattice([4, 4, 4, 4]);
     let src = upper_only_source(&b, &lat);
-    let mut x = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
-    let mut a = Gamma5 { backend: &b, lattice: lat.clone() };
+    let mut x = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
+    let mut a = Gamma5 {
+        backend: &b,
+        lattice: lat.clone(),
+    };
     match cg::solve(&b, &mut a, &mut x, &src, &PARAMS, &Silent) {
         Err(Error::Breakdown(msg)) => assert!(msg.contains("positive definite"), "{msg}"),
         other => panic!("expected a breakdown, got {other:?}"),
@@ -85,11 +103,18 @@ fn cg_reports_an_indefinite_operator() {
 fn zero_source_gives_zero_solution() {
     let b = backend();
     let lat = lattice([4, 4, 4, 4]);
-    let zero = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
-    let mut x = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    let zero = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
+    let mut x = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
     let host = random::spinor(&lat, Subset::Full, 1);
     b.upload_spinor(&mut x, &host).unwrap();
-    let mut a = Gamma5 { backend: &b, lattice: lat.clone() };
+    let mut a = Gamma5 {
+        backend: &b,
+        lattice: lat.clone(),
+    };
     let s = bicgstab::solve(&b, &mut a, &mut x, &zero, &PARAMS, &Silent).unwrap();
     assert!(s.converged && b.norm2(&x).unwrap() == 0.0);
 }
@@ -100,24 +125,41 @@ fn cg_on_the_normal_operator_matches_cgnr() {
     let lat = lattice([4, 4, 4, 8]);
     let g = random::hot_gauge(&lat, 3);
     let gauge = b
-        .upload_gauge(&g, TBoundary::AntiPeriodic, Precision::Double, Reconstruct::Full18)
+        .upload_gauge(
+            &g,
+            TBoundary::AntiPeriodic,
+            Precision::Double,
+            Reconstruct::Full18,
+        )
         .unwrap();
     let p = Parity::Even;
     let host = random::spinor(&lat, Subset::Single(p), 5);
-    let mut rhs = b.alloc_spinor(&lat, Subset::Single(p), Precision::Double).unwrap();
+    let mut rhs = b
+        .alloc_spinor(&lat, Subset::Single(p), Precision::Double)
+        .unwrap();
     b.upload_spinor(&mut rhs, &host).unwrap();
-    let params = SolverParams { tol: 1e-12, maxiter: 1000, progress_every: 0 };
+    let params = SolverParams {
+        tol: 1e-12,
+        maxiter: 1000,
+        progress_every: 0,
+    };
 
     // CGNR on M̂ x = rhs.
-    let mut x1 = b.alloc_spinor(&lat, Subset::Single(p), Precision::Double).unwrap();
+    let mut x1 = b
+        .alloc_spinor(&lat, Subset::Single(p), Precision::Double)
+        .unwrap();
     let mut mhat = WilsonEvenOdd::new(&b, &gauge, 0.12, p, Precision::Double).unwrap();
     let s1 = cgnr::solve(&b, &mut mhat, &mut x1, &rhs, &params, &Silent).unwrap();
 
     // CG on M̂†M̂ x = M̂† rhs.
-    let mut normal_rhs = b.alloc_spinor(&lat, Subset::Single(p), Precision::Double).unwrap();
+    let mut normal_rhs = b
+        .alloc_spinor(&lat, Subset::Single(p), Precision::Double)
+        .unwrap();
     latsol::dirac::DiracOperator::apply(&mut mhat, &mut normal_rhs, &rhs, true).unwrap();
     let mut a = Normal::new(&b, mhat).unwrap();
-    let mut x2 = b.alloc_spinor(&lat, Subset::Single(p), Precision::Double).unwrap();
+    let mut x2 = b
+        .alloc_spinor(&lat, Subset::Single(p), Precision::Double)
+        .unwrap();
     let s2 = cg::solve(&b, &mut a, &mut x2, &normal_rhs, &params, &Silent).unwrap();
     assert!(s1.converged && s2.converged, "{s1:?} {s2:?}");
     assert_eq!(x2.subset(), Subset::Single(p));

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use latsol::api::*;
 use latsol::field::GaugeField;
-use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::lattice::Lattice;
+use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, TBoundary};
 use latsol::random;
 
@@ -35,19 +35,28 @@ fn load(ctx: &Context, field: &GaugeField, precision: Precision) -> Gauge {
         precision_sloppy: precision,
         ..Default::default()
     };
-    ctx.load_gauge(&gp, &HostGauge::Milc(HostReals::F64(&milc))).unwrap()
+    ctx.load_gauge(&gp, &HostGauge::Milc(HostReals::F64(&milc)))
+        .unwrap()
 }
 
 fn source(volume: usize, seed: u64) -> Vec<f64> {
     let mut rng = random::rng(seed);
-    (0..volume * 24).map(|_| random::gaussian(&mut rng).re).collect()
+    (0..volume * 24)
+        .map(|_| random::gaussian(&mut rng).re)
+        .collect()
 }
 
 /// `‖b − M x‖ / ‖b‖` through `apply`, independent of the solver's own count.
 fn residual(ctx: &Context, g: &Gauge, p: &InvertParams, x: &[f64], b: &[f64]) -> f64 {
     let mut mx = vec![0.0; x.len()];
-    ctx.apply(g, p, OperatorKind::M, HostReals::F64(x), HostRealsMut::F64(&mut mx))
-        .unwrap();
+    ctx.apply(
+        g,
+        p,
+        OperatorKind::M,
+        HostReals::F64(x),
+        HostRealsMut::F64(&mut mx),
+    )
+    .unwrap();
     let r2: f64 = b.iter().zip(&mx).map(|(b, m)| (b - m).powi(2)).sum();
     (r2 / b.iter().map(|v| v * v).sum::<f64>()).sqrt()
 }
@@ -57,9 +66,16 @@ fn all_solves(field: &GaugeField, kappa: f64, label: &str) {
     let g = load(&ctx, field, Precision::Double);
     let b = source(field.lattice().volume(), 99);
     for solver in [SolverType::BiCgStab, SolverType::Cg] {
-        for solve_type in [SolveType::Direct, SolveType::DirectPc, SolveType::NormOp, SolveType::NormOpPc] {
+        for solve_type in [
+            SolveType::Direct,
+            SolveType::DirectPc,
+            SolveType::NormOp,
+            SolveType::NormOpPc,
+        ] {
             for matpc in [MatPc::EvenEven, MatPc::OddOdd] {
-                if matches!(solve_type, SolveType::Direct | SolveType::NormOp) && matpc == MatPc::OddOdd {
+                if matches!(solve_type, SolveType::Direct | SolveType::NormOp)
+                    && matpc == MatPc::OddOdd
+                {
                     continue;
                 }
                 let p = InvertParams {
@@ -110,15 +126,34 @@ fn mass_normalization_solves_the_mass_system() {
             ..Default::default()
         };
         let mut x = vec![0.0; b.len()];
-        let r = ctx.invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
+        let r = ctx
+            .invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+            .unwrap();
         assert!(r.converged);
         // apply(M) in mass normalization is (4 + m) − D/2.
         assert!(residual(&ctx, &g, &p, &x, &b) < 1e-11);
         // and equals the kappa-normalized operator over 2κ.
-        let pk = InvertParams { mass_normalization: MassNormalization::Kappa, ..p };
+        let pk = InvertParams {
+            mass_normalization: MassNormalization::Kappa,
+            ..p
+        };
         let (mut mm, mut mk) = (vec![0.0; b.len()], vec![0.0; b.len()]);
-        ctx.apply(&g, &p, OperatorKind::M, HostReals::F64(&b), HostRealsMut::F64(&mut mm)).unwrap();
-        ctx.apply(&g, &pk, OperatorKind::M, HostReals::F64(&b), HostRealsMut::F64(&mut mk)).unwrap();
+        ctx.apply(
+            &g,
+            &p,
+            OperatorKind::M,
+            HostReals::F64(&b),
+            HostRealsMut::F64(&mut mm),
+        )
+        .unwrap();
+        ctx.apply(
+            &g,
+            &pk,
+            OperatorKind::M,
+            HostReals::F64(&b),
+            HostRealsMut::F64(&mut mk),
+        )
+        .unwrap();
         for (a, k) in mm.iter().zip(&mk) {
             assert!((a * 2.0 * 0.11 - k).abs() < 1e-14);
         }
@@ -131,13 +166,27 @@ fn initial_guess_shortens_the_solve() {
     let ctx = context();
     let g = load(&ctx, &random::smooth_gauge(&lat, 0.2, 5), Precision::Double);
     let b = source(lat.volume(), 6);
-    let p = InvertParams { kappa: 0.135, tol: 1e-12, ..Default::default() };
+    let p = InvertParams {
+        kappa: 0.135,
+        tol: 1e-12,
+        ..Default::default()
+    };
     let mut x = vec![0.0; b.len()];
-    let cold = ctx.invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
+    let cold = ctx
+        .invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+        .unwrap();
     // The converged answer as its own guess: no iterations needed.
-    let warm_p = InvertParams { use_initial_guess: true, ..p };
-    let warm = ctx.invert(&g, &warm_p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
-    assert!(cold.iterations > 20 && warm.iterations < 3, "{cold:?} {warm:?}");
+    let warm_p = InvertParams {
+        use_initial_guess: true,
+        ..p
+    };
+    let warm = ctx
+        .invert(&g, &warm_p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+        .unwrap();
+    assert!(
+        cold.iterations > 20 && warm.iterations < 3,
+        "{cold:?} {warm:?}"
+    );
     assert!(warm.true_residual < 1e-12);
 }
 
@@ -155,9 +204,15 @@ fn single_precision_solve_reaches_single_precision_accuracy() {
         ..Default::default()
     };
     let mut x = vec![0.0; b.len()];
-    let r = ctx.invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
+    let r = ctx
+        .invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+        .unwrap();
     assert!(r.converged && r.true_residual < 1e-5, "{r:?}");
-    let pd = InvertParams { precision: Precision::Double, precision_sloppy: Precision::Double, ..p };
+    let pd = InvertParams {
+        precision: Precision::Double,
+        precision_sloppy: Precision::Double,
+        ..p
+    };
     let gd = load(&ctx, &random::hot_gauge(&lat, 7), Precision::Double);
     assert!(residual(&ctx, &gd, &pd, &x, &b) < 2e-5);
 }
@@ -169,13 +224,24 @@ fn maxiter_stops_with_the_best_solution_and_its_residual() {
     let g = load(&ctx, &random::smooth_gauge(&lat, 0.2, 9), Precision::Double);
     let b = source(lat.volume(), 10);
     for solver in [SolverType::BiCgStab, SolverType::Cg] {
-        let p = InvertParams { kappa: 0.135, solver, tol: 1e-12, maxiter: 5, ..Default::default() };
+        let p = InvertParams {
+            kappa: 0.135,
+            solver,
+            tol: 1e-12,
+            maxiter: 5,
+            ..Default::default()
+        };
         let mut x = vec![0.0; b.len()];
-        let r = ctx.invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
+        let r = ctx
+            .invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+            .unwrap();
         assert!(!r.converged && r.iterations == 5, "{r:?}");
         // The reported residual is the true one of the returned solution.
         let res = residual(&ctx, &g, &p, &x, &b);
-        assert!((res - r.true_residual).abs() < 1e-12 * res.max(1.0), "{res} vs {r:?}");
+        assert!(
+            (res - r.true_residual).abs() < 1e-12 * res.max(1.0),
+            "{res} vs {r:?}"
+        );
         assert!(res < 1.0);
     }
 }
@@ -194,9 +260,14 @@ fn identical_runs_give_identical_bits() {
         })
         .unwrap();
         let g = load(&ctx, &field, Precision::Double);
-        let p = InvertParams { tol: 1e-12, ..Default::default() };
+        let p = InvertParams {
+            tol: 1e-12,
+            ..Default::default()
+        };
         let mut x = vec![0.0; b.len()];
-        let r = ctx.invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x)).unwrap();
+        let r = ctx
+            .invert(&g, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+            .unwrap();
         (r.iterations, r.true_residual.to_bits(), x)
     };
     // Reductions sum fixed chunks in a fixed order: thread count is invisible.

@@ -3,6 +3,9 @@
 //! plane-wave spectrum, agreement with a dense matrix built element by
 //! element from the definition, and the plaquette.
 
+// Index loops here follow the formulas (rows, columns, directions).
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
@@ -168,7 +171,11 @@ fn dense_matrix_on_2_to_the_4() {
             let mut bwd = x;
             bwd[mu] = (x[mu] + dims[mu] - 1) % dims[mu];
             // The boundary factor on hops across the T edge.
-            let s_fwd = if mu == 3 && x[3] == dims[3] - 1 { bc.sign() } else { 1.0 };
+            let s_fwd = if mu == 3 && x[3] == dims[3] - 1 {
+                bc.sign()
+            } else {
+                1.0
+            };
             let s_bwd = if mu == 3 && x[3] == 0 { bc.sign() } else { 1.0 };
             let u_fwd = g.link_at(x, mu);
             let u_bwd = g.link_at(bwd, mu).adjoint();
@@ -195,7 +202,12 @@ fn dense_matrix_on_2_to_the_4() {
         let got = apply_m(&b, &g, bc, kappa, &e, false);
         for r in 0..n {
             let diff = (got.data()[r] - dense[r][col]).norm();
-            assert!(diff < 1e-14, "M[{r}][{col}]: {} vs {}", got.data()[r], dense[r][col]);
+            assert!(
+                diff < 1e-14,
+                "M[{r}][{col}]: {} vs {}",
+                got.data()[r],
+                dense[r][col]
+            );
         }
     }
 }
@@ -251,7 +263,12 @@ fn plaquette_of_unit_and_random_fields() {
     let expect = [(s + t) / (2.0 * n), s / n, t / n];
     let got = g.plaquette();
     for k in 0..3 {
-        assert!((got[k] - expect[k]).abs() < 1e-14, "{k}: {} vs {}", got[k], expect[k]);
+        assert!(
+            (got[k] - expect[k]).abs() < 1e-14,
+            "{k}: {} vs {}",
+            got[k],
+            expect[k]
+        );
     }
     // A hot field has a plaquette near zero.
     assert!(got[0].abs() < 0.05);

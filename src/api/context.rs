@@ -14,8 +14,8 @@ use crate::backend::Backend;
 use crate::dispatch;
 use crate::error::{Error, Result};
 use crate::field::HostSpinor;
-use crate::layout::{self, HostGauge, HostReals, HostRealsMut};
 use crate::lattice::Subset;
+use crate::layout::{self, HostGauge, HostReals, HostRealsMut};
 
 /// The backends a context can run on.
 pub(crate) enum AnyBackend {
@@ -104,7 +104,10 @@ impl Context {
             BackendChoice::Auto => match open_cuda(params.device) {
                 Ok(b) => b,
                 Err(e) => {
-                    say(Verbosity::Summarize, &format!("CUDA not used ({e}); running on the CPU"));
+                    say(
+                        Verbosity::Summarize,
+                        &format!("CUDA not used ({e}); running on the CPU"),
+                    );
                     AnyBackend::Cpu(CpuBackend::new(params.num_threads)?)
                 }
             },
@@ -176,7 +179,10 @@ impl Context {
         }
         let inner = &self.inner;
         let monitor = |solver: &str, k: usize, res: f64| {
-            inner.log(Verbosity::Verbose, &format!("{solver}: iteration {k}, residual {res:.3e}"));
+            inner.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            );
         };
         let result = with_backend!(inner, gauge.storage(), |b, g| {
             dispatch::invert(b, g, params, &src, &mut x, &monitor)?

@@ -8,8 +8,8 @@ use super::context::{Context, ContextInner};
 use super::params::{GaugeParams, Verbosity};
 use crate::error::{Error, Result};
 use crate::field::GaugeField;
-use crate::layout::{self, HostGauge, HostReals};
 use crate::lattice::{Lattice, Parity};
+use crate::layout::{self, HostGauge, HostReals};
 
 /// A gauge field loaded into a context.
 pub struct Gauge {
@@ -91,7 +91,10 @@ fn check_su3(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Resu
     if dev > tol {
         let lat = field.lattice();
         let site = i / 4;
-        let (p, cb) = (Parity::from_index(site / lat.half_volume()), site % lat.half_volume());
+        let (p, cb) = (
+            Parity::from_index(site / lat.half_volume()),
+            site % lat.half_volume(),
+        );
         return Err(Error::InvalidArgument(format!(
             "gauge link U_{}(x = {:?}) is not in SU(3): deviation {dev:.3e} > tolerance {tol:.1e}",
             i % 4,

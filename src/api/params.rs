@@ -235,7 +235,10 @@ impl InvertParams {
             )));
         }
         if !self.mass.is_finite() {
-            return Err(Error::InvalidArgument(format!("mass = {}: not finite", self.mass)));
+            return Err(Error::InvalidArgument(format!(
+                "mass = {}: not finite",
+                self.mass
+            )));
         }
         storage_supported("precision", self.precision)
     }
@@ -250,7 +253,9 @@ impl InvertParams {
             )));
         }
         if self.maxiter == 0 {
-            return Err(Error::InvalidArgument("maxiter = 0: must be positive".into()));
+            return Err(Error::InvalidArgument(
+                "maxiter = 0: must be positive".into(),
+            ));
         }
         if !(self.reliable_delta.is_finite()
             && self.reliable_delta > 0.0

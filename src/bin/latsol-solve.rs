@@ -13,8 +13,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use latsol::api::*;
-use latsol::layout::{self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::lattice::Lattice;
+use latsol::layout::{
+    self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut,
+};
 use latsol::precision::{Precision, TBoundary};
 use latsol::random;
 
@@ -64,7 +66,11 @@ fn parse() -> Result<Options, String> {
                 }
             }
             "--dims" => {
-                let d: Vec<usize> = val.split(',').map(|s| s.parse()).collect::<Result<_, _>>().map_err(|_| bad())?;
+                let d: Vec<usize> = val
+                    .split(',')
+                    .map(|s| s.parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| bad())?;
                 o.dims = Some(d.try_into().map_err(|_| bad())?);
             }
             "--field" => o.field = val.clone(),
@@ -122,7 +128,11 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
     };
     // Hand the field over as a host program would: MILC order, double.
     let mut milc = vec![0.0f64; lat.volume() * 4 * 18];
-    layout::gauge::export(&field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)])?;
+    layout::gauge::export(
+        &field,
+        GaugeOrder::Milc,
+        &mut [HostRealsMut::F64(&mut milc)],
+    )?;
     let gauge = ctx.load_gauge(
         &GaugeParams {
             dims,
@@ -161,7 +171,12 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
         progress_every: o.every,
         ..Default::default()
     };
-    let r = ctx.invert(&gauge, &params, HostReals::F64(&source), HostRealsMut::F64(&mut solution))?;
+    let r = ctx.invert(
+        &gauge,
+        &params,
+        HostReals::F64(&source),
+        HostRealsMut::F64(&mut solution),
+    )?;
     println!(
         "summary: backend {} | lattice {}x{}x{}x{} | {:?} {:?} {:?} | iterations {} | true residual {:.3e} | \
          {:.3} s | {:.2} Gflops | {}",
@@ -189,7 +204,16 @@ fn main() -> ExitCode {
             if !msg.is_empty() {
                 eprintln!("latsol-solve: {msg}");
             }
-            eprintln!("{}", include_str!("latsol-solve.rs").lines().skip(6).take(4).map(|l| l.trim_start_matches("//! ")).collect::<Vec<_>>().join("\n"));
+            eprintln!(
+                "{}",
+                include_str!("latsol-solve.rs")
+                    .lines()
+                    .skip(6)
+                    .take(4)
+                    .map(|l| l.trim_start_matches("//! "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
             return ExitCode::from(2);
         }
     };

@@ -77,7 +77,8 @@ impl<'a, B: Backend> WilsonEvenOdd<'a, B> {
         parity: Parity,
         precision: Precision,
     ) -> Result<Self> {
-        let tmp = backend.alloc_spinor(gauge.lattice(), Subset::Single(parity.other()), precision)?;
+        let tmp =
+            backend.alloc_spinor(gauge.lattice(), Subset::Single(parity.other()), precision)?;
         Ok(WilsonEvenOdd {
             backend,
             gauge,

@@ -31,7 +31,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
 ) -> Result<SolverStats> {
     let (lat, subset, prec) = (a.lattice().clone(), a.subset(), a.precision());
     let alloc = || backend.alloc_spinor(&lat, subset, prec);
-    let (mut r, mut r_hat, mut p, mut v, mut t) = (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
+    let (mut r, mut r_hat, mut p, mut v, mut t) =
+        (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;
@@ -105,7 +106,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         a.apply(&mut t, &r)?;
         stats.matvecs += 1;
         let (ts, tt) = backend.cdot_norm2(&t, &r)?;
-        if !(tt > 0.0) || ts.norm() == 0.0 {
+        if tt.is_nan() || tt <= 0.0 || ts.norm() == 0.0 {
             return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
         }
         omega = ts / tt;

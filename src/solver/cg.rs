@@ -56,7 +56,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         a.apply(&mut ap, &p)?;
         stats.matvecs += 1;
         let pap = backend.cdot(&p, &ap)?.re;
-        if !(pap > 0.0) {
+        if pap.is_nan() || pap <= 0.0 {
             return Err(Error::Breakdown(format!(
                 "CG: (p, A p) = {pap:e} at iteration {k}: the operator is not positive definite"
             )));

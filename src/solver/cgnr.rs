@@ -56,7 +56,7 @@ pub fn solve<B: Backend, D: DiracOperator<B>>(
         }
         m.apply(&mut q, &p, false)?;
         let qq = backend.norm2(&q)?;
-        if !(qq > 0.0) {
+        if qq.is_nan() || qq <= 0.0 {
             return Err(Error::Breakdown(format!(
                 "CGNR: ‖M p‖² = {qq:e} at iteration {k}"
             )));

@@ -68,14 +68,8 @@ pub(crate) fn true_residual<B: Backend, A: LinearOperator<B>>(
     backend.xmy_norm2(b, r)
 }
 
-pub(crate) fn report(
-    monitor: &dyn Monitor,
-    params: &SolverParams,
-    name: &str,
-    k: usize,
-    rel: f64,
-) {
-    if params.progress_every > 0 && k % params.progress_every == 0 {
+pub(crate) fn report(monitor: &dyn Monitor, params: &SolverParams, name: &str, k: usize, rel: f64) {
+    if params.progress_every > 0 && k.is_multiple_of(params.progress_every) {
         monitor.progress(name, k, rel);
     }
 }

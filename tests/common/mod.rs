@@ -26,10 +26,16 @@ pub fn apply_m(
     psi: &HostSpinor,
     dagger: bool,
 ) -> HostSpinor {
-    let gauge = b.upload_gauge(g, bc, Precision::Double, Reconstruct::Full18).unwrap();
+    let gauge = b
+        .upload_gauge(g, bc, Precision::Double, Reconstruct::Full18)
+        .unwrap();
     let lat = g.lattice().clone();
-    let mut i = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
-    let mut o = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    let mut i = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
+    let mut o = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
     b.upload_spinor(&mut i, psi).unwrap();
     WilsonFull::new(b, &gauge, kappa, Precision::Double)
         .apply(&mut o, &i, dagger)
@@ -41,13 +47,20 @@ pub fn apply_m(
 
 /// The hopping term `D ψ` on the full lattice.
 pub fn apply_dslash(b: &CpuBackend, g: &GaugeField, bc: TBoundary, psi: &HostSpinor) -> HostSpinor {
-    let gauge = b.upload_gauge(g, bc, Precision::Double, Reconstruct::Full18).unwrap();
+    let gauge = b
+        .upload_gauge(g, bc, Precision::Double, Reconstruct::Full18)
+        .unwrap();
     let lat = g.lattice().clone();
-    let mut i = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
-    let mut o = b.alloc_spinor(&lat, Subset::Full, Precision::Double).unwrap();
+    let mut i = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
+    let mut o = b
+        .alloc_spinor(&lat, Subset::Full, Precision::Double)
+        .unwrap();
     b.upload_spinor(&mut i, psi).unwrap();
     for p in [Parity::Even, Parity::Odd] {
-        b.wilson_dslash(&mut o, p, &gauge, &i, false, 1.0, None).unwrap();
+        b.wilson_dslash(&mut o, p, &gauge, &i, false, 1.0, None)
+            .unwrap();
     }
     let mut out = HostSpinor::zeros(lat, Subset::Full);
     b.download_spinor(&o, &mut out).unwrap();
@@ -56,7 +69,11 @@ pub fn apply_dslash(b: &CpuBackend, g: &GaugeField, bc: TBoundary, psi: &HostSpi
 
 /// `⟨a, b⟩ = Σ a* b`.
 pub fn dot(a: &HostSpinor, b: &HostSpinor) -> C64 {
-    a.data().iter().zip(b.data()).map(|(x, y)| x.conj() * y).sum()
+    a.data()
+        .iter()
+        .zip(b.data())
+        .map(|(x, y)| x.conj() * y)
+        .sum()
 }
 
 /// `‖a − b‖ / ‖b‖`.

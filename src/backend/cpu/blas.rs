@@ -30,7 +30,11 @@ fn ordered_sum<T: Copy + std::iter::Sum<T>>(parts: Vec<T>) -> T {
 pub fn convert<A: Real, B: Real>(dst: &mut [B], src: &[A]) {
     dst.par_chunks_mut(CHUNK)
         .zip(src.par_chunks(CHUNK))
-        .for_each(|(d, s)| d.iter_mut().zip(s).for_each(|(d, s)| *d = B::from_f64(s.to_f64())));
+        .for_each(|(d, s)| {
+            d.iter_mut()
+                .zip(s)
+                .for_each(|(d, s)| *d = B::from_f64(s.to_f64()))
+        });
 }
 
 pub fn fill_zero<R: Real>(x: &mut [R]) {
@@ -46,11 +50,13 @@ pub fn scale<R: Real>(a: f64, x: &mut [R]) {
 
 /// `y = f(x, y)` element by element on reals.
 pub fn map_real<R: Real>(x: &[R], y: &mut [R], f: impl Fn(f64, f64) -> f64 + Sync) {
-    y.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(yc, xc)| {
-        for (yv, xv) in yc.iter_mut().zip(xc) {
-            *yv = R::from_f64(f(xv.to_f64(), yv.to_f64()));
-        }
-    });
+    y.par_chunks_mut(CHUNK)
+        .zip(x.par_chunks(CHUNK))
+        .for_each(|(yc, xc)| {
+            for (yv, xv) in yc.iter_mut().zip(xc) {
+                *yv = R::from_f64(f(xv.to_f64(), yv.to_f64()));
+            }
+        });
 }
 
 /// `y = a x + y` then `‖y‖²`.

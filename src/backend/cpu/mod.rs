@@ -106,7 +106,10 @@ macro_rules! same_precision {
         match (&$x.data, &$y.data) {
             (Data::F64($x), Data::F64($y)) => Ok($body),
             (Data::F32($x), Data::F32($y)) => Ok($body),
-            _ => Err(Error::Internal(format!("{}: fields of different precisions", $op))),
+            _ => Err(Error::Internal(format!(
+                "{}: fields of different precisions",
+                $op
+            ))),
         }
     };
 }
@@ -117,7 +120,10 @@ macro_rules! same_precision_mut {
         match (&$x.data, &mut $y.data) {
             (Data::F64($x), Data::F64($y)) => Ok($body),
             (Data::F32($x), Data::F32($y)) => Ok($body),
-            _ => Err(Error::Internal(format!("{}: fields of different precisions", $op))),
+            _ => Err(Error::Internal(format!(
+                "{}: fields of different precisions",
+                $op
+            ))),
         }
     };
 }
@@ -187,7 +193,10 @@ impl Backend for CpuBackend {
             Precision::Single => Data::F32(reals.iter().map(|&v| v as f32).collect()),
             p => return Err(unsupported_precision("gauge", p)),
         };
-        Ok(CpuGauge { lattice: lat, links })
+        Ok(CpuGauge {
+            lattice: lat,
+            links,
+        })
     }
 
     fn alloc_spinor(
@@ -197,8 +206,8 @@ impl Backend for CpuBackend {
         precision: Precision,
     ) -> Result<CpuSpinor> {
         let len = lattice.sites(subset) * SPINOR_REALS;
-        let data =
-            Data::zeros(precision, len).ok_or_else(|| unsupported_precision("spinor", precision))?;
+        let data = Data::zeros(precision, len)
+            .ok_or_else(|| unsupported_precision("spinor", precision))?;
         Ok(CpuSpinor {
             lattice: lattice.clone(),
             subset,
@@ -259,12 +268,22 @@ impl Backend for CpuBackend {
 
     fn axpy(&self, a: f64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<()> {
         check_same("axpy", x, y)?;
-        same_precision_mut!("axpy", x, y, self.pool.install(|| blas::map_real(x, y, |x, y| a * x + y)))
+        same_precision_mut!(
+            "axpy",
+            x,
+            y,
+            self.pool.install(|| blas::map_real(x, y, |x, y| a * x + y))
+        )
     }
 
     fn xpay(&self, x: &CpuSpinor, a: f64, y: &mut CpuSpinor) -> Result<()> {
         check_same("xpay", x, y)?;
-        same_precision_mut!("xpay", x, y, self.pool.install(|| blas::map_real(x, y, |x, y| x + a * y)))
+        same_precision_mut!(
+            "xpay",
+            x,
+            y,
+            self.pool.install(|| blas::map_real(x, y, |x, y| x + a * y))
+        )
     }
 
     fn axpby(&self, a: f64, x: &CpuSpinor, b: f64, y: &mut CpuSpinor) -> Result<()> {
@@ -273,7 +292,8 @@ impl Backend for CpuBackend {
             "axpby",
             x,
             y,
-            self.pool.install(|| blas::map_real(x, y, |x, y| a * x + b * y))
+            self.pool
+                .install(|| blas::map_real(x, y, |x, y| a * x + b * y))
         )
     }
 
@@ -301,7 +321,11 @@ impl Backend for CpuBackend {
             (Data::F32(x), Data::F32(y), Data::F32(z)) => {
                 self.pool.install(|| blas::cxpaypbz(x, a, y, b, z))
             }
-            _ => return Err(Error::Internal("cxpaypbz: fields of different precisions".into())),
+            _ => {
+                return Err(Error::Internal(
+                    "cxpaypbz: fields of different precisions".into(),
+                ))
+            }
         }
         Ok(())
     }
@@ -319,22 +343,42 @@ impl Backend for CpuBackend {
 
     fn cdot_norm2(&self, x: &CpuSpinor, y: &CpuSpinor) -> Result<(C64, f64)> {
         check_same("cdot_norm2", x, y)?;
-        same_precision!("cdot_norm2", x, y, self.pool.install(|| blas::cdot_norm2(x, y)))
+        same_precision!(
+            "cdot_norm2",
+            x,
+            y,
+            self.pool.install(|| blas::cdot_norm2(x, y))
+        )
     }
 
     fn axpy_norm2(&self, a: f64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("axpy_norm2", x, y)?;
-        same_precision_mut!("axpy_norm2", x, y, self.pool.install(|| blas::axpy_norm2(a, x, y)))
+        same_precision_mut!(
+            "axpy_norm2",
+            x,
+            y,
+            self.pool.install(|| blas::axpy_norm2(a, x, y))
+        )
     }
 
     fn caxpy_norm2(&self, a: C64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("caxpy_norm2", x, y)?;
-        same_precision_mut!("caxpy_norm2", x, y, self.pool.install(|| blas::caxpy_norm2(a, x, y)))
+        same_precision_mut!(
+            "caxpy_norm2",
+            x,
+            y,
+            self.pool.install(|| blas::caxpy_norm2(a, x, y))
+        )
     }
 
     fn xmy_norm2(&self, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("xmy_norm2", x, y)?;
-        same_precision_mut!("xmy_norm2", x, y, self.pool.install(|| blas::xmy_norm2(x, y)))
+        same_precision_mut!(
+            "xmy_norm2",
+            x,
+            y,
+            self.pool.install(|| blas::xmy_norm2(x, y))
+        )
     }
 
     fn wilson_dslash(
@@ -349,7 +393,9 @@ impl Backend for CpuBackend {
     ) -> Result<()> {
         let lat = gauge.lattice.clone();
         if out.lattice != lat || inp.lattice != lat || x.is_some_and(|x| x.lattice != lat) {
-            return Err(Error::Internal("dslash: fields on different lattices".into()));
+            return Err(Error::Internal(
+                "dslash: fields on different lattices".into(),
+            ));
         }
         let vh = lat.half_volume();
         let (os, is, xs) = (out.subset, inp.subset, x.map(|x| x.subset));
@@ -382,14 +428,23 @@ impl Backend for CpuBackend {
             (Data::F32(o), Data::F32(i), Some(Data::F32(xv))) => {
                 with_gauge!(o, i, Some(xv.as_slice()))
             }
-            _ => return Err(Error::Internal("dslash: fields of different precisions".into())),
+            _ => {
+                return Err(Error::Internal(
+                    "dslash: fields of different precisions".into(),
+                ))
+            }
         }
         Ok(())
     }
 
     fn gamma5(&self, out: &mut CpuSpinor, inp: &CpuSpinor) -> Result<()> {
         check_same("gamma5", inp, out)?;
-        same_precision_mut!("gamma5", inp, out, self.pool.install(|| blas::gamma5(out, inp)))
+        same_precision_mut!(
+            "gamma5",
+            inp,
+            out,
+            self.pool.install(|| blas::gamma5(out, inp))
+        )
     }
 }
 

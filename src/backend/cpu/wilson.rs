@@ -82,7 +82,10 @@ fn project<const MU: usize>(s: f64, psi: &Spinor) -> HalfSpinor {
     }
     let t = i_sigma(mu + 1, &psi[2], &psi[3]);
     let sc = C64::new(s, 0.0);
-    [add(&psi[0], &scale(sc, &t[0])), add(&psi[1], &scale(sc, &t[1]))]
+    [
+        add(&psi[0], &scale(sc, &t[0])),
+        add(&psi[1], &scale(sc, &t[1])),
+    ]
 }
 
 /// Adds the full spinor rebuilt from the half spinor `h` of `(1 + s γ_μ)`.

@@ -1,0 +1,203 @@
+//! Launch geometry and the block-size tuner: on the first launch of a
+//! kernel at a given number of threads, a few block sizes are timed with
+//! CUDA events and the fastest is kept, in memory and in the disk cache
+//! (`tune-<device>.txt`), so later starts launch at once. Reductions are not
+//! tuned: their geometry fixes the order of summation (blas.rs).
+//!
+//! `LATSOL_TUNE=0` turns tuning off (the default block is used).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use super::cache::{format_tune_table, parse_tune_table, write_atomic};
+use super::modules::Kernel;
+use super::device_err;
+use crate::error::Result;
+
+/// Block sizes tried, a subset of those the kernel accepts.
+pub const CANDIDATES: &[u32] = &[64, 128, 192, 256, 384, 512, 768, 1024];
+
+/// Launches per timed candidate (after one warm-up launch).
+const TIMED_LAUNCHES: usize = 4;
+
+/// Blocks needed to cover `threads` threads.
+pub fn grid_for(threads: usize, block: u32) -> Result<u32> {
+    let g = threads.div_ceil(block as usize);
+    u32::try_from(g.max(1)).map_err(|_| {
+        crate::error::Error::Unsupported(format!("{threads} threads exceed one launch's grid"))
+    })
+}
+
+/// The block sizes worth timing for a kernel that accepts `max_block`
+/// threads per block and runs `threads` threads in all (blocks much larger
+/// than the work are pointless).
+pub fn candidates(max_block: u32, threads: usize) -> Vec<u32> {
+    let mut c: Vec<u32> = CANDIDATES
+        .iter()
+        .copied()
+        .filter(|&b| b <= max_block && (b as usize) < 2 * threads.max(32))
+        .collect();
+    if c.is_empty() {
+        c.push(CANDIDATES[0].min(max_block));
+    }
+    c
+}
+
+/// The key of a tuned entry: new kernel code or another size retunes.
+pub fn tune_key(kernel: &Kernel, threads: usize) -> String {
+    format!("{}:{}:{}", kernel.module_key, kernel.name, threads)
+}
+
+/// Tuned block sizes, shared by all launches of one backend.
+pub struct Tuner {
+    table: Mutex<BTreeMap<String, u32>>,
+    path: Option<PathBuf>,
+    enabled: bool,
+}
+
+impl Tuner {
+    /// Reads the table at `path`, if any.
+    pub fn new(path: Option<PathBuf>) -> Tuner {
+        let enabled = std::env::var("LATSOL_TUNE").map(|v| v != "0").unwrap_or(true);
+        let table = path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|t| parse_tune_table(&t))
+            .unwrap_or_default();
+        Tuner {
+            table: Mutex::new(table),
+            path,
+            enabled,
+        }
+    }
+
+    /// Entries known (for reports).
+    pub fn len(&self) -> usize {
+        self.table.lock().map(|t| t.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The block size for `key`: the stored one, else the fastest of
+    /// `cands` as timed by `time` (milliseconds per launch), else `default`.
+    pub fn block(
+        &self,
+        key: &str,
+        default: u32,
+        cands: &[u32],
+        mut time: impl FnMut(u32) -> Result<f32>,
+    ) -> Result<u32> {
+        if let Some(&b) = self.table.lock().expect("tune table poisoned").get(key) {
+            if cands.contains(&b) || !self.enabled {
+                return Ok(b);
+            }
+        }
+        if !self.enabled {
+            return Ok(default);
+        }
+        let mut best: Option<(f32, u32)> = None;
+        for &b in cands {
+            // A candidate the kernel cannot run (resources) is skipped.
+            if let Ok(t) = time(b) {
+                if best.is_none_or(|(bt, _)| t < bt) {
+                    best = Some((t, b));
+                }
+            }
+        }
+        let block = best.map(|(_, b)| b).unwrap_or(default);
+        let text = {
+            let mut table = self.table.lock().expect("tune table poisoned");
+            table.insert(key.to_string(), block);
+            format_tune_table(&table)
+        };
+        if let Some(p) = &self.path {
+            // A table that cannot be written only means tuning again later.
+            let _ = write_atomic(p, text.as_bytes());
+        }
+        Ok(block)
+    }
+}
+
+/// Launches `kernel` with one by-value parameter struct.
+pub fn launch<P: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    kernel: &Kernel,
+    grid: u32,
+    block: u32,
+    params: &P,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: every kernel of kernels/ takes exactly one parameter struct
+    // whose layout `P` mirrors (checked by static_asserts on the C side and
+    // size tests here); the pointers in it are live device allocations.
+    unsafe { stream.launch_builder(&kernel.func).arg(params).launch(cfg) }
+        .map_err(device_err(&format!("launch of {}", kernel.name)))?;
+    Ok(())
+}
+
+/// Milliseconds per launch of `run`, timed with events after a warm-up.
+pub fn time_launches(stream: &Arc<CudaStream>, mut run: impl FnMut() -> Result<()>) -> Result<f32> {
+    let ctx = stream.context();
+    let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+    let (start, end) = (ev().map_err(device_err("event"))?, ev().map_err(device_err("event"))?);
+    run()?;
+    start.record(stream).map_err(device_err("event record"))?;
+    for _ in 0..TIMED_LAUNCHES {
+        run()?;
+    }
+    end.record(stream).map_err(device_err("event record"))?;
+    let ms = start.elapsed_ms(&end).map_err(device_err("event timing"))?;
+    Ok(ms / TIMED_LAUNCHES as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_covers_every_thread() {
+        assert_eq!(grid_for(1000, 128).unwrap(), 8);
+        assert_eq!(grid_for(1024, 128).unwrap(), 8);
+        assert_eq!(grid_for(1025, 128).unwrap(), 9);
+        assert_eq!(grid_for(0, 128).unwrap(), 1);
+        for threads in [1usize, 31, 4096, 1 << 20] {
+            for b in CANDIDATES {
+                let g = grid_for(threads, *b).unwrap() as usize;
+                assert!(g * (*b as usize) >= threads && (g - 1) * (*b as usize) < threads.max(1));
+            }
+        }
+        assert!(grid_for(usize::MAX / 2, 64).is_err());
+    }
+
+    #[test]
+    fn candidates_respect_the_kernel_limit_and_the_size() {
+        assert_eq!(candidates(256, 1 << 20), vec![64, 128, 192, 256]);
+        assert_eq!(candidates(1024, 100), vec![64, 128, 192]);
+        assert_eq!(candidates(1024, 1), vec![64]);
+        assert_eq!(candidates(32, 1 << 20), vec![32]);
+    }
+
+    #[test]
+    fn stored_entries_are_used_without_timing() {
+        let t = Tuner {
+            table: Mutex::new(BTreeMap::from([("k".to_string(), 192)])),
+            path: None,
+            enabled: true,
+        };
+        let b = t.block("k", 128, &[64, 192], |_| panic!("must not time")).unwrap();
+        assert_eq!(b, 192);
+        let b = t.block("new", 128, &[64, 256], |b| Ok(if b == 256 { 1.0 } else { 2.0 })).unwrap();
+        assert_eq!(b, 256);
+        assert_eq!(t.len(), 2);
+    }
+}
