@@ -67,13 +67,25 @@ template <typename T> __device__ __forceinline__ cplx<T> cjmadd(cplx<T> a, cplx<
 // (L1 and L2 keep them). Links and outputs are touched once: streaming
 // ("evict first") so that they do not push the reused spinors out of L2.
 
-__device__ __forceinline__ double2 ld_reuse(const double2 *p) { return __ldg(p); }
-__device__ __forceinline__ float4 ld_reuse(const float4 *p) { return __ldg(p); }
-__device__ __forceinline__ double2 ld_stream(const double2 *p) { return __ldcs(p); }
-__device__ __forceinline__ float2 ld_stream(const float2 *p) { return __ldcs(p); }
-__device__ __forceinline__ float4 ld_stream(const float4 *p) { return __ldcs(p); }
-__device__ __forceinline__ void st_stream(double2 *p, double2 v) { __stcs(p, v); }
-__device__ __forceinline__ void st_stream(float4 *p, float4 v) { __stcs(p, v); }
+// LATSOL_NO_STREAM_HINTS (an experiment switch) makes them ordinary accesses.
+#ifdef LATSOL_NO_STREAM_HINTS
+#define LATSOL_LDS __ldg
+#define LATSOL_STS(p, v) (*(p) = (v))
+#else
+#define LATSOL_LDS __ldcs
+#define LATSOL_STS __stcs
+#endif
+// LATSOL_LDR (an experiment switch) replaces the read-only load of reused data.
+#ifndef LATSOL_LDR
+#define LATSOL_LDR __ldg
+#endif
+__device__ __forceinline__ double2 ld_reuse(const double2 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ float4 ld_reuse(const float4 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ double2 ld_stream(const double2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ float2 ld_stream(const float2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ float4 ld_stream(const float4 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ void st_stream(double2 *p, double2 v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ void st_stream(float4 *p, float4 v) { LATSOL_STS(p, v); }
 
 // ---- spinor accessors -----------------------------------------------------
 

@@ -156,8 +156,16 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   SpinorSoA<F>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
 }
 
+// LATSOL_DSLASH_BOUNDS="threads,min_blocks" (an experiment switch) caps the
+// registers through __launch_bounds__; by default the compiler chooses.
+#ifdef LATSOL_DSLASH_BOUNDS
+#define LATSOL_BOUNDS __launch_bounds__(LATSOL_DSLASH_BOUNDS)
+#else
+#define LATSOL_BOUNDS
+#endif
+
 #define LATSOL_DSLASH(name, F, dagger, xpay) \
-  extern "C" __global__ void name(const DslashParams P) { wilson_dslash<F, dagger, xpay>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<F, dagger, xpay>(P); }
 
 LATSOL_DSLASH(wilson_dslash_f64_r18, double, false, false)
 LATSOL_DSLASH(wilson_dslash_f64_r18_dag, double, true, false)

@@ -13,8 +13,11 @@ cargo clippy --all-targets --release -- -D warnings
 
 if [ -d kernels ] && [ -f .ci/compile_kernels.py ]; then
   echo "== kernels → PTX (NVRTC from the nvidia-cuda-nvrtc-cu12 wheel)"
+  # The wheel goes into .whl/ (ignored by git), not the system's Python.
+  export PYTHONPATH="$PWD/.whl${PYTHONPATH:+:$PYTHONPATH}"
   if ! python3 -c "import nvidia.cuda_nvrtc" 2>/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-nvrtc-cu12
+    python3 -m pip install --quiet --disable-pip-version-check --target .whl \
+      nvidia-cuda-nvrtc-cu12
   fi
   python3 .ci/compile_kernels.py
 fi

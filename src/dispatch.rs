@@ -6,29 +6,79 @@
 //! `x_p̄ = b_p̄ + κ D_{p̄ p} x_p` (CONVENTIONS.md, "Even-odd"). Since
 //! `b − M x` then vanishes on p̄, the full residual equals the Schur one, and
 //! the Schur tolerance is scaled by `‖b‖/‖b̂‖` so that the caller's
-//! tolerance holds for the full system. The true residual is recomputed on
-//! the full system afterwards; if rounding left it above the tolerance, the
-//! solve continues from its answer with a tighter inner tolerance.
+//! tolerance holds for the full system. CG, and any solver asked for the
+//! normal operator, iterates on `M†M x = M† b`. The true residual is
+//! recomputed on the full system afterwards; if it misses the tolerance
+//! (rounding, or the normal equations' weaker criterion) the solve goes on
+//! from its answer with a tighter inner tolerance.
+//!
+//! Mixed precision (`precision_sloppy` coarser than `precision`): the same
+//! systems, with reliable updates (BiCGstab; stabilised CG) or defect
+//! correction around a sloppy solver.
 
 use std::time::Instant;
 
-use crate::api::params::{InvertParams, InvertResult, MatPc, OperatorKind, SolveType, SolverType};
-use crate::backend::{Backend, SpinorField};
+use crate::api::params::{
+    InvertParams, InvertResult, MatPc, MixedScheme, OperatorKind, SolveType, SolverType,
+};
+use crate::backend::Backend;
 use crate::dirac::wilson::{WilsonEvenOdd, WilsonFull};
-use crate::dirac::{DiracOperator, Direct, Normal};
+use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
 use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::{Parity, Subset};
-use crate::solver::{bicgstab, cgnr, Monitor, SolverParams, SolverStats};
+use crate::precision::Precision;
+use crate::solver::{
+    bicgstab, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, MixedParams, Monitor,
+    SolverParams, SolverStats,
+};
 
 /// Passes over the full system before giving up on the true residual.
 const MAX_REFINEMENTS: usize = 4;
 
+/// The parity a preconditioned solve lives on.
+pub fn matpc_parity(matpc: MatPc) -> Parity {
+    match matpc {
+        MatPc::EvenEven | MatPc::EvenEvenAsymmetric => Parity::Even,
+        MatPc::OddOdd | MatPc::OddOddAsymmetric => Parity::Odd,
+    }
+}
+
+/// The system a solve iterates on.
+#[derive(Clone, Copy)]
+enum System {
+    Full,
+    EvenOdd(Parity),
+}
+
+fn system_of(params: &InvertParams) -> System {
+    match params.solve_type {
+        SolveType::Direct | SolveType::NormOp => System::Full,
+        SolveType::DirectPc | SolveType::NormOpPc => System::EvenOdd(matpc_parity(params.matpc)),
+    }
+}
+
+/// The Dirac matrix of a system in one precision.
+fn dirac<'a, B: Backend>(
+    backend: &'a B,
+    gauge: &'a B::Gauge,
+    kappa: f64,
+    precision: Precision,
+    system: System,
+) -> Result<Box<dyn DiracOperator<B> + 'a>> {
+    Ok(match system {
+        System::Full => Box::new(WilsonFull::new(backend, gauge, kappa, precision)),
+        System::EvenOdd(p) => Box::new(WilsonEvenOdd::new(backend, gauge, kappa, p, precision)?),
+    })
+}
+
 /// Solves `M x = b`; `x` holds the initial guess (zero if none) on entry and
 /// the solution on exit, in the caller's normalization (host canonical).
+/// `gauge_sloppy` is used when `precision_sloppy` differs from `precision`.
 pub fn invert<B: Backend>(
     backend: &B,
     gauge: &B::Gauge,
+    gauge_sloppy: &B::Gauge,
     params: &InvertParams,
     source: &HostSpinor,
     x: &mut HostSpinor,
@@ -38,6 +88,7 @@ pub fn invert<B: Backend>(
     let lat = source.lattice().clone();
     let prec = params.precision;
     let kappa = params.kappa;
+    let system = system_of(params);
 
     // The kappa-normalized source: M_mass x = b ⇔ (1 − κD) x = 2κ b.
     let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
@@ -47,40 +98,85 @@ pub fn invert<B: Backend>(
     }
     let b2 = backend.norm2(&b)?;
 
+    // The right-hand side of the iterated system and its tolerance.
+    let sub = match system {
+        System::Full => Subset::Full,
+        System::EvenOdd(p) => Subset::Single(p),
+    };
+    let mut rhs = backend.alloc_spinor(&lat, sub, prec)?;
+    match system {
+        System::Full => backend.copy(&mut rhs, &b)?,
+        // b̂_p = b_p + κ D_{p p̄} b_p̄
+        System::EvenOdd(p) => {
+            backend.wilson_dslash(&mut rhs, p, gauge, &b, false, kappa, Some(&b))?
+        }
+    }
+    let rhs2 = backend.norm2(&rhs)?;
+    let mut inner_tol = if rhs2 > 0.0 {
+        (params.tol * (b2 / rhs2).sqrt()).min(0.5)
+    } else {
+        params.tol
+    };
+
     let mut xd = backend.alloc_spinor(&lat, Subset::Full, prec)?;
+    let mut xs = backend.alloc_spinor(&lat, sub, prec)?;
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut full = WilsonFull::new(backend, gauge, kappa, prec);
 
     let mut total = SolverStats::default();
     let mut flops = 0.0;
-    let mut inner_tol = params.tol;
     let mut true_residual = f64::INFINITY;
     for pass in 0..MAX_REFINEMENTS {
         let left = params.maxiter.saturating_sub(total.iterations);
         if left == 0 {
             break;
         }
-        let solver_params = SolverParams {
+        // The current solution restricted to the iterated system.
+        match system {
+            System::Full => backend.upload_spinor(&mut xs, x)?,
+            System::EvenOdd(p) => backend.upload_spinor(&mut xs, &x.parity_part(p))?,
+        }
+        let mixed = MixedParams {
             tol: inner_tol,
             maxiter: left,
             progress_every: params.progress_every,
+            delta: params.reliable_delta,
+            tol_inner: params.tol_inner,
         };
-        let (stats, op_flops) = match params.solve_type {
-            SolveType::Direct | SolveType::NormOp => {
-                backend.upload_spinor(&mut xd, x)?;
-                let out = solve_full(backend, gauge, params, &mut xd, &b, &solver_params, monitor)?;
-                backend.download_spinor(&xd, x)?;
-                out
-            }
-            SolveType::DirectPc | SolveType::NormOpPc => {
-                solve_even_odd(backend, gauge, params, &b, b2, x, &solver_params, monitor)?
-            }
-        };
+        let (stats, op_flops) = solve_system(
+            backend,
+            gauge,
+            gauge_sloppy,
+            params,
+            system,
+            &mut xs,
+            &rhs,
+            &mixed,
+            monitor,
+        )?;
         total.iterations += stats.iterations;
         total.matvecs += stats.matvecs;
+        total.reliable_updates += stats.reliable_updates;
         total.restarts += stats.restarts + usize::from(pass > 0);
         total.iterated_residual = stats.iterated_residual;
         flops += op_flops * stats.matvecs as f64;
+
+        // Back to the full solution on the host.
+        match system {
+            System::Full => backend.download_spinor(&xs, x)?,
+            System::EvenOdd(p) => {
+                let q = p.other();
+                // x_p̄ = b_p̄ + κ D_{p̄ p} x_p
+                let mut xq = backend.alloc_spinor(&lat, Subset::Single(q), prec)?;
+                backend.wilson_dslash(&mut xq, q, gauge, &xs, false, kappa, Some(&b))?;
+                let mut host = HostSpinor::zeros(lat.clone(), Subset::Single(p));
+                backend.download_spinor(&xs, &mut host)?;
+                x.set_parity_part(p, &host);
+                let mut host = HostSpinor::zeros(lat.clone(), Subset::Single(q));
+                backend.download_spinor(&xq, &mut host)?;
+                x.set_parity_part(q, &host);
+            }
+        }
 
         // The true residual of the full kappa-normalized system.
         backend.upload_spinor(&mut xd, x)?;
@@ -107,123 +203,108 @@ pub fn invert<B: Backend>(
         },
         converged: true_residual <= params.tol,
         restarts: total.restarts,
+        reliable_updates: total.reliable_updates,
     })
 }
 
-/// Direct and normal-operator solves of the full system.
-fn solve_full<B: Backend>(
-    backend: &B,
-    gauge: &B::Gauge,
-    params: &InvertParams,
-    x: &mut B::Spinor,
-    b: &B::Spinor,
-    solver_params: &SolverParams,
-    monitor: &dyn Monitor,
-) -> Result<(SolverStats, f64)> {
-    let mut m = WilsonFull::new(backend, gauge, params.kappa, params.precision);
-    let flops = m.flops();
-    match (params.solver, params.solve_type) {
-        // CG on a non-Hermitian M is CG on the normal equations.
-        (SolverType::Cg, _) => Ok((
-            cgnr::solve(backend, &mut m, x, b, solver_params, monitor)?,
-            flops,
-        )),
-        (SolverType::BiCgStab, SolveType::NormOp) => {
-            let mut bn = backend.alloc_spinor(m.lattice(), Subset::Full, m.precision())?;
-            m.apply(&mut bn, b, true)?;
-            let mut a = Normal::new(backend, m)?;
-            let stats = bicgstab::solve(backend, &mut a, x, &bn, solver_params, monitor)?;
-            Ok((stats, 2.0 * flops))
-        }
-        (SolverType::BiCgStab, _) => {
-            let mut a = Direct(m);
-            Ok((
-                bicgstab::solve(backend, &mut a, x, b, solver_params, monitor)?,
-                flops,
-            ))
-        }
-    }
-}
-
-/// The parity a preconditioned solve lives on.
-pub fn matpc_parity(matpc: MatPc) -> Parity {
-    match matpc {
-        MatPc::EvenEven | MatPc::EvenEvenAsymmetric => Parity::Even,
-        MatPc::OddOdd | MatPc::OddOddAsymmetric => Parity::Odd,
-    }
-}
-
-/// Even-odd solve; `x` (host, full) carries the guess in and the answer out.
+/// One solve of the iterated system `A x = rhs` with the chosen solver and
+/// scheme; returns the statistics and the flops of one `A` application.
 #[allow(clippy::too_many_arguments)]
-fn solve_even_odd<B: Backend>(
+fn solve_system<B: Backend>(
     backend: &B,
     gauge: &B::Gauge,
+    gauge_sloppy: &B::Gauge,
     params: &InvertParams,
-    b: &B::Spinor,
-    b2: f64,
-    x: &mut HostSpinor,
-    solver_params: &SolverParams,
+    system: System,
+    x: &mut B::Spinor,
+    rhs: &B::Spinor,
+    mixed: &MixedParams,
     monitor: &dyn Monitor,
 ) -> Result<(SolverStats, f64)> {
-    let lat = x.lattice().clone();
-    let (p, q) = (
-        matpc_parity(params.matpc),
-        matpc_parity(params.matpc).other(),
-    );
-    let prec = params.precision;
-    let kappa = params.kappa;
-    let mut mhat = WilsonEvenOdd::new(backend, gauge, kappa, p, prec)?;
-    let flops = mhat.flops();
+    let (kappa, hi, lo) = (params.kappa, params.precision, params.precision_sloppy);
+    let mut m = dirac(backend, gauge, kappa, hi, system)?;
+    let lat = m.lattice().clone();
+    let flops = m.flops();
+    let normal = params.solver == SolverType::Cg
+        || matches!(params.solve_type, SolveType::NormOp | SolveType::NormOpPc);
+    let sp = mixed.progress();
 
-    // b̂_p = b_p + κ D_{p p̄} b_p̄
-    let mut b_hat = backend.alloc_spinor(&lat, Subset::Single(p), prec)?;
-    backend.wilson_dslash(&mut b_hat, p, gauge, b, false, kappa, Some(b))?;
-    let b_hat2 = backend.norm2(&b_hat)?;
-    let mut sp = *solver_params;
-    if b_hat2 > 0.0 {
-        sp.tol = (solver_params.tol * (b2 / b_hat2).sqrt()).min(0.5);
+    if lo == hi {
+        return match (params.solver, normal) {
+            // CG on a non-Hermitian M is CG on the normal equations (CGLS form).
+            (SolverType::Cg, _) => Ok((cgnr::solve(backend, &mut m, x, rhs, &sp, monitor)?, flops)),
+            (SolverType::BiCgStab, true) => {
+                let mut bn = backend.alloc_spinor(&lat, m.subset(), hi)?;
+                m.apply(&mut bn, rhs, true)?;
+                let mut a = Normal::new(backend, m)?;
+                Ok((
+                    bicgstab::solve(backend, &mut a, x, &bn, &sp, monitor)?,
+                    2.0 * flops,
+                ))
+            }
+            (SolverType::BiCgStab, false) => Ok((
+                bicgstab::solve(backend, &mut Direct(m), x, rhs, &sp, monitor)?,
+                flops,
+            )),
+        };
     }
 
-    let mut xp = backend.alloc_spinor(&lat, Subset::Single(p), prec)?;
-    backend.upload_spinor(&mut xp, &x.parity_part(p))?;
-    let stats = match (params.solver, params.solve_type) {
-        (SolverType::Cg, _) => cgnr::solve(backend, &mut mhat, &mut xp, &b_hat, &sp, monitor)?,
-        (SolverType::BiCgStab, SolveType::NormOpPc) => {
-            let mut bn = backend.alloc_spinor(&lat, Subset::Single(p), prec)?;
-            mhat.apply(&mut bn, &b_hat, true)?;
-            let mut a = Normal::new(backend, mhat)?;
-            let s = bicgstab::solve(backend, &mut a, &mut xp, &bn, &sp, monitor)?;
-            return finish_even_odd(backend, gauge, kappa, (p, q), b, &xp, x, (s, 2.0 * flops));
+    let m_lo = dirac(backend, gauge_sloppy, kappa, lo, system)?;
+    if normal {
+        let mut bn = backend.alloc_spinor(&lat, m.subset(), hi)?;
+        m.apply(&mut bn, rhs, true)?;
+        let mut a = Normal::new(backend, m)?;
+        let mut a_lo = Normal::new(backend, m_lo)?;
+        let stats = match (params.mixed, params.solver) {
+            (MixedScheme::ReliableUpdates, SolverType::Cg) => cg_reliable::solve(
+                backend,
+                &mut a,
+                &mut a_lo,
+                x,
+                &bn,
+                mixed,
+                params.cg_stabilised,
+                monitor,
+            )?,
+            (MixedScheme::ReliableUpdates, SolverType::BiCgStab) => {
+                bicgstab_reliable::solve(backend, &mut a, &mut a_lo, x, &bn, mixed, monitor)?
+            }
+            (MixedScheme::DefectCorrection, solver) => {
+                defect_correction::solve(backend, &mut a, lo, x, &bn, mixed, &mut |e, r, p| {
+                    inner_solve(backend, solver, &mut a_lo, e, r, p, monitor)
+                })?
+            }
+        };
+        return Ok((stats, 2.0 * flops));
+    }
+    let (mut a, mut a_lo) = (Direct(m), Direct(m_lo));
+    let stats = match params.mixed {
+        MixedScheme::ReliableUpdates => {
+            bicgstab_reliable::solve(backend, &mut a, &mut a_lo, x, rhs, mixed, monitor)?
         }
-        (SolverType::BiCgStab, _) => {
-            bicgstab::solve(backend, &mut Direct(mhat), &mut xp, &b_hat, &sp, monitor)?
+        MixedScheme::DefectCorrection => {
+            defect_correction::solve(backend, &mut a, lo, x, rhs, mixed, &mut |e, r, p| {
+                inner_solve(backend, SolverType::BiCgStab, &mut a_lo, e, r, p, monitor)
+            })?
         }
     };
-    finish_even_odd(backend, gauge, kappa, (p, q), b, &xp, x, (stats, flops))
+    Ok((stats, flops))
 }
 
-/// `x_p̄ = b_p̄ + κ D_{p̄ p} x_p`, and both halves into the host solution.
-#[allow(clippy::too_many_arguments)]
-fn finish_even_odd<B: Backend>(
+/// The sloppy inner solve of defect correction.
+fn inner_solve<B: Backend, A: LinearOperator<B>>(
     backend: &B,
-    gauge: &B::Gauge,
-    kappa: f64,
-    (p, q): (Parity, Parity),
-    b: &B::Spinor,
-    xp: &B::Spinor,
-    x: &mut HostSpinor,
-    out: (SolverStats, f64),
-) -> Result<(SolverStats, f64)> {
-    let lat = x.lattice().clone();
-    let mut xq = backend.alloc_spinor(&lat, Subset::Single(q), xp.precision())?;
-    backend.wilson_dslash(&mut xq, q, gauge, xp, false, kappa, Some(b))?;
-    let mut host = HostSpinor::zeros(lat.clone(), Subset::Single(p));
-    backend.download_spinor(xp, &mut host)?;
-    x.set_parity_part(p, &host);
-    let mut host = HostSpinor::zeros(lat, Subset::Single(q));
-    backend.download_spinor(&xq, &mut host)?;
-    x.set_parity_part(q, &host);
-    Ok(out)
+    solver: SolverType,
+    a: &mut A,
+    e: &mut B::Spinor,
+    r: &B::Spinor,
+    params: &SolverParams,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
+    match solver {
+        SolverType::Cg => cg::solve(backend, a, e, r, params, monitor),
+        SolverType::BiCgStab => bicgstab::solve(backend, a, e, r, params, monitor),
+    }
 }
 
 /// `out = op in` on full host fields, in the caller's normalization.

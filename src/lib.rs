@@ -11,12 +11,15 @@ pub mod backend;
 pub mod dirac;
 pub mod dispatch;
 pub mod error;
+pub mod ffi;
 pub mod field;
 pub mod gamma;
+pub mod gauge_gen;
 pub mod lattice;
 pub mod layout;
 pub mod precision;
 pub mod random;
+pub mod reconstruct;
 pub mod solver;
 pub mod su3;
 

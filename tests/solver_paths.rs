@@ -61,6 +61,7 @@ const PARAMS: SolverParams = SolverParams {
     tol: 1e-10,
     maxiter: 100,
     progress_every: 0,
+    confirm: true,
 };
 
 #[test]
@@ -142,6 +143,7 @@ fn cg_on_the_normal_operator_matches_cgnr() {
         tol: 1e-12,
         maxiter: 1000,
         progress_every: 0,
+        confirm: true,
     };
 
     // CGNR on M̂ x = rhs.

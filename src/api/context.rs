@@ -25,10 +25,11 @@ pub(crate) enum AnyBackend {
 /// Runs `$body` with `$b` bound to the concrete backend and `$g` to the
 /// gauge field stored for it.
 macro_rules! with_backend {
-    ($inner:expr, $store:expr, |$b:ident, $g:ident| $body:expr) => {
+    ($inner:expr, $gauge:expr, |$b:ident, $g:ident, $gs:ident| $body:expr) => {
         match &$inner.backend {
             AnyBackend::Cpu($b) => {
-                let $g = downcast::<CpuBackend>($store)?;
+                let $g = downcast::<CpuBackend>($gauge.storage())?;
+                let $gs = downcast::<CpuBackend>($gauge.storage_sloppy())?;
                 $body
             }
         }
@@ -69,13 +70,14 @@ impl ContextInner {
         field: &crate::field::GaugeField,
         params: &GaugeParams,
         precision: crate::precision::Precision,
+        reconstruct: crate::precision::Reconstruct,
     ) -> Result<Box<dyn Any + Send + Sync>> {
         match &self.backend {
             AnyBackend::Cpu(b) => Ok(Box::new(b.upload_gauge(
                 field,
                 params.t_boundary,
                 precision,
-                params.reconstruct,
+                reconstruct,
             )?)),
         }
     }
@@ -184,8 +186,8 @@ impl Context {
                 &format!("{solver}: iteration {k}, residual {res:.3e}"),
             );
         };
-        let result = with_backend!(inner, gauge.storage(), |b, g| {
-            dispatch::invert(b, g, params, &src, &mut x, &monitor)?
+        let result = with_backend!(inner, gauge, |b, g, gs| {
+            dispatch::invert(b, g, gs, params, &src, &mut x, &monitor)?
         });
         layout::spinor::export(&x, params.dirac_order, params.gamma_basis, solution)?;
         self.inner.log(
@@ -228,7 +230,7 @@ impl Context {
         )
         .map_err(|e| name_field(e, "input"))?;
         let mut res = HostSpinor::zeros(lat, Subset::Full);
-        with_backend!(self.inner, gauge.storage(), |b, g| {
+        with_backend!(self.inner, gauge, |b, g, _gs| {
             dispatch::apply(b, g, params, op, &inp, &mut res)?
         });
         layout::spinor::export(&res, params.dirac_order, params.gamma_basis, out)
@@ -240,11 +242,19 @@ impl Context {
                 "gauge: the field was loaded into another context".into(),
             ));
         }
-        if gauge.params().precision != params.precision {
+        let gp = gauge.params();
+        if gp.precision != params.precision {
             return Err(Error::InvalidArgument(format!(
                 "precision = {:?} but the gauge field was stored in {:?}",
-                params.precision,
-                gauge.params().precision
+                params.precision, gp.precision
+            )));
+        }
+        if params.precision_sloppy != params.precision
+            && gp.precision_sloppy != params.precision_sloppy
+        {
+            return Err(Error::InvalidArgument(format!(
+                "precision_sloppy = {:?} but the gauge field's sloppy copy is {:?}",
+                params.precision_sloppy, gp.precision_sloppy
             )));
         }
         Ok(())

@@ -18,6 +18,8 @@ pub struct Gauge {
     lattice: Arc<Lattice>,
     plaquette: [f64; 3],
     storage: Box<dyn Any + Send + Sync>,
+    /// The sloppy copy, when its precision or compression differs.
+    sloppy: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl Gauge {
@@ -38,7 +40,21 @@ impl Gauge {
         let field = layout::gauge::import(&lattice, host)?;
         check_su3(&field, params, host)?;
         let plaquette = field.plaquette();
-        let storage = ctx.inner.upload_gauge(&field, params, params.precision)?;
+        let storage =
+            ctx.inner
+                .upload_gauge(&field, params, params.precision, params.reconstruct)?;
+        let sloppy = if (params.precision_sloppy, params.reconstruct_sloppy)
+            != (params.precision, params.reconstruct)
+        {
+            Some(ctx.inner.upload_gauge(
+                &field,
+                params,
+                params.precision_sloppy,
+                params.reconstruct_sloppy,
+            )?)
+        } else {
+            None
+        };
         ctx.inner.log(
             Verbosity::Verbose,
             &format!(
@@ -52,6 +68,7 @@ impl Gauge {
             lattice,
             plaquette,
             storage,
+            sloppy,
         })
     }
 
@@ -71,6 +88,9 @@ impl Gauge {
     pub(crate) fn storage(&self) -> &(dyn Any + Send + Sync) {
         self.storage.as_ref()
     }
+    pub(crate) fn storage_sloppy(&self) -> &(dyn Any + Send + Sync) {
+        self.sloppy.as_deref().unwrap_or(self.storage.as_ref())
+    }
 }
 
 /// Refuses links that are not SU(3) within the tolerance.
@@ -81,8 +101,13 @@ fn check_su3(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Resu
             | HostGauge::CpsWilson(HostReals::F32(_))
             | HostGauge::Qdp([HostReals::F32(_), ..])
     );
+    // Compressed links are rebuilt assuming SU(3): the check is not optional.
+    let compressed = params.reconstruct != crate::precision::Reconstruct::Full18
+        || params.reconstruct_sloppy != crate::precision::Reconstruct::Full18;
     let tol = match params.su3_tolerance {
-        t if t < 0.0 => return Ok(()),
+        t if t < 0.0 && !compressed => return Ok(()),
+        t if t < 0.0 && single_host => 1e-5,
+        t if t < 0.0 => 1e-10,
         t if t > 0.0 => t,
         _ if single_host => 1e-5,
         _ => 1e-10,
@@ -96,9 +121,10 @@ fn check_su3(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Resu
             site % lat.half_volume(),
         );
         return Err(Error::InvalidArgument(format!(
-            "gauge link U_{}(x = {:?}) is not in SU(3): deviation {dev:.3e} > tolerance {tol:.1e}",
+            "gauge link U_{}(x = {:?}) is not in SU(3): deviation {dev:.3e} > tolerance {tol:.1e}{}",
             i % 4,
-            lat.coords(p, cb)
+            lat.coords(p, cb),
+            if compressed { " (reconstruct 12/8 needs SU(3) links)" } else { "" }
         )));
     }
     Ok(())

@@ -105,29 +105,29 @@ impl GaugeParams {
         if self.su3_tolerance.is_nan() {
             return Err(Error::InvalidArgument("su3_tolerance is NaN".into()));
         }
-        storage_supported("gauge precision", self.precision)?;
-        storage_supported("gauge precision_sloppy", self.precision_sloppy)?;
-        for (name, r) in [
-            ("reconstruct", self.reconstruct),
-            ("reconstruct_sloppy", self.reconstruct_sloppy),
-        ] {
-            if r != Reconstruct::Full18 {
-                return Err(Error::Unsupported(format!(
-                    "{name} = {r:?}: only 18 (no compression) is available in this version"
-                )));
-            }
+        if matches!(self.precision, Precision::Half | Precision::Quarter) {
+            return Err(Error::InvalidArgument(format!(
+                "gauge precision = {:?}: the precise gauge field must be double or single \
+                 (half and quarter are sloppy formats)",
+                self.precision
+            )));
+        }
+        if self.precision_sloppy.epsilon() < self.precision.epsilon() {
+            return Err(Error::InvalidArgument(format!(
+                "precision_sloppy = {:?} is more precise than precision = {:?}",
+                self.precision_sloppy, self.precision
+            )));
         }
         Ok(())
     }
 }
 
-/// Storage precisions available in this version (half and quarter come with
-/// mixed precision).
-fn storage_supported(name: &str, p: Precision) -> Result<()> {
+/// Precisions a solve may run its precise fields in.
+fn precise_supported(name: &str, p: Precision) -> Result<()> {
     match p {
         Precision::Double | Precision::Single => Ok(()),
-        _ => Err(Error::Unsupported(format!(
-            "{name} = {p:?}: double and single are available in this version"
+        _ => Err(Error::InvalidArgument(format!(
+            "{name} = {p:?}: the precise fields must be double or single"
         ))),
     }
 }
@@ -178,6 +178,17 @@ pub enum MatPc {
     OddOddAsymmetric,
 }
 
+/// How a solve with `precision_sloppy` ≠ `precision` keeps full accuracy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MixedScheme {
+    /// Reliable updates (seed clark2010 Algorithm 2), δ = `reliable_delta`;
+    /// CG with the stabilisations of seed clark2022 §3.1.
+    ReliableUpdates,
+    /// Defect correction (seed clark2010 Algorithm 1), inner tolerance
+    /// `tol_inner`.
+    DefectCorrection,
+}
+
 /// What `invert` and `apply` are asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct InvertParams {
@@ -194,7 +205,15 @@ pub struct InvertParams {
     pub maxiter: usize,
     pub reliable_delta: f64,
     pub precision: Precision,
+    /// The precision of the Krylov iteration; must match the gauge field's
+    /// `precision_sloppy`. Coarser than `precision`: a mixed solve.
     pub precision_sloppy: Precision,
+    pub mixed: MixedScheme,
+    /// Inner tolerance of defect correction.
+    pub tol_inner: f64,
+    /// CG with the three stabilisations of clark2022 §3.1 (mixed precision
+    /// only); false runs plain reliable-update CG.
+    pub cg_stabilised: bool,
     pub dirac_order: DiracOrder,
     pub gamma_basis: GammaBasis,
     pub use_initial_guess: bool,
@@ -217,6 +236,9 @@ impl Default for InvertParams {
             reliable_delta: 0.1,
             precision: Precision::Double,
             precision_sloppy: Precision::Double,
+            mixed: MixedScheme::ReliableUpdates,
+            tol_inner: 0.1,
+            cg_stabilised: true,
             dirac_order: DiracOrder::Dirac,
             gamma_basis: GammaBasis::DegrandRossi,
             use_initial_guess: false,
@@ -240,7 +262,7 @@ impl InvertParams {
                 self.mass
             )));
         }
-        storage_supported("precision", self.precision)
+        precise_supported("precision", self.precision)
     }
 
     /// Checks the whole set for a solve.
@@ -266,12 +288,26 @@ impl InvertParams {
                 self.reliable_delta
             )));
         }
-        storage_supported("precision_sloppy", self.precision_sloppy)?;
-        if self.precision_sloppy != self.precision {
-            return Err(Error::Unsupported(format!(
-                "precision_sloppy = {:?} with precision = {:?}: mixed-precision solves are not \
-                 available in this version",
+        if self.precision_sloppy.epsilon() < self.precision.epsilon() {
+            return Err(Error::InvalidArgument(format!(
+                "precision_sloppy = {:?} is more precise than precision = {:?}",
                 self.precision_sloppy, self.precision
+            )));
+        }
+        if !(self.tol_inner.is_finite() && self.tol_inner > 0.0 && self.tol_inner < 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "tol_inner = {}: must lie in (0, 1)",
+                self.tol_inner
+            )));
+        }
+        if self.mixed == MixedScheme::DefectCorrection
+            && self.tol_inner <= self.precision_sloppy.epsilon()
+        {
+            return Err(Error::InvalidArgument(format!(
+                "tol_inner = {:e} is below the epsilon of precision_sloppy = {:?} ({:e})",
+                self.tol_inner,
+                self.precision_sloppy,
+                self.precision_sloppy.epsilon()
             )));
         }
         Ok(())
@@ -312,6 +348,8 @@ pub struct InvertResult {
     /// Operator flops (1320 per site per hopping term, 48 per axpy) over time.
     pub gflops: f64,
     pub converged: bool,
-    /// Restarts from the true residual.
+    /// Restarts from the true residual (and defect-correction restarts).
     pub restarts: usize,
+    /// Residual replacements in high precision (mixed precision).
+    pub reliable_updates: usize,
 }

@@ -110,6 +110,13 @@ pub trait Backend: Send + Sync {
     fn caxpy_norm2(&self, a: C64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
     /// `y = x − y` then `‖y‖²`: the residual `r = b − A x` from `y = A x`.
     fn xmy_norm2(&self, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
+    /// `y' = y + a x`, then `(‖y'‖², Re⟨y', y' − y⟩)`: the residual update of
+    /// CG with the numerator of the Polak–Ribière β (clark2022 §3.1), using
+    /// `⟨y', y' − y⟩ = a ⟨y', x⟩`. Backends may fuse it into one pass.
+    fn axpy_norm2_pr(&self, a: f64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<(f64, f64)> {
+        let n = self.axpy_norm2(a, x, y)?;
+        Ok((n, a * self.cdot(y, x)?.re))
+    }
 
     // ---- operators ----------------------------------------------------------
 

@@ -4,10 +4,17 @@
 //! backend). On the GPU when there is one, else on the CPU.
 //!
 //! ```text
-//! latsol-solve [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--field smooth|hot|unit]
+//! latsol-solve [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--field smooth|hot|unit|PATH]
 //!              [--kappa K] [--solver bicgstab|cg] [--solve direct|direct-pc|normop|normop-pc]
 //!              [--tol T] [--maxiter N] [--precision double|single] [--seed S] [--every N]
+//!              [--sloppy double|single|half|quarter] [--reconstruct-sloppy 18|12|8]
+//!              [--mixed reliable|defect] [--delta D] [--tol-inner E] [--plain-cg]
 //! ```
+//!
+//! `--field PATH` reads a configuration written by `latsol-heatbath` (its
+//! dimensions replace `--dims`). The default smooth field (links within 0.2
+//! of the identity) has κ_c near 0.135 on these volumes: the default
+//! κ = 0.13 is light but safely below it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -17,7 +24,7 @@ use latsol::lattice::Lattice;
 use latsol::layout::{
     self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut,
 };
-use latsol::precision::{Precision, TBoundary};
+use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
 struct Options {
@@ -32,6 +39,22 @@ struct Options {
     precision: Precision,
     seed: u64,
     every: usize,
+    sloppy: Option<Precision>,
+    reconstruct_sloppy: Reconstruct,
+    mixed: MixedScheme,
+    delta: f64,
+    tol_inner: f64,
+    cg_stabilised: bool,
+}
+
+fn precision(val: &str) -> Option<Precision> {
+    Some(match val {
+        "double" => Precision::Double,
+        "single" => Precision::Single,
+        "half" => Precision::Half,
+        "quarter" => Precision::Quarter,
+        _ => return None,
+    })
 }
 
 fn parse() -> Result<Options, String> {
@@ -39,7 +62,7 @@ fn parse() -> Result<Options, String> {
         backend: BackendChoice::Auto,
         dims: None,
         field: "smooth".into(),
-        kappa: 0.135,
+        kappa: 0.13,
         solver: SolverType::BiCgStab,
         solve_type: SolveType::DirectPc,
         tol: 1e-12,
@@ -47,12 +70,22 @@ fn parse() -> Result<Options, String> {
         precision: Precision::Double,
         seed: 2026,
         every: 25,
+        sloppy: None,
+        reconstruct_sloppy: Reconstruct::Full18,
+        mixed: MixedScheme::ReliableUpdates,
+        delta: 0.1,
+        tol_inner: 0.1,
+        cg_stabilised: true,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(key) = it.next() {
         if key == "--help" || key == "-h" {
             return Err(String::new());
+        }
+        if key == "--plain-cg" {
+            o.cg_stabilised = false;
+            continue;
         }
         let val = it.next().ok_or(format!("{key} needs a value"))?;
         let bad = || format!("{key}: cannot use '{val}'");
@@ -93,13 +126,25 @@ fn parse() -> Result<Options, String> {
             }
             "--tol" => o.tol = val.parse().map_err(|_| bad())?,
             "--maxiter" => o.maxiter = val.parse().map_err(|_| bad())?,
-            "--precision" => {
-                o.precision = match val.as_str() {
-                    "double" => Precision::Double,
-                    "single" => Precision::Single,
+            "--precision" => o.precision = precision(val).ok_or_else(bad)?,
+            "--sloppy" => o.sloppy = Some(precision(val).ok_or_else(bad)?),
+            "--reconstruct-sloppy" => {
+                o.reconstruct_sloppy = match val.as_str() {
+                    "18" => Reconstruct::Full18,
+                    "12" => Reconstruct::Twelve,
+                    "8" => Reconstruct::Eight,
                     _ => return Err(bad()),
                 }
             }
+            "--mixed" => {
+                o.mixed = match val.as_str() {
+                    "reliable" => MixedScheme::ReliableUpdates,
+                    "defect" => MixedScheme::DefectCorrection,
+                    _ => return Err(bad()),
+                }
+            }
+            "--delta" => o.delta = val.parse().map_err(|_| bad())?,
+            "--tol-inner" => o.tol_inner = val.parse().map_err(|_| bad())?,
             "--seed" => o.seed = val.parse().map_err(|_| bad())?,
             "--every" => o.every = val.parse().map_err(|_| bad())?,
             _ => return Err(format!("unknown option {key}")),
@@ -120,12 +165,14 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
     } else {
         [8, 8, 8, 16]
     });
-    let lat = Arc::new(Lattice::new(dims)?);
     let field = match o.field.as_str() {
-        "hot" => random::hot_gauge(&lat, o.seed),
-        "unit" => latsol::field::GaugeField::unit(lat.clone()),
-        _ => random::smooth_gauge(&lat, 0.2, o.seed),
+        "hot" => random::hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed),
+        "unit" => latsol::field::GaugeField::unit(Arc::new(Lattice::new(dims)?)),
+        "smooth" => random::smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed),
+        path => latsol::gauge_gen::io::load(std::path::Path::new(path))?.0,
     };
+    let lat = field.lattice().clone();
+    let dims = lat.dims();
     // Hand the field over as a host program would: MILC order, double.
     let mut milc = vec![0.0f64; lat.volume() * 4 * 18];
     layout::gauge::export(
@@ -139,7 +186,8 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
             order: GaugeOrder::Milc,
             t_boundary: TBoundary::AntiPeriodic,
             precision: o.precision,
-            precision_sloppy: o.precision,
+            precision_sloppy: o.sloppy.unwrap_or(o.precision),
+            reconstruct_sloppy: o.reconstruct_sloppy,
             ..Default::default()
         },
         &HostGauge::Milc(HostReals::F64(&milc)),
@@ -165,7 +213,11 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
         tol: o.tol,
         maxiter: o.maxiter,
         precision: o.precision,
-        precision_sloppy: o.precision,
+        precision_sloppy: o.sloppy.unwrap_or(o.precision),
+        mixed: o.mixed,
+        reliable_delta: o.delta,
+        tol_inner: o.tol_inner,
+        cg_stabilised: o.cg_stabilised,
         dirac_order: DiracOrder::Dirac,
         gamma_basis: GammaBasis::DegrandRossi,
         progress_every: o.every,
@@ -178,21 +230,27 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
         HostRealsMut::F64(&mut solution),
     )?;
     println!(
-        "summary: backend {} | lattice {}x{}x{}x{} | {:?} {:?} {:?} | iterations {} | true residual {:.3e} | \
-         {:.3} s | {:.2} Gflops | {}",
+        "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
+         reliable updates {} | true residual {:.3e} | {:.3} s | {:.2} Gflops | {}",
         ctx.backend_name(),
         dims[0],
         dims[1],
         dims[2],
         dims[3],
         o.precision,
+        o.sloppy.unwrap_or(o.precision),
         o.solver,
         o.solve_type,
         r.iterations,
+        r.reliable_updates,
         r.true_residual,
         r.seconds,
         r.gflops,
-        if r.converged { "converged" } else { "NOT converged" }
+        if r.converged {
+            "converged"
+        } else {
+            "NOT converged"
+        }
     );
     Ok(r.converged)
 }

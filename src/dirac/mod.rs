@@ -23,6 +23,24 @@ pub trait DiracOperator<B: Backend> {
     fn flops(&self) -> f64;
 }
 
+impl<B: Backend, D: DiracOperator<B> + ?Sized> DiracOperator<B> for Box<D> {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor, dagger: bool) -> Result<()> {
+        (**self).apply(out, inp, dagger)
+    }
+    fn subset(&self) -> Subset {
+        (**self).subset()
+    }
+    fn lattice(&self) -> &Arc<Lattice> {
+        (**self).lattice()
+    }
+    fn precision(&self) -> Precision {
+        (**self).precision()
+    }
+    fn flops(&self) -> f64 {
+        (**self).flops()
+    }
+}
+
 /// The operator a solver inverts: `out = A in`.
 pub trait LinearOperator<B: Backend> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()>;

@@ -55,6 +55,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
 
     let mut k = 0;
     while k < params.maxiter {
+        if rr <= stop && !params.confirm {
+            stats.converged = true;
+            break;
+        }
         if rr <= stop {
             let true_rr = true_residual(backend, a, x, b, &mut r)?;
             stats.matvecs += 1;

@@ -40,6 +40,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     backend.copy(&mut p, &r)?;
     let mut k = 0;
     while k < params.maxiter {
+        if rr <= stop && !params.confirm {
+            stats.converged = true;
+            break;
+        }
         if rr <= stop {
             // Confirm on the true residual; restart from it if it drifted.
             let true_rr = true_residual(backend, a, x, b, &mut r)?;

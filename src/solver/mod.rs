@@ -8,8 +8,11 @@
 //! convergence.
 
 pub mod bicgstab;
+pub mod bicgstab_reliable;
 pub mod cg;
+pub mod cg_reliable;
 pub mod cgnr;
+pub mod defect_correction;
 
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;
@@ -23,6 +26,36 @@ pub struct SolverParams {
     pub maxiter: usize,
     /// Report progress every this many iterations (0: never).
     pub progress_every: usize,
+    /// Confirm convergence on the true residual `b − A x` (and go on from it
+    /// when the iterated residual has drifted away). The inner solves of
+    /// defect correction leave this to the outer loop: in a sloppy
+    /// precision the true residual may never reach the target that the
+    /// iterated one does.
+    pub confirm: bool,
+}
+
+/// What a mixed-precision solve is asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct MixedParams {
+    pub tol: f64,
+    pub maxiter: usize,
+    pub progress_every: usize,
+    /// Reliable-update threshold δ: the true residual is recomputed when
+    /// the iterated one has fallen by δ below its maximum since the last.
+    pub delta: f64,
+    /// Inner tolerance of defect correction.
+    pub tol_inner: f64,
+}
+
+impl MixedParams {
+    pub(crate) fn progress(&self) -> SolverParams {
+        SolverParams {
+            tol: self.tol,
+            maxiter: self.maxiter,
+            progress_every: self.progress_every,
+            confirm: true,
+        }
+    }
 }
 
 /// What a solve did.
@@ -37,6 +70,8 @@ pub struct SolverStats {
     pub restarts: usize,
     /// Operator applications (for the flop count).
     pub matvecs: usize,
+    /// Residual replacements in high precision (mixed precision).
+    pub reliable_updates: usize,
 }
 
 /// Receives progress lines: `(iteration, relative iterated residual)`.

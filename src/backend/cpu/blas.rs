@@ -1,168 +1,153 @@
-//! Vector algebra of the CPU backend. Every operation runs over fixed chunks
-//! of the field on the context's thread pool; reductions sum per-chunk
-//! partials in chunk order, so the result does not depend on the number of
-//! threads (bit-for-bit reproducible).
+//! Vector algebra of the CPU backend, format-agnostic: every operation is a
+//! per-site function on the 24 reals of a site, run over fixed chunks of
+//! sites on the context's thread pool. Reductions write one partial per
+//! chunk into a buffer the backend keeps (no allocation per call) and sum
+//! them in chunk order, so results do not depend on the number of threads.
 
-use num_complex::Complex64 as C64;
 use rayon::prelude::*;
 
-use super::storage::Real;
+use super::storage::{Data, Sites, SitesMut, SITE};
 
-/// Reals per parallel chunk: 512 sites of 24 reals.
-pub const CHUNK: usize = 512 * 24;
+/// Sites per parallel chunk.
+pub const CHUNK_SITES: usize = 512;
 
+/// One site's reals.
+pub type Site = [f64; SITE];
+
+/// Number of chunks for a field of `sites` sites.
+pub fn chunks(sites: usize) -> usize {
+    sites.div_ceil(CHUNK_SITES)
+}
+
+fn par_chunks_mut(y: &mut Data, f: impl Fn(usize, SitesMut) + Sync + Send) {
+    let n = y.sites();
+    y.view_mut(0, n).par_chunks(CHUNK_SITES, f);
+}
+
+fn par_chunks_mut_reduce<const N: usize>(
+    y: &mut Data,
+    partials: &mut [f64],
+    f: impl Fn(usize, SitesMut) -> [f64; N] + Sync + Send,
+) {
+    let n = y.sites();
+    y.view_mut(0, n).par_chunks_reduce(CHUNK_SITES, partials, f);
+}
+
+fn view_of(x: &Data, chunk: usize, count: usize) -> Sites<'_> {
+    x.view(chunk * CHUNK_SITES, count)
+}
+
+fn sum<const N: usize>(partials: &[f64]) -> [f64; N] {
+    partials.chunks_exact(N).fold([0.0; N], |mut a, p| {
+        for k in 0..N {
+            a[k] += p[k];
+        }
+        a
+    })
+}
+
+/// `y = f(y)` per site.
+pub fn update(y: &mut Data, f: impl Fn(&mut Site) + Sync + Send) {
+    par_chunks_mut(y, |_, mut ys| {
+        for i in 0..ys.sites() {
+            let mut v = ys.load(i);
+            f(&mut v);
+            ys.store(i, &v);
+        }
+    });
+}
+
+/// `y = f(x, y)` per site.
+pub fn update_with(x: &Data, y: &mut Data, f: impl Fn(&Site, &mut Site) + Sync + Send) {
+    par_chunks_mut(y, |c, mut ys| {
+        let xs = view_of(x, c, ys.sites());
+        for i in 0..ys.sites() {
+            let mut v = ys.load(i);
+            f(&xs.load(i), &mut v);
+            ys.store(i, &v);
+        }
+    });
+}
+
+/// `z = f(x, y, z)` per site.
+pub fn update_with2(
+    x: &Data,
+    y: &Data,
+    z: &mut Data,
+    f: impl Fn(&Site, &Site, &mut Site) + Sync + Send,
+) {
+    par_chunks_mut(z, |c, mut zs| {
+        let n = zs.sites();
+        let (xs, ys) = (view_of(x, c, n), view_of(y, c, n));
+        for i in 0..n {
+            let mut v = zs.load(i);
+            f(&xs.load(i), &ys.load(i), &mut v);
+            zs.store(i, &v);
+        }
+    });
+}
+
+/// `y = f(x, y)` per site, summing what `f` returns.
+pub fn update_with_reduce<const N: usize>(
+    x: &Data,
+    y: &mut Data,
+    partials: &mut [f64],
+    f: impl Fn(&Site, &mut Site) -> [f64; N] + Sync + Send,
+) -> [f64; N] {
+    let partials = &mut partials[..N * chunks(y.sites())];
+    par_chunks_mut_reduce(y, partials, |c, mut ys| {
+        let xs = view_of(x, c, ys.sites());
+        let mut acc = [0.0; N];
+        for i in 0..ys.sites() {
+            let mut v = ys.load(i);
+            let r = f(&xs.load(i), &mut v);
+            ys.store(i, &v);
+            for k in 0..N {
+                acc[k] += r[k];
+            }
+        }
+        acc
+    });
+    sum(partials)
+}
+
+/// Sums `f(x, y)` over sites.
+pub fn reduce<const N: usize>(
+    x: &Data,
+    y: &Data,
+    partials: &mut [f64],
+    f: impl Fn(&Site, &Site) -> [f64; N] + Sync + Send,
+) -> [f64; N] {
+    let sites = x.sites();
+    let partials = &mut partials[..N * chunks(sites)];
+    partials.par_chunks_mut(N).enumerate().for_each(|(c, p)| {
+        let n = CHUNK_SITES.min(sites - c * CHUNK_SITES);
+        let (xs, ys) = (view_of(x, c, n), view_of(y, c, n));
+        let mut acc = [0.0; N];
+        for i in 0..n {
+            let r = f(&xs.load(i), &ys.load(i));
+            for k in 0..N {
+                acc[k] += r[k];
+            }
+        }
+        p.copy_from_slice(&acc);
+    });
+    sum(partials)
+}
+
+/// `Σ |v|²` of one site.
 #[inline(always)]
-fn c<R: Real>(v: &[R], i: usize) -> C64 {
-    C64::new(v[i].to_f64(), v[i + 1].to_f64())
+pub fn norm2(v: &Site) -> f64 {
+    v.iter().map(|a| a * a).sum()
 }
 
+/// `(x† y)` of one site, as (re, im).
 #[inline(always)]
-fn put<R: Real>(v: &mut [R], i: usize, z: C64) {
-    v[i] = R::from_f64(z.re);
-    v[i + 1] = R::from_f64(z.im);
-}
-
-/// Sums the per-chunk partials in order.
-fn ordered_sum<T: Copy + std::iter::Sum<T>>(parts: Vec<T>) -> T {
-    parts.into_iter().sum()
-}
-
-pub fn convert<A: Real, B: Real>(dst: &mut [B], src: &[A]) {
-    dst.par_chunks_mut(CHUNK)
-        .zip(src.par_chunks(CHUNK))
-        .for_each(|(d, s)| {
-            d.iter_mut()
-                .zip(s)
-                .for_each(|(d, s)| *d = B::from_f64(s.to_f64()))
-        });
-}
-
-pub fn fill_zero<R: Real>(x: &mut [R]) {
-    x.par_chunks_mut(CHUNK)
-        .for_each(|c| c.iter_mut().for_each(|v| *v = R::default()));
-}
-
-/// `x = a x`.
-pub fn scale<R: Real>(a: f64, x: &mut [R]) {
-    x.par_chunks_mut(CHUNK)
-        .for_each(|c| c.iter_mut().for_each(|v| *v = R::from_f64(a * v.to_f64())));
-}
-
-/// `y = f(x, y)` element by element on reals.
-pub fn map_real<R: Real>(x: &[R], y: &mut [R], f: impl Fn(f64, f64) -> f64 + Sync) {
-    y.par_chunks_mut(CHUNK)
-        .zip(x.par_chunks(CHUNK))
-        .for_each(|(yc, xc)| {
-            for (yv, xv) in yc.iter_mut().zip(xc) {
-                *yv = R::from_f64(f(xv.to_f64(), yv.to_f64()));
-            }
-        });
-}
-
-/// `y = a x + y` then `‖y‖²`.
-pub fn axpy_norm2<R: Real>(a: f64, x: &[R], y: &mut [R]) -> f64 {
-    let parts: Vec<f64> = y
-        .par_chunks_mut(CHUNK)
-        .zip(x.par_chunks(CHUNK))
-        .map(|(yc, xc)| {
-            let mut s = 0.0;
-            for (yv, xv) in yc.iter_mut().zip(xc) {
-                let v = R::from_f64(a * xv.to_f64() + yv.to_f64());
-                *yv = v;
-                s += v.to_f64() * v.to_f64();
-            }
-            s
-        })
-        .collect();
-    ordered_sum(parts)
-}
-
-/// `y = x − y` then `‖y‖²`.
-pub fn xmy_norm2<R: Real>(x: &[R], y: &mut [R]) -> f64 {
-    let parts: Vec<f64> = y
-        .par_chunks_mut(CHUNK)
-        .zip(x.par_chunks(CHUNK))
-        .map(|(yc, xc)| {
-            let mut s = 0.0;
-            for (yv, xv) in yc.iter_mut().zip(xc) {
-                let v = R::from_f64(xv.to_f64() - yv.to_f64());
-                *yv = v;
-                s += v.to_f64() * v.to_f64();
-            }
-            s
-        })
-        .collect();
-    ordered_sum(parts)
-}
-
-/// `y = a x + y` (complex `a`), optionally returning `‖y‖²`.
-pub fn caxpy_norm2<R: Real>(a: C64, x: &[R], y: &mut [R]) -> f64 {
-    let parts: Vec<f64> = y
-        .par_chunks_mut(CHUNK)
-        .zip(x.par_chunks(CHUNK))
-        .map(|(yc, xc)| {
-            let mut s = 0.0;
-            for i in (0..yc.len()).step_by(2) {
-                let v = a * c(xc, i) + c(yc, i);
-                put(yc, i, v);
-                s += yc[i].to_f64().powi(2) + yc[i + 1].to_f64().powi(2);
-            }
-            s
-        })
-        .collect();
-    ordered_sum(parts)
-}
-
-/// `z = x + a y + b z`.
-pub fn cxpaypbz<R: Real>(x: &[R], a: C64, y: &[R], b: C64, z: &mut [R]) {
-    z.par_chunks_mut(CHUNK)
-        .zip(x.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
-        .for_each(|(zc, (xc, yc))| {
-            for i in (0..zc.len()).step_by(2) {
-                let v = c(xc, i) + a * c(yc, i) + b * c(zc, i);
-                put(zc, i, v);
-            }
-        });
-}
-
-pub fn norm2<R: Real>(x: &[R]) -> f64 {
-    let parts: Vec<f64> = x
-        .par_chunks(CHUNK)
-        .map(|xc| xc.iter().map(|v| v.to_f64() * v.to_f64()).sum::<f64>())
-        .collect();
-    ordered_sum(parts)
-}
-
-/// `(x† y, ‖x‖²)`.
-pub fn cdot_norm2<R: Real>(x: &[R], y: &[R]) -> (C64, f64) {
-    let parts: Vec<(C64, f64)> = x
-        .par_chunks(CHUNK)
-        .zip(y.par_chunks(CHUNK))
-        .map(|(xc, yc)| {
-            let (mut d, mut n) = (C64::new(0.0, 0.0), 0.0);
-            for i in (0..xc.len()).step_by(2) {
-                let xv = c(xc, i);
-                d += xv.conj() * c(yc, i);
-                n += xv.norm_sqr();
-            }
-            (d, n)
-        })
-        .collect();
-    parts
-        .into_iter()
-        .fold((C64::new(0.0, 0.0), 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-/// `out = γ5 in` in the UKQCD basis: `(u, l) → (−l, −u)` per site.
-pub fn gamma5<R: Real>(out: &mut [R], inp: &[R]) {
-    out.par_chunks_mut(CHUNK)
-        .zip(inp.par_chunks(CHUNK))
-        .for_each(|(oc, ic)| {
-            for (o, i) in oc.chunks_exact_mut(24).zip(ic.chunks_exact(24)) {
-                for k in 0..12 {
-                    o[k] = R::from_f64(-i[k + 12].to_f64());
-                    o[k + 12] = R::from_f64(-i[k].to_f64());
-                }
-            }
-        });
+pub fn cdot(x: &Site, y: &Site) -> [f64; 2] {
+    let (mut re, mut im) = (0.0, 0.0);
+    for k in (0..SITE).step_by(2) {
+        re += x[k] * y[k] + x[k + 1] * y[k + 1];
+        im += x[k] * y[k + 1] - x[k + 1] * y[k];
+    }
+    [re, im]
 }

@@ -1,21 +1,26 @@
 //! The CPU backend: multi-threaded (a rayon pool owned by the context, so
-//! contexts in different threads share nothing), double and single storage.
+//! contexts in different threads share nothing), every storage format of
+//! the library (`storage`, `links`), one format-agnostic BLAS (`blas`) and
+//! dslash (`wilson`).
 
 mod blas;
+mod links;
 mod storage;
 mod wilson;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64 as C64;
 
-pub use storage::{Data, Real};
+pub use storage::{Data, Sites, SitesMut};
 
 use super::{Backend, GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
-use crate::field::{GaugeField, HostSpinor, SPINOR_REALS};
+use crate::field::{GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::{Precision, Reconstruct, TBoundary};
+use blas::Site;
+use links::Links;
 
 /// A spinor field in CPU memory.
 #[derive(Debug, Clone)]
@@ -38,17 +43,18 @@ impl SpinorField for CpuSpinor {
 }
 
 impl CpuSpinor {
-    /// The raw numbers (for tests and the CUDA backend's checks).
+    /// The stored numbers.
     pub fn data(&self) -> &Data {
         &self.data
     }
 }
 
-/// A gauge field in CPU memory: `[parity][cb][mu][18]`, boundary sign folded in.
+/// A gauge field in CPU memory.
 #[derive(Debug, Clone)]
 pub struct CpuGauge {
     lattice: Arc<Lattice>,
-    links: Data,
+    links: Links,
+    t_sign: f64,
 }
 
 impl GaugeStorage for CpuGauge {
@@ -59,13 +65,16 @@ impl GaugeStorage for CpuGauge {
         self.links.precision()
     }
     fn reconstruct(&self) -> Reconstruct {
-        Reconstruct::Full18
+        self.links.reconstruct()
     }
 }
 
 /// The CPU backend with its own thread pool.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
+    /// Per-chunk partial sums of the reductions, kept between calls so a
+    /// solver iteration allocates nothing.
+    partials: Mutex<Vec<f64>>,
 }
 
 impl CpuBackend {
@@ -76,18 +85,34 @@ impl CpuBackend {
             .thread_name(|i| format!("latsol-cpu-{i}"))
             .build()
             .map_err(|e| Error::Internal(format!("cannot start the CPU thread pool: {e}")))?;
-        Ok(CpuBackend { pool })
+        Ok(CpuBackend {
+            pool,
+            partials: Mutex::new(Vec::new()),
+        })
     }
 
     pub fn num_threads(&self) -> usize {
         self.pool.current_num_threads()
     }
-}
 
-fn unsupported_precision(what: &str, p: Precision) -> Error {
-    Error::Unsupported(format!(
-        "{what} precision {p:?} on the CPU backend (double and single are available)"
-    ))
+    /// Runs a reduction of `N` sums over a field of `sites` sites with the
+    /// backend's partials buffer.
+    fn reduce<const N: usize>(
+        &self,
+        sites: usize,
+        f: impl FnOnce(&mut [f64]) -> [f64; N] + Send,
+    ) -> Result<[f64; N]> {
+        let mut partials = self
+            .partials
+            .lock()
+            .map_err(|_| Error::Internal("CPU partials buffer poisoned".into()))?;
+        let need = N * blas::chunks(sites);
+        if partials.len() < need {
+            partials.resize(need, 0.0);
+        }
+        let buf: &mut [f64] = &mut partials;
+        Ok(self.pool.install(|| f(buf)))
+    }
 }
 
 fn check_same(what: &str, a: &CpuSpinor, b: &CpuSpinor) -> Result<()> {
@@ -100,54 +125,29 @@ fn check_same(what: &str, a: &CpuSpinor, b: &CpuSpinor) -> Result<()> {
     Ok(())
 }
 
-/// Runs `$body` with `$x`, `$y` bound to the slices of two fields of one precision.
-macro_rules! same_precision {
-    ($op:literal, $x:ident, $y:ident, $body:expr) => {
-        match (&$x.data, &$y.data) {
-            (Data::F64($x), Data::F64($y)) => Ok($body),
-            (Data::F32($x), Data::F32($y)) => Ok($body),
-            _ => Err(Error::Internal(format!(
-                "{}: fields of different precisions",
-                $op
-            ))),
-        }
-    };
-}
-
-/// As `same_precision!`, with `$y` mutable.
-macro_rules! same_precision_mut {
-    ($op:literal, $x:ident, $y:ident, $body:expr) => {
-        match (&$x.data, &mut $y.data) {
-            (Data::F64($x), Data::F64($y)) => Ok($body),
-            (Data::F32($x), Data::F32($y)) => Ok($body),
-            _ => Err(Error::Internal(format!(
-                "{}: fields of different precisions",
-                $op
-            ))),
-        }
-    };
-}
-
-/// The parity half `p` of a field's numbers (the whole field if single-parity).
-fn half<R>(v: &[R], subset: Subset, p: Parity, vh: usize) -> Result<&[R]> {
+/// Sites `start..start + Vh` of parity `p` within a field of `subset`.
+fn parity_start(subset: Subset, p: Parity, vh: usize, what: &str) -> Result<usize> {
     match subset {
-        Subset::Full => Ok(&v[p.index() * vh * SPINOR_REALS..(p.index() + 1) * vh * SPINOR_REALS]),
-        Subset::Single(q) if q == p => Ok(v),
+        Subset::Full => Ok(p.index() * vh),
+        Subset::Single(q) if q == p => Ok(0),
         Subset::Single(q) => Err(Error::Internal(format!(
-            "dslash: a field of parity {q:?} where {p:?} is needed"
+            "dslash: {what} has parity {q:?} where {p:?} is needed"
         ))),
     }
 }
 
-fn half_mut<R>(v: &mut [R], subset: Subset, p: Parity, vh: usize) -> Result<&mut [R]> {
-    match subset {
-        Subset::Full => {
-            Ok(&mut v[p.index() * vh * SPINOR_REALS..(p.index() + 1) * vh * SPINOR_REALS])
-        }
-        Subset::Single(q) if q == p => Ok(v),
-        Subset::Single(q) => Err(Error::Internal(format!(
-            "dslash: an output of parity {q:?} where {p:?} is computed"
-        ))),
+#[inline(always)]
+fn cmul(a: C64, re: f64, im: f64) -> (f64, f64) {
+    (a.re * re - a.im * im, a.re * im + a.im * re)
+}
+
+/// `y += a x` on one site, complex `a`.
+#[inline(always)]
+fn caxpy_site(a: C64, x: &Site, y: &mut Site) {
+    for k in (0..24).step_by(2) {
+        let (re, im) = cmul(a, x[k], x[k + 1]);
+        y[k] += re;
+        y[k + 1] += im;
     }
 }
 
@@ -166,36 +166,12 @@ impl Backend for CpuBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CpuGauge> {
-        if reconstruct != Reconstruct::Full18 {
-            return Err(Error::Unsupported(format!(
-                "reconstruct {reconstruct:?} on the CPU backend (18 is available)"
-            )));
-        }
-        let lat = gauge.lattice().clone();
-        let t_last = lat.dims()[3] - 1;
-        let vh = lat.half_volume();
-        let mut reals = vec![0.0f64; 4 * lat.volume() * 18];
-        for p in [Parity::Even, Parity::Odd] {
-            for cb in 0..vh {
-                let on_last_slice = lat.coords(p, cb)[3] == t_last;
-                for mu in 0..4 {
-                    let i = (p.index() * vh + cb) * 4 + mu;
-                    let out = &mut reals[i * 18..(i + 1) * 18];
-                    gauge.link(p, cb, mu).to_row_major(out);
-                    if mu == 3 && on_last_slice {
-                        out.iter_mut().for_each(|v| *v *= t_boundary.sign());
-                    }
-                }
-            }
-        }
-        let links = match precision {
-            Precision::Double => Data::F64(reals),
-            Precision::Single => Data::F32(reals.iter().map(|&v| v as f32).collect()),
-            p => return Err(unsupported_precision("gauge", p)),
-        };
         Ok(CpuGauge {
-            lattice: lat,
-            links,
+            lattice: gauge.lattice().clone(),
+            links: self
+                .pool
+                .install(|| Links::new(gauge, precision, reconstruct)),
+            t_sign: t_boundary.sign(),
         })
     }
 
@@ -205,13 +181,10 @@ impl Backend for CpuBackend {
         subset: Subset,
         precision: Precision,
     ) -> Result<CpuSpinor> {
-        let len = lattice.sites(subset) * SPINOR_REALS;
-        let data = Data::zeros(precision, len)
-            .ok_or_else(|| unsupported_precision("spinor", precision))?;
         Ok(CpuSpinor {
             lattice: lattice.clone(),
             subset,
-            data,
+            data: Data::zeros(precision, lattice.sites(subset)),
         })
     }
 
@@ -220,9 +193,17 @@ impl Backend for CpuBackend {
             return Err(Error::Internal("upload_spinor: subsets differ".into()));
         }
         let reals: &[f64] = complex_as_reals(src.data());
-        self.pool.install(|| match &mut dst.data {
-            Data::F64(d) => blas::convert(d, reals),
-            Data::F32(d) => blas::convert(d, reals),
+        self.pool.install(|| {
+            let n = dst.data.sites();
+            dst.data
+                .view_mut(0, n)
+                .par_chunks(blas::CHUNK_SITES, |c, mut o| {
+                    let base = c * blas::CHUNK_SITES * 24;
+                    for i in 0..o.sites() {
+                        let s: Site = std::array::from_fn(|k| reals[base + i * 24 + k]);
+                        o.store(i, &s);
+                    }
+                })
         });
         Ok(())
     }
@@ -231,77 +212,59 @@ impl Backend for CpuBackend {
         if src.subset != dst.subset() || &src.lattice != dst.lattice() {
             return Err(Error::Internal("download_spinor: subsets differ".into()));
         }
+        let sites = src.data.sites();
         let reals = complex_as_reals_mut(dst.data_mut());
-        self.pool.install(|| match &src.data {
-            Data::F64(s) => blas::convert(reals, s),
-            Data::F32(s) => blas::convert(reals, s),
-        });
+        let view = src.data.view(0, sites);
+        for (i, out) in reals.chunks_exact_mut(24).enumerate() {
+            out.copy_from_slice(&view.load(i));
+        }
         Ok(())
     }
 
     fn copy(&self, dst: &mut CpuSpinor, src: &CpuSpinor) -> Result<()> {
         check_same("copy", src, dst)?;
-        self.pool.install(|| match (&mut dst.data, &src.data) {
-            (Data::F64(d), Data::F64(s)) => d.copy_from_slice(s),
-            (Data::F32(d), Data::F32(s)) => d.copy_from_slice(s),
-            (Data::F64(d), Data::F32(s)) => blas::convert(d, s),
-            (Data::F32(d), Data::F64(s)) => blas::convert(d, s),
-        });
+        self.pool
+            .install(|| blas::update_with(&src.data, &mut dst.data, |x, y| *y = *x));
         Ok(())
     }
 
     fn zero(&self, x: &mut CpuSpinor) -> Result<()> {
-        self.pool.install(|| match &mut x.data {
-            Data::F64(v) => blas::fill_zero(v),
-            Data::F32(v) => blas::fill_zero(v),
-        });
+        self.pool
+            .install(|| blas::update(&mut x.data, |v| *v = [0.0; 24]));
         Ok(())
     }
 
     fn ax(&self, a: f64, x: &mut CpuSpinor) -> Result<()> {
-        self.pool.install(|| match &mut x.data {
-            Data::F64(v) => blas::scale(a, v),
-            Data::F32(v) => blas::scale(a, v),
-        });
+        self.pool
+            .install(|| blas::update(&mut x.data, |v| v.iter_mut().for_each(|e| *e *= a)));
         Ok(())
     }
 
     fn axpy(&self, a: f64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<()> {
-        check_same("axpy", x, y)?;
-        same_precision_mut!(
-            "axpy",
-            x,
-            y,
-            self.pool.install(|| blas::map_real(x, y, |x, y| a * x + y))
-        )
+        self.axpby(a, x, 1.0, y)
     }
 
     fn xpay(&self, x: &CpuSpinor, a: f64, y: &mut CpuSpinor) -> Result<()> {
-        check_same("xpay", x, y)?;
-        same_precision_mut!(
-            "xpay",
-            x,
-            y,
-            self.pool.install(|| blas::map_real(x, y, |x, y| x + a * y))
-        )
+        self.axpby(1.0, x, a, y)
     }
 
     fn axpby(&self, a: f64, x: &CpuSpinor, b: f64, y: &mut CpuSpinor) -> Result<()> {
         check_same("axpby", x, y)?;
-        same_precision_mut!(
-            "axpby",
-            x,
-            y,
-            self.pool
-                .install(|| blas::map_real(x, y, |x, y| a * x + b * y))
-        )
+        self.pool.install(|| {
+            blas::update_with(&x.data, &mut y.data, |x, y| {
+                for k in 0..24 {
+                    y[k] = a * x[k] + b * y[k];
+                }
+            })
+        });
+        Ok(())
     }
 
     fn caxpy(&self, a: C64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<()> {
         check_same("caxpy", x, y)?;
-        same_precision_mut!("caxpy", x, y, {
-            self.pool.install(|| blas::caxpy_norm2(a, x, y));
-        })
+        self.pool
+            .install(|| blas::update_with(&x.data, &mut y.data, |x, y| caxpy_site(a, x, y)));
+        Ok(())
     }
 
     fn cxpaypbz(
@@ -314,71 +277,80 @@ impl Backend for CpuBackend {
     ) -> Result<()> {
         check_same("cxpaypbz", x, z)?;
         check_same("cxpaypbz", y, z)?;
-        match (&x.data, &y.data, &mut z.data) {
-            (Data::F64(x), Data::F64(y), Data::F64(z)) => {
-                self.pool.install(|| blas::cxpaypbz(x, a, y, b, z))
-            }
-            (Data::F32(x), Data::F32(y), Data::F32(z)) => {
-                self.pool.install(|| blas::cxpaypbz(x, a, y, b, z))
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "cxpaypbz: fields of different precisions".into(),
-                ))
-            }
-        }
+        self.pool.install(|| {
+            blas::update_with2(&x.data, &y.data, &mut z.data, |x, y, z| {
+                for k in (0..24).step_by(2) {
+                    let (ayr, ayi) = cmul(a, y[k], y[k + 1]);
+                    let (bzr, bzi) = cmul(b, z[k], z[k + 1]);
+                    z[k] = x[k] + ayr + bzr;
+                    z[k + 1] = x[k + 1] + ayi + bzi;
+                }
+            })
+        });
         Ok(())
     }
 
     fn norm2(&self, x: &CpuSpinor) -> Result<f64> {
-        Ok(self.pool.install(|| match &x.data {
-            Data::F64(v) => blas::norm2(v),
-            Data::F32(v) => blas::norm2(v),
-        }))
+        let [n] = self.reduce(x.data.sites(), |p| {
+            blas::reduce(&x.data, &x.data, p, |x, _| [blas::norm2(x)])
+        })?;
+        Ok(n)
     }
 
     fn cdot(&self, x: &CpuSpinor, y: &CpuSpinor) -> Result<C64> {
-        Ok(self.cdot_norm2(x, y)?.0)
+        check_same("cdot", x, y)?;
+        let [re, im] = self.reduce(x.data.sites(), |p| {
+            blas::reduce(&x.data, &y.data, p, blas::cdot)
+        })?;
+        Ok(C64::new(re, im))
     }
 
     fn cdot_norm2(&self, x: &CpuSpinor, y: &CpuSpinor) -> Result<(C64, f64)> {
         check_same("cdot_norm2", x, y)?;
-        same_precision!(
-            "cdot_norm2",
-            x,
-            y,
-            self.pool.install(|| blas::cdot_norm2(x, y))
-        )
+        let [re, im, n] = self.reduce(x.data.sites(), |p| {
+            blas::reduce(&x.data, &y.data, p, |x, y| {
+                let [re, im] = blas::cdot(x, y);
+                [re, im, blas::norm2(x)]
+            })
+        })?;
+        Ok((C64::new(re, im), n))
     }
 
     fn axpy_norm2(&self, a: f64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("axpy_norm2", x, y)?;
-        same_precision_mut!(
-            "axpy_norm2",
-            x,
-            y,
-            self.pool.install(|| blas::axpy_norm2(a, x, y))
-        )
+        let [n] = self.reduce(y.data.sites(), |p| {
+            blas::update_with_reduce(&x.data, &mut y.data, p, |x, y| {
+                for k in 0..24 {
+                    y[k] += a * x[k];
+                }
+                [blas::norm2(y)]
+            })
+        })?;
+        Ok(n)
     }
 
     fn caxpy_norm2(&self, a: C64, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("caxpy_norm2", x, y)?;
-        same_precision_mut!(
-            "caxpy_norm2",
-            x,
-            y,
-            self.pool.install(|| blas::caxpy_norm2(a, x, y))
-        )
+        let [n] = self.reduce(y.data.sites(), |p| {
+            blas::update_with_reduce(&x.data, &mut y.data, p, |x, y| {
+                caxpy_site(a, x, y);
+                [blas::norm2(y)]
+            })
+        })?;
+        Ok(n)
     }
 
     fn xmy_norm2(&self, x: &CpuSpinor, y: &mut CpuSpinor) -> Result<f64> {
         check_same("xmy_norm2", x, y)?;
-        same_precision_mut!(
-            "xmy_norm2",
-            x,
-            y,
-            self.pool.install(|| blas::xmy_norm2(x, y))
-        )
+        let [n] = self.reduce(y.data.sites(), |p| {
+            blas::update_with_reduce(&x.data, &mut y.data, p, |x, y| {
+                for k in 0..24 {
+                    y[k] = x[k] - y[k];
+                }
+                [blas::norm2(y)]
+            })
+        })?;
+        Ok(n)
     }
 
     fn wilson_dslash(
@@ -398,53 +370,42 @@ impl Backend for CpuBackend {
             ));
         }
         let vh = lat.half_volume();
-        let (os, is, xs) = (out.subset, inp.subset, x.map(|x| x.subset));
-        macro_rules! run {
-            ($o:ident, $i:ident, $x:expr, $g:ident) => {{
-                let o = half_mut($o, os, parity, vh)?;
-                let i = half($i, is, parity.other(), vh)?;
-                let xh = match ($x, xs) {
-                    (Some(xv), Some(xsub)) => Some(half(xv, xsub, parity, vh)?),
-                    _ => None,
-                };
-                self.pool
-                    .install(|| wilson::dslash(&lat, parity, $g, o, i, xh, dagger, a));
-            }};
-        }
-        macro_rules! with_gauge {
-            ($o:ident, $i:ident, $x:expr) => {
-                match &gauge.links {
-                    Data::F64(g) => run!($o, $i, $x, g),
-                    Data::F32(g) => run!($o, $i, $x, g),
-                }
-            };
-        }
-        match (&mut out.data, &inp.data, x.map(|x| &x.data)) {
-            (Data::F64(o), Data::F64(i), None) => with_gauge!(o, i, None::<&[f64]>),
-            (Data::F64(o), Data::F64(i), Some(Data::F64(xv))) => {
-                with_gauge!(o, i, Some(xv.as_slice()))
-            }
-            (Data::F32(o), Data::F32(i), None) => with_gauge!(o, i, None::<&[f32]>),
-            (Data::F32(o), Data::F32(i), Some(Data::F32(xv))) => {
-                with_gauge!(o, i, Some(xv.as_slice()))
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "dslash: fields of different precisions".into(),
-                ))
-            }
-        }
+        let o0 = parity_start(out.subset, parity, vh, "the output")?;
+        let i0 = parity_start(inp.subset, parity.other(), vh, "the input")?;
+        let xv = match x {
+            Some(x) => Some(x.data.view(parity_start(x.subset, parity, vh, "x")?, vh)),
+            None => None,
+        };
+        let iv = inp.data.view(i0, vh);
+        let ov = out.data.view_mut(o0, vh);
+        self.pool.install(|| {
+            wilson::dslash(
+                &lat,
+                parity,
+                &gauge.links,
+                gauge.t_sign,
+                ov,
+                iv,
+                xv,
+                dagger,
+                a,
+            )
+        });
         Ok(())
     }
 
     fn gamma5(&self, out: &mut CpuSpinor, inp: &CpuSpinor) -> Result<()> {
         check_same("gamma5", inp, out)?;
-        same_precision_mut!(
-            "gamma5",
-            inp,
-            out,
-            self.pool.install(|| blas::gamma5(out, inp))
-        )
+        // UKQCD γ5 = ((0, −1), (−1, 0)): (u, l) → (−l, −u).
+        self.pool.install(|| {
+            blas::update_with(&inp.data, &mut out.data, |x, y| {
+                for k in 0..12 {
+                    y[k] = -x[k + 12];
+                    y[k + 12] = -x[k];
+                }
+            })
+        });
+        Ok(())
     }
 }
 

@@ -10,11 +10,11 @@
 //! lower pair (the temporal saving of Appendix B).
 
 use num_complex::Complex64 as C64;
-use rayon::prelude::*;
 
-use super::storage::Real;
+use super::links::Links;
+use super::storage::{Sites, SitesMut, SITE};
 use crate::lattice::{Lattice, Parity};
-use crate::su3::{ColorVector, Su3};
+use crate::su3::ColorVector;
 
 type Spinor = [ColorVector; 4];
 type HalfSpinor = [ColorVector; 2];
@@ -26,29 +26,14 @@ const I: C64 = C64::new(0.0, 1.0);
 const SITES_PER_TASK: usize = 256;
 
 #[inline(always)]
-fn load_spinor<R: Real>(v: &[R], site: usize) -> Spinor {
-    let b = &v[site * 24..site * 24 + 24];
-    let mut s = [[Z; 3]; 4];
-    for (spin, sv) in s.iter_mut().enumerate() {
-        for (color, z) in sv.iter_mut().enumerate() {
+fn load_spinor(v: &Sites, site: usize) -> Spinor {
+    let b = v.load(site);
+    std::array::from_fn(|spin| {
+        std::array::from_fn(|color| {
             let k = 2 * (3 * spin + color);
-            *z = C64::new(b[k].to_f64(), b[k + 1].to_f64());
-        }
-    }
-    s
-}
-
-#[inline(always)]
-fn load_link<G: Real>(links: &[G], index: usize) -> Su3 {
-    let b = &links[index * 18..index * 18 + 18];
-    let mut m = Su3::zero();
-    for r in 0..3 {
-        for c in 0..3 {
-            let k = 2 * (3 * r + c);
-            m.0[r][c] = C64::new(b[k].to_f64(), b[k + 1].to_f64());
-        }
-    }
-    m
+            C64::new(b[k], b[k + 1])
+        })
+    })
 }
 
 #[inline(always)]
@@ -106,86 +91,104 @@ fn accumulate<const MU: usize>(s: f64, h: &HalfSpinor, acc: &mut Spinor) {
     acc[3] = add(&acc[3], &scale(sc, &t[1]));
 }
 
-/// The hopping term at one site of parity `p`, `cb` its checkerboard index.
-#[inline(always)]
-fn hop_site<R: Real, G: Real>(
-    lat: &Lattice,
+/// What a hop needs besides the site.
+struct Hop<'a> {
+    lat: &'a Lattice,
     p: Parity,
-    cb: usize,
-    links: &[G],
-    inp: &[R],
-    dagger: bool,
-) -> Spinor {
-    let vh = lat.half_volume();
-    let q = p.other();
-    // Forward hops carry (1 − γ_μ), backward (1 + γ_μ); dagger swaps them.
-    let s_fwd = if dagger { 1.0 } else { -1.0 };
+    links: &'a Links,
+    inp: Sites<'a>,
+    /// (1 + s γ_μ) with s = −1 forward, +1 backward; dagger swaps them.
+    s_fwd: f64,
+    /// The factor on hops across the T boundary (−1: anti-periodic).
+    t_sign: f64,
+    t_last: usize,
+    spatial_volume: usize,
+}
+
+/// The hopping term at site `cb` of parity `p`.
+#[inline(always)]
+fn hop_site(h: &Hop, cb: usize) -> Spinor {
     let mut acc = [[Z; 3]; 4];
-    hop_direction::<0, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
-    hop_direction::<1, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
-    hop_direction::<2, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
-    hop_direction::<3, R, G>(lat, p, q, cb, vh, links, inp, s_fwd, &mut acc);
+    hop_direction::<0>(h, cb, 1.0, 1.0, &mut acc);
+    hop_direction::<1>(h, cb, 1.0, 1.0, &mut acc);
+    hop_direction::<2>(h, cb, 1.0, 1.0, &mut acc);
+    // Both sites sharing a cb index share t, since X is even.
+    let t = 2 * cb / h.spatial_volume;
+    let fwd = if t == h.t_last { h.t_sign } else { 1.0 };
+    let bwd = if t == 0 { h.t_sign } else { 1.0 };
+    hop_direction::<3>(h, cb, fwd, bwd, &mut acc);
     acc
 }
 
-/// The forward and backward hops in direction `MU`, added to `acc`.
-#[allow(clippy::too_many_arguments)]
+/// The forward and backward hops in direction `MU`, added to `acc`, with
+/// the boundary factors `f_fwd`, `f_bwd`.
 #[inline(always)]
-fn hop_direction<const MU: usize, R: Real, G: Real>(
-    lat: &Lattice,
-    p: Parity,
-    q: Parity,
-    cb: usize,
-    vh: usize,
-    links: &[G],
-    inp: &[R],
-    s_fwd: f64,
-    acc: &mut Spinor,
-) {
-    let nf = lat.neighbour_table(p, MU, true)[cb] as usize;
-    let u = load_link(links, (p.index() * vh + cb) * 4 + MU);
-    let h = project::<MU>(s_fwd, &load_spinor(inp, nf));
-    let uh = [u.mul_vec(&h[0]), u.mul_vec(&h[1])];
-    accumulate::<MU>(s_fwd, &uh, acc);
+fn hop_direction<const MU: usize>(h: &Hop, cb: usize, f_fwd: f64, f_bwd: f64, acc: &mut Spinor) {
+    let vh = h.lat.half_volume();
+    let (p, q) = (h.p, h.p.other());
+    let nf = h.lat.neighbour_table(p, MU, true)[cb] as usize;
+    let u = h.links.load((p.index() * vh + cb) * 4 + MU);
+    let s = project::<MU>(h.s_fwd, &load_spinor(&h.inp, nf));
+    let mut us = [u.mul_vec(&s[0]), u.mul_vec(&s[1])];
+    if f_fwd != 1.0 {
+        us = us.map(|v| scale(C64::new(f_fwd, 0.0), &v));
+    }
+    accumulate::<MU>(h.s_fwd, &us, acc);
 
-    let nb = lat.neighbour_table(p, MU, false)[cb] as usize;
-    let u = load_link(links, (q.index() * vh + nb) * 4 + MU);
-    let h = project::<MU>(-s_fwd, &load_spinor(inp, nb));
-    let uh = [u.adj_mul_vec(&h[0]), u.adj_mul_vec(&h[1])];
-    accumulate::<MU>(-s_fwd, &uh, acc);
+    let nb = h.lat.neighbour_table(p, MU, false)[cb] as usize;
+    let u = h.links.load((q.index() * vh + nb) * 4 + MU);
+    let s = project::<MU>(-h.s_fwd, &load_spinor(&h.inp, nb));
+    let mut us = [u.adj_mul_vec(&s[0]), u.adj_mul_vec(&s[1])];
+    if f_bwd != 1.0 {
+        us = us.map(|v| scale(C64::new(f_bwd, 0.0), &v));
+    }
+    accumulate::<MU>(-h.s_fwd, &us, acc);
 }
 
-/// `out = a · D_{p,p̄} inp (+ x)`. `out`, `inp` and `x` are the parity halves
-/// (Vh sites each); `links` is the whole gauge field `[parity][cb][mu][18]`.
+/// `out = a · D_{p,p̄} inp (+ x)`. `out`, `inp` and `x` are the parity
+/// halves (Vh sites each); `links` the whole field.
 #[allow(clippy::too_many_arguments)]
-pub fn dslash<R: Real, G: Real>(
+pub fn dslash(
     lat: &Lattice,
     p: Parity,
-    links: &[G],
-    out: &mut [R],
-    inp: &[R],
-    x: Option<&[R]>,
+    links: &Links,
+    t_sign: f64,
+    out: SitesMut,
+    inp: Sites,
+    x: Option<Sites>,
     dagger: bool,
     a: f64,
 ) {
-    out.par_chunks_mut(SITES_PER_TASK * 24)
-        .enumerate()
-        .for_each(|(task, chunk)| {
-            for (k, o) in chunk.chunks_exact_mut(24).enumerate() {
-                let cb = task * SITES_PER_TASK + k;
-                let d = hop_site(lat, p, cb, links, inp, dagger);
-                let xs = x.map(|x| load_spinor(x, cb));
-                for spin in 0..4 {
-                    for color in 0..3 {
-                        let mut v = a * d[spin][color];
-                        if let Some(xs) = &xs {
-                            v += xs[spin][color];
-                        }
-                        let i = 2 * (3 * spin + color);
-                        o[i] = R::from_f64(v.re);
-                        o[i + 1] = R::from_f64(v.im);
-                    }
+    let hop = Hop {
+        lat,
+        p,
+        links,
+        inp,
+        s_fwd: if dagger { 1.0 } else { -1.0 },
+        t_sign,
+        t_last: lat.dims()[3] - 1,
+        spatial_volume: lat.dims()[0] * lat.dims()[1] * lat.dims()[2],
+    };
+    out.par_chunks(SITES_PER_TASK, |task, mut o| {
+        for k in 0..o.sites() {
+            let cb = task * SITES_PER_TASK + k;
+            let d = hop_site(&hop, cb);
+            let xs = x.map(|x| x.load(cb));
+            let mut v = [0.0; SITE];
+            for (spin, row) in d.iter().enumerate() {
+                for (color, &c) in row.iter().enumerate() {
+                    let i = 2 * (3 * spin + color);
+                    let z = a * c;
+                    v[i] = z.re;
+                    v[i + 1] = z.im;
                 }
             }
-        });
+            if let Some(xs) = xs {
+                for i in 0..SITE {
+                    v[i] += xs[i];
+                }
+            }
+            o.store(k, &v);
+        }
+    });
 }

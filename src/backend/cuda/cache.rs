@@ -55,13 +55,18 @@ pub fn module_key(
     for o in options {
         h.add(o.as_bytes());
     }
-    h.add(&nvrtc_version.0.to_le_bytes()).add(&nvrtc_version.1.to_le_bytes());
+    h.add(&nvrtc_version.0.to_le_bytes())
+        .add(&nvrtc_version.1.to_le_bytes());
     h.hex()
 }
 
 /// The cache folder from the environment (not created here).
 pub fn default_dir() -> Option<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     env("LATSOL_CACHE_DIR")
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("latsol")))
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("latsol")))
@@ -78,7 +83,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or(0);
     let tmp = dir.join(format!(
         ".{}.tmp.{}.{nanos}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("latsol"),
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("latsol"),
         std::process::id()
     ));
     let result = (|| {
@@ -112,7 +119,9 @@ impl DiskCache {
     }
 
     fn module_path(&self, module: &str, key: &str, ext: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(format!("{module}-{key}.{ext}")))
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{module}-{key}.{ext}")))
     }
 
     /// A cached module image, if present.
@@ -131,7 +140,9 @@ impl DiskCache {
 
     /// The file of tuned launch parameters for one device.
     pub fn tune_path(&self, device_key: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(format!("tune-{device_key}.txt")))
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("tune-{device_key}.txt")))
     }
 }
 
@@ -155,7 +166,12 @@ mod tests {
     use super::*;
 
     fn key(src: &str, hdr: &str, arch: &str, opt: &str, ver: (i32, i32)) -> String {
-        module_key(src, &[("core.cuh", hdr)], &[opt.to_string(), arch.to_string()], ver)
+        module_key(
+            src,
+            &[("core.cuh", hdr)],
+            &[opt.to_string(), arch.to_string()],
+            ver,
+        )
     }
 
     #[test]
@@ -190,9 +206,15 @@ mod tests {
         assert!(cache.dir().is_some());
         assert_eq!(cache.load_module("m", "k", "cubin"), None);
         assert!(cache.store_module("m", "k", "cubin", b"\x7fELF"));
-        assert_eq!(cache.load_module("m", "k", "cubin").as_deref(), Some(&b"\x7fELF"[..]));
+        assert_eq!(
+            cache.load_module("m", "k", "cubin").as_deref(),
+            Some(&b"\x7fELF"[..])
+        );
         // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
 
         let mut t = BTreeMap::new();

@@ -6,7 +6,7 @@
 //!
 //! `LATSOL_TUNE=0` turns tuning off (the default block is used).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -14,8 +14,8 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::cache::{format_tune_table, parse_tune_table, write_atomic};
-use super::modules::Kernel;
 use super::device_err;
+use super::modules::Kernel;
 use crate::error::Result;
 
 /// Block sizes tried, a subset of those the kernel accepts.
@@ -55,6 +55,9 @@ pub fn tune_key(kernel: &Kernel, threads: usize) -> String {
 /// Tuned block sizes, shared by all launches of one backend.
 pub struct Tuner {
     table: Mutex<BTreeMap<String, u32>>,
+    /// The same answers by (kernel address, threads): no allocation on
+    /// the launch path once a size is known.
+    fast: Mutex<HashMap<(usize, usize), u32>>,
     path: Option<PathBuf>,
     enabled: bool,
 }
@@ -62,7 +65,9 @@ pub struct Tuner {
 impl Tuner {
     /// Reads the table at `path`, if any.
     pub fn new(path: Option<PathBuf>) -> Tuner {
-        let enabled = std::env::var("LATSOL_TUNE").map(|v| v != "0").unwrap_or(true);
+        let enabled = std::env::var("LATSOL_TUNE")
+            .map(|v| v != "0")
+            .unwrap_or(true);
         let table = path
             .as_ref()
             .and_then(|p| std::fs::read_to_string(p).ok())
@@ -70,18 +75,42 @@ impl Tuner {
             .unwrap_or_default();
         Tuner {
             table: Mutex::new(table),
+            fast: Mutex::new(HashMap::new()),
             path,
             enabled,
         }
     }
 
     /// Entries known (for reports).
-    pub fn len(&self) -> usize {
+    pub fn entries(&self) -> usize {
         self.table.lock().map(|t| t.len()).unwrap_or(0)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// The block size for `kernel` at `threads` threads, tuned by `time`
+    /// (milliseconds per launch at a block size) on first use.
+    pub fn block_for(
+        &self,
+        kernel: &Kernel,
+        threads: usize,
+        default: u32,
+        time: impl FnMut(u32) -> Result<f32>,
+    ) -> Result<u32> {
+        let fast = (kernel as *const Kernel as usize, threads);
+        if let Some(&b) = self.fast.lock().expect("tune table poisoned").get(&fast) {
+            return Ok(b);
+        }
+        let cands = candidates(kernel.max_block, threads);
+        let b = self.block(
+            &tune_key(kernel, threads),
+            default.min(kernel.max_block),
+            &cands,
+            time,
+        )?;
+        self.fast
+            .lock()
+            .expect("tune table poisoned")
+            .insert(fast, b);
+        Ok(b)
     }
 
     /// The block size for `key`: the stored one, else the fastest of
@@ -149,7 +178,10 @@ pub fn launch<P: DeviceRepr>(
 pub fn time_launches(stream: &Arc<CudaStream>, mut run: impl FnMut() -> Result<()>) -> Result<f32> {
     let ctx = stream.context();
     let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
-    let (start, end) = (ev().map_err(device_err("event"))?, ev().map_err(device_err("event"))?);
+    let (start, end) = (
+        ev().map_err(device_err("event"))?,
+        ev().map_err(device_err("event"))?,
+    );
     run()?;
     start.record(stream).map_err(device_err("event record"))?;
     for _ in 0..TIMED_LAUNCHES {
@@ -191,13 +223,20 @@ mod tests {
     fn stored_entries_are_used_without_timing() {
         let t = Tuner {
             table: Mutex::new(BTreeMap::from([("k".to_string(), 192)])),
+            fast: Mutex::new(HashMap::new()),
             path: None,
             enabled: true,
         };
-        let b = t.block("k", 128, &[64, 192], |_| panic!("must not time")).unwrap();
+        let b = t
+            .block("k", 128, &[64, 192], |_| panic!("must not time"))
+            .unwrap();
         assert_eq!(b, 192);
-        let b = t.block("new", 128, &[64, 256], |b| Ok(if b == 256 { 1.0 } else { 2.0 })).unwrap();
+        let b = t
+            .block("new", 128, &[64, 256], |b| {
+                Ok(if b == 256 { 1.0 } else { 2.0 })
+            })
+            .unwrap();
         assert_eq!(b, 256);
-        assert_eq!(t.len(), 2);
+        assert_eq!(t.entries(), 2);
     }
 }

@@ -5,10 +5,16 @@
 //!
 //! A field's reals are grouped into vectors of `vec` reals (spinor: 2 for
 //! double2, 4 for float4; gauge links: 2 for double2 / float2). Within one
-//! block of `stride` sites, vector `j` of site `cb` lies at
+//! block of `sites` sites, vector `j` of site `cb` lies at
 //! `(j · stride + cb) · vec`; a site's real `n` is in vector `n / vec` at
 //! position `n % vec`. Spinor blocks are parity halves (even first); the
 //! gauge field has one block per (parity, direction), `[parity][mu]`.
+//!
+//! The stride is padded (`padded_stride`): with `stride = Vh`, the ~100
+//! arrays one thread of the hopping term reads start at the same address
+//! modulo a large power of two on the usual lattices, so their concurrent
+//! accesses collide in caches and DRAM (the "partition camping" of seed
+//! clark2010 §4.4). The padding sites hold zeros and are never read as sites.
 
 use rayon::prelude::*;
 
@@ -17,6 +23,21 @@ use crate::field::SPINOR_REALS;
 /// Reals per stored link (reconstruct 18).
 pub const LINK_REALS: usize = 18;
 
+/// Sites per padding quantum: a row of double2 then starts on a 512-byte boundary.
+const PAD_QUANTUM: usize = 32;
+
+/// The block stride for `sites` sites: a multiple of `PAD_QUANTUM` sites
+/// whose count of quanta is odd, so that consecutive rows are shifted by an
+/// odd multiple of 512 bytes (double2) or 256 bytes (float2) and spread over
+/// the memory channels. `LATSOL_NO_PAD=1` (an experiment switch) disables it.
+pub fn padded_stride(sites: usize) -> usize {
+    if std::env::var("LATSOL_NO_PAD").is_ok_and(|v| v == "1") {
+        return sites;
+    }
+    let quanta = sites.div_ceil(PAD_QUANTUM);
+    PAD_QUANTUM * (quanta | 1)
+}
+
 /// Where the structure-of-arrays layout puts one site's reals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SoaShape {
@@ -24,39 +45,49 @@ pub struct SoaShape {
     pub reals: usize,
     /// Reals per vector load (2 or 4).
     pub vec: usize,
-    /// Sites per block (Vh), the distance between one vector of
-    /// consecutive components.
+    /// Sites per block (Vh).
+    pub sites: usize,
+    /// Distance (in vectors) between one vector of consecutive components;
+    /// `stride ≥ sites`, the rest is padding.
     pub stride: usize,
 }
 
 impl SoaShape {
-    pub fn spinor(vec: usize, stride: usize) -> SoaShape {
+    pub fn spinor(vec: usize, sites: usize, stride: usize) -> SoaShape {
         SoaShape {
             reals: SPINOR_REALS,
             vec,
+            sites,
             stride,
         }
     }
 
-    pub fn link(stride: usize) -> SoaShape {
+    pub fn link(sites: usize, stride: usize) -> SoaShape {
         SoaShape {
             reals: LINK_REALS,
             vec: 2,
+            sites,
             stride,
         }
     }
 
-    /// Reals in one block.
+    /// Reals in one device block (padding included).
     pub fn block_len(&self) -> usize {
         self.reals * self.stride
     }
 
-    /// Index, within its block, of real `n` of site `cb`.
+    /// Reals in one canonical block.
+    pub fn canonical_len(&self) -> usize {
+        self.reals * self.sites
+    }
+
+    /// Index, within its device block, of real `n` of site `cb`.
     #[inline(always)]
     pub fn index(&self, cb: usize, n: usize) -> usize {
         ((n / self.vec) * self.stride + cb) * self.vec + n % self.vec
     }
 
+    #[cfg(test)]
     /// The inverse of `index`: `(cb, n)` of a position within a block.
     pub fn site_of(&self, i: usize) -> (usize, usize) {
         let (v, e) = (i / self.vec, i % self.vec);
@@ -65,48 +96,53 @@ impl SoaShape {
     }
 }
 
-/// Canonical → device: `src` holds blocks of `stride` sites of `reals`
-/// reals each, site-major; `dst` receives the same blocks in SoA order. One
-/// pass, parallel over the vector rows of the output.
-pub fn to_soa<T: Copy + Send + Sync, U: Copy + Send + Sync>(
+/// Canonical → device: `src` holds blocks of `shape.sites` sites of
+/// `reals` reals each, site-major; `dst` (as long as the blocks with their
+/// padding) receives them in SoA order, zeros in the padding. One pass,
+/// parallel over the vector rows of the output.
+pub fn to_soa<T: Copy + Send + Sync, U: Copy + Send + Sync + Default>(
     shape: SoaShape,
     src: &[T],
     dst: &mut [U],
     conv: impl Fn(T) -> U + Sync,
 ) {
-    assert_eq!(src.len(), dst.len());
-    assert_eq!(src.len() % shape.block_len(), 0);
+    let blocks = src.len() / shape.canonical_len();
+    assert_eq!(src.len(), blocks * shape.canonical_len());
+    assert_eq!(dst.len(), blocks * shape.block_len());
     let row = shape.stride * shape.vec;
     let rows_per_block = shape.reals / shape.vec;
     dst.par_chunks_mut(row).enumerate().for_each(|(r, out)| {
         let (block, j) = (r / rows_per_block, r % rows_per_block);
-        let base = block * shape.block_len();
-        for (cb, o) in out.chunks_exact_mut(shape.vec).enumerate() {
+        let base = block * shape.canonical_len();
+        let (sites, pad) = out.split_at_mut(shape.sites * shape.vec);
+        for (cb, o) in sites.chunks_exact_mut(shape.vec).enumerate() {
             let s = base + cb * shape.reals + j * shape.vec;
             for (e, v) in o.iter_mut().enumerate() {
                 *v = conv(src[s + e]);
             }
         }
+        pad.fill(U::default());
     });
 }
 
-/// Device → canonical, the inverse of `to_soa`. One pass, parallel over
-/// sites of the output.
+/// Device → canonical, the inverse of `to_soa` (padding skipped). One
+/// pass, parallel over sites of the output.
 pub fn from_soa<T: Copy + Send + Sync, U: Copy + Send + Sync>(
     shape: SoaShape,
     src: &[T],
     dst: &mut [U],
     conv: impl Fn(T) -> U + Sync,
 ) {
-    assert_eq!(src.len(), dst.len());
-    assert_eq!(src.len() % shape.block_len(), 0);
+    let blocks = dst.len() / shape.canonical_len();
+    assert_eq!(dst.len(), blocks * shape.canonical_len());
+    assert_eq!(src.len(), blocks * shape.block_len());
     const SITES: usize = 256;
     dst.par_chunks_mut(SITES * shape.reals)
         .enumerate()
         .for_each(|(chunk, out)| {
             for (k, site) in out.chunks_exact_mut(shape.reals).enumerate() {
                 let global = chunk * SITES + k;
-                let (block, cb) = (global / shape.stride, global % shape.stride);
+                let (block, cb) = (global / shape.sites, global % shape.sites);
                 let base = block * shape.block_len();
                 for (n, v) in site.iter_mut().enumerate() {
                     *v = conv(src[base + shape.index(cb, n)]);
@@ -122,12 +158,12 @@ mod tests {
     #[test]
     fn index_is_a_bijection_with_site_of() {
         for shape in [
-            SoaShape::spinor(2, 10),
-            SoaShape::spinor(4, 6),
-            SoaShape::link(8),
+            SoaShape::spinor(2, 10, 10),
+            SoaShape::spinor(4, 6, 6),
+            SoaShape::link(8, 8),
         ] {
             let mut seen = vec![false; shape.block_len()];
-            for cb in 0..shape.stride {
+            for cb in 0..shape.sites {
                 for n in 0..shape.reals {
                     let i = shape.index(cb, n);
                     assert!(!seen[i], "{shape:?}: ({cb}, {n}) collides");
@@ -142,42 +178,59 @@ mod tests {
     #[test]
     fn spinor_layout_matches_the_kernels() {
         // core.cuh: double: complex c of site cb is double2 number c·stride + cb.
-        let d = SoaShape::spinor(2, 7);
+        let d = SoaShape::spinor(2, 5, 7);
         assert_eq!(d.index(3, 2 * 5), (5 * 7 + 3) * 2);
         assert_eq!(d.index(3, 2 * 5 + 1), (5 * 7 + 3) * 2 + 1);
         // single: complex c is in float4 c/2 at position 2·(c % 2).
-        let s = SoaShape::spinor(4, 7);
+        let s = SoaShape::spinor(4, 7, 7);
         assert_eq!(s.index(3, 2 * 5 + 1), ((5 / 2) * 7 + 3) * 4 + 2 + 1);
         // The upper spin pair (complex 0..6) fills the first half of the vectors.
         assert!((0..12).all(|n| s.index(6, n) < s.block_len() / 2));
         assert!((12..24).all(|n| s.index(0, n) >= s.block_len() / 2));
         // gauge: complex k = 3 row + col of the link is double2/float2 number k·stride + cb.
-        let g = SoaShape::link(9);
+        let g = SoaShape::link(9, 9);
         assert_eq!(g.index(4, 2 * 8 + 1), (8 * 9 + 4) * 2 + 1);
     }
 
     #[test]
-    fn reorder_round_trips() {
+    fn reorder_round_trips_with_padding() {
         for shape in [
-            SoaShape::spinor(2, 12),
-            SoaShape::spinor(4, 12),
-            SoaShape::link(12),
+            SoaShape::spinor(2, 12, 12),
+            SoaShape::spinor(2, 12, 17),
+            SoaShape::spinor(4, 12, 32),
+            SoaShape::link(12, 13),
         ] {
             let blocks = 3;
-            let canonical: Vec<f64> = (0..blocks * shape.block_len()).map(|i| i as f64).collect();
-            let mut soa = vec![0.0f32; canonical.len()];
+            let canonical: Vec<f64> = (0..blocks * shape.canonical_len())
+                .map(|i| i as f64 + 1.0)
+                .collect();
+            let mut soa = vec![f32::NAN; blocks * shape.block_len()];
             to_soa(shape, &canonical, &mut soa, |v| v as f32);
+            let mut real = 0;
             for b in 0..blocks {
-                for cb in 0..shape.stride {
+                for cb in 0..shape.sites {
                     for n in 0..shape.reals {
-                        let want = canonical[b * shape.block_len() + cb * shape.reals + n];
+                        let want = canonical[b * shape.canonical_len() + cb * shape.reals + n];
                         assert_eq!(soa[b * shape.block_len() + shape.index(cb, n)] as f64, want);
+                        real += 1;
                     }
                 }
             }
+            // Everything else is padding, zeroed.
+            assert_eq!(soa.iter().filter(|&&v| v == 0.0).count(), soa.len() - real);
             let mut back = vec![0.0f64; canonical.len()];
             from_soa(shape, &soa, &mut back, |v| v as f64);
             assert_eq!(back, canonical);
+        }
+    }
+
+    #[test]
+    fn padded_strides_are_odd_multiples_of_the_quantum() {
+        for sites in [1usize, 31, 32, 33, 2048, 32768, 165888, 1 << 20] {
+            let s = padded_stride(sites);
+            assert!(s >= sites && s < sites + 2 * PAD_QUANTUM);
+            assert_eq!(s % PAD_QUANTUM, 0);
+            assert_eq!((s / PAD_QUANTUM) % 2, 1);
         }
     }
 }

@@ -1,1 +1,618 @@
-//! CUDA backend (issue 3).
+//! The CUDA backend (issue 3): device fields in the UKQCD basis, stored as
+//! structure-of-arrays per parity with 16-byte vector loads (seed clark2010
+//! §4.1, §4.5; layout in `kernels/core.cuh` and `layout.rs`), the Wilson
+//! hopping term and the vector algebra as CUDA kernels compiled at run time
+//! by NVRTC and cached on disk. Double and single precision, reconstruct 18.
+//!
+//! The host code is a thin typed wrapper: it checks fields, picks a kernel
+//! and launches it. cudarc drives the device; NVRTC and the driver library
+//! are probed with `dlopen` first, so a machine without CUDA gets
+//! `Error::NoDevice`, never a panic. One stream per backend; every call is
+//! ordered on it, and calls that return host values synchronize.
+
+mod blas;
+mod cache;
+mod dslash;
+mod launch;
+pub mod layout;
+mod modules;
+mod nvrtc;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
+use num_complex::Complex64 as C64;
+
+use super::{Backend, GaugeStorage, SpinorField};
+use crate::error::{Error, Result};
+use crate::field::{GaugeField, HostSpinor, SPINOR_REALS};
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::precision::{Precision, Reconstruct, TBoundary};
+
+pub use modules::ModuleReport;
+
+use blas::Out;
+use layout::{SoaShape, LINK_REALS};
+use modules::Kernel;
+
+/// Maps a driver error into the library's error, naming the call.
+pub(crate) fn device_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
+    move |e| {
+        let oom = e.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
+        if oom {
+            Error::OutOfMemory(format!("{what}: {e}"))
+        } else {
+            Error::Device(format!("{what}: {e}"))
+        }
+    }
+}
+
+/// Device memory of one field, in its storage precision.
+#[derive(Debug)]
+pub(crate) enum DeviceData {
+    F64(CudaSlice<f64>),
+    F32(CudaSlice<f32>),
+}
+
+impl DeviceData {
+    fn precision(&self) -> Precision {
+        match self {
+            DeviceData::F64(_) => Precision::Double,
+            DeviceData::F32(_) => Precision::Single,
+        }
+    }
+    /// The device address (for kernel parameters).
+    fn ptr(&self, stream: &CudaStream) -> u64 {
+        match self {
+            DeviceData::F64(s) => s.device_ptr(stream).0,
+            DeviceData::F32(s) => s.device_ptr(stream).0,
+        }
+    }
+    fn bytes(&self) -> usize {
+        match self {
+            DeviceData::F64(s) => s.len() * 8,
+            DeviceData::F32(s) => s.len() * 4,
+        }
+    }
+}
+
+/// Reals per vector load of a spinor field (double2 / float4).
+fn spinor_vec(p: Precision) -> usize {
+    match p {
+        Precision::Double => 2,
+        _ => 4,
+    }
+}
+
+/// A spinor field in device memory (layout: `kernels/core.cuh`).
+#[derive(Debug)]
+pub struct CudaSpinor {
+    lattice: Arc<Lattice>,
+    subset: Subset,
+    /// Sites between consecutive components (Vh plus padding).
+    stride: usize,
+    data: DeviceData,
+}
+
+impl SpinorField for CudaSpinor {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn subset(&self) -> Subset {
+        self.subset
+    }
+    fn precision(&self) -> Precision {
+        self.data.precision()
+    }
+}
+
+impl CudaSpinor {
+    /// Number of parity blocks (1 or 2).
+    fn blocks(&self) -> usize {
+        match self.subset {
+            Subset::Full => 2,
+            Subset::Single(_) => 1,
+        }
+    }
+}
+
+/// A gauge field in device memory, anti-periodic sign folded in.
+#[derive(Debug)]
+pub struct CudaGauge {
+    lattice: Arc<Lattice>,
+    stride: usize,
+    links: DeviceData,
+}
+
+impl GaugeStorage for CudaGauge {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn precision(&self) -> Precision {
+        self.links.precision()
+    }
+    fn reconstruct(&self) -> Reconstruct {
+        Reconstruct::Full18
+    }
+}
+
+/// Scratch memory of the reductions (partials and results), one at a time.
+struct Scratch {
+    partials: CudaSlice<f64>,
+    result: CudaSlice<f64>,
+}
+
+/// What the backend found and did at start.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// Compute capability, 10 major + minor.
+    pub compute_capability: i32,
+    pub multiprocessors: i32,
+    pub nvrtc_version: (i32, i32),
+    pub nvrtc_library: &'static str,
+    /// The NVRTC architecture option (sm_XY for a cubin, compute_XY for PTX).
+    pub target: String,
+    pub cache_dir: Option<std::path::PathBuf>,
+    pub modules: Vec<ModuleReport>,
+    /// Tuned launch entries read from the cache at start.
+    pub tuned_entries_at_start: usize,
+}
+
+/// The CUDA backend on one device.
+pub struct CudaBackend {
+    stream: Arc<CudaStream>,
+    kernels: HashMap<String, Kernel>,
+    tuner: launch::Tuner,
+    scratch: Mutex<Scratch>,
+    info: DeviceInfo,
+    // Dropped last: everything above lives in this context.
+    _ctx: Arc<CudaContext>,
+}
+
+impl CudaBackend {
+    /// Opens device `ordinal`, compiling (or loading from the cache) the
+    /// kernels. `Error::NoDevice` says why when there is no usable GPU,
+    /// driver or NVRTC; this never panics.
+    pub fn new(ordinal: usize) -> Result<CudaBackend> {
+        nvrtc::probe_driver()?;
+        let nvrtc = nvrtc::Nvrtc::load()?;
+        match catch_unwind(AssertUnwindSafe(|| Self::start(ordinal, &nvrtc))) {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(Error::NoDevice(format!(
+                    "the CUDA driver failed to start: {msg}"
+                )))
+            }
+        }
+    }
+
+    fn start(ordinal: usize, nvrtc: &nvrtc::Nvrtc) -> Result<CudaBackend> {
+        let no_device =
+            |what: &'static str| move |e: DriverError| Error::NoDevice(format!("{what}: {e}"));
+        let ctx = CudaContext::new(ordinal).map_err(no_device("cannot open CUDA device"))?;
+        // One stream, so the per-field events cudarc would record for
+        // cross-stream safety are pure overhead.
+        // SAFETY: called before any allocation, and this backend uses one stream.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(no_device("compute capability"))?;
+        let cc = 10 * major + minor;
+        let name = ctx.name().map_err(no_device("device name"))?;
+        let multiprocessors = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(no_device("device attributes"))?;
+        let (target, cubin) = nvrtc::target(cc, &nvrtc.supported_archs()?)?;
+        let stream = ctx.new_stream().map_err(device_err("stream creation"))?;
+
+        let disk = cache::DiskCache::open(cache::default_dir());
+        let builder = modules::Builder {
+            nvrtc,
+            cache: &disk,
+            arch_option: &target,
+            cubin,
+        };
+        let (kernels, reports) = builder.load_all(&ctx)?;
+        let device_key: String = format!("{name}-sm{cc}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let tuner = launch::Tuner::new(disk.tune_path(&device_key));
+        let scratch = Scratch {
+            partials: stream
+                .alloc_zeros::<f64>(blas::RED_GRID_MAX * blas::RED_MAX)
+                .map_err(device_err("reduction scratch"))?,
+            result: stream
+                .alloc_zeros::<f64>(blas::RED_MAX)
+                .map_err(device_err("reduction scratch"))?,
+        };
+        let info = DeviceInfo {
+            ordinal,
+            name,
+            compute_capability: cc,
+            multiprocessors,
+            nvrtc_version: nvrtc.version()?,
+            nvrtc_library: nvrtc.soname(),
+            target,
+            cache_dir: disk.dir().map(|d| d.to_path_buf()),
+            modules: reports,
+            tuned_entries_at_start: tuner.entries(),
+        };
+        Ok(CudaBackend {
+            stream,
+            kernels,
+            tuner,
+            scratch: Mutex::new(scratch),
+            info,
+            _ctx: ctx,
+        })
+    }
+
+    /// The device, the compiler and what start-up compiled or loaded.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The backend's stream (for timing in benchmarks).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Registers and local (spill) bytes per thread of each compiled kernel
+    /// whose name starts with `prefix`, from the driver.
+    pub fn kernel_resources(&self, prefix: &str) -> Vec<(String, i32, i32)> {
+        let mut v: Vec<_> = self
+            .kernels
+            .values()
+            .filter(|k| k.name.starts_with(prefix))
+            .map(|k| {
+                let regs = k.func.num_regs().unwrap_or(-1);
+                let local = k.func.local_size_bytes().unwrap_or(-1);
+                (k.name.clone(), regs, local)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(device_err("synchronize"))
+    }
+
+    fn kernel(&self, name: &str) -> Result<&Kernel> {
+        self.kernels
+            .get(name)
+            .ok_or_else(|| Error::Internal(format!("no kernel {name} was compiled")))
+    }
+
+    fn alloc(&self, precision: Precision, len: usize) -> Result<DeviceData> {
+        let what = "device allocation";
+        Ok(match precision {
+            Precision::Double => {
+                DeviceData::F64(self.stream.alloc_zeros(len).map_err(device_err(what))?)
+            }
+            Precision::Single => {
+                DeviceData::F32(self.stream.alloc_zeros(len).map_err(device_err(what))?)
+            }
+            p => {
+                return Err(Error::Unsupported(format!(
+                    "precision {p:?} on the CUDA backend (double and single are available)"
+                )))
+            }
+        })
+    }
+
+    /// Reorders canonical reals (blocks of `shape.stride` sites) into the
+    /// device layout and precision in one host pass, then copies them in one
+    /// transfer.
+    fn upload_soa(&self, dst: &mut DeviceData, shape: SoaShape, canonical: &[f64]) -> Result<()> {
+        let what = "host-to-device copy";
+        let len = canonical.len() / shape.canonical_len() * shape.block_len();
+        match dst {
+            DeviceData::F64(d) => {
+                let mut v = vec![0.0f64; len];
+                layout::to_soa(shape, canonical, &mut v, |x| x);
+                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
+            }
+            DeviceData::F32(d) => {
+                let mut v = vec![0.0f32; len];
+                layout::to_soa(shape, canonical, &mut v, |x| x as f32);
+                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
+            }
+        }
+    }
+
+    /// The lattice must allow 32-bit site and element indices in kernels.
+    fn check_lattice(lattice: &Lattice) -> Result<()> {
+        if lattice.volume().saturating_mul(SPINOR_REALS) >= i32::MAX as usize {
+            return Err(Error::Unsupported(format!(
+                "a lattice of {} sites is too large for one device's 32-bit indexing",
+                lattice.volume()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Whether two fields live on the same lattice. By extents, not `==`:
+/// `Lattice`'s `PartialEq` compares its neighbour tables, megabytes per call
+/// on large lattices (it once cost more than the kernels themselves).
+pub(crate) fn same_lattice(a: &Arc<Lattice>, b: &Arc<Lattice>) -> bool {
+    Arc::ptr_eq(a, b) || a.dims() == b.dims()
+}
+
+/// Fields of one operation must live on one lattice and hold the same sites.
+fn check_same(what: &str, a: &CudaSpinor, b: &CudaSpinor) -> Result<()> {
+    if a.subset != b.subset || !same_lattice(&a.lattice, &b.lattice) || a.stride != b.stride {
+        return Err(Error::Internal(format!(
+            "{what}: fields of different subsets ({:?} vs {:?}) or lattices",
+            a.subset, b.subset
+        )));
+    }
+    Ok(())
+}
+
+impl Backend for CudaBackend {
+    type Spinor = CudaSpinor;
+    type Gauge = CudaGauge;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn upload_gauge(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<CudaGauge> {
+        if reconstruct != Reconstruct::Full18 {
+            return Err(Error::Unsupported(format!(
+                "reconstruct {reconstruct:?} on the CUDA backend (18 is available)"
+            )));
+        }
+        let lat = gauge.lattice().clone();
+        Self::check_lattice(&lat)?;
+        let vh = lat.half_volume();
+        let t_last = lat.dims()[3] - 1;
+        // Canonical `[parity][cb][mu]` → blocks `[parity][mu]` of Vh links,
+        // each site-major, with the boundary sign folded into the T links
+        // of the last time slice (as the CPU backend does).
+        let mut canonical = vec![0.0f64; 8 * vh * LINK_REALS];
+        for p in [Parity::Even, Parity::Odd] {
+            for cb in 0..vh {
+                let last = lat.coords(p, cb)[3] == t_last;
+                for mu in 0..4 {
+                    let at = ((p.index() * 4 + mu) * vh + cb) * LINK_REALS;
+                    let out = &mut canonical[at..at + LINK_REALS];
+                    gauge.link(p, cb, mu).to_row_major(out);
+                    if mu == 3 && last {
+                        out.iter_mut().for_each(|v| *v *= t_boundary.sign());
+                    }
+                }
+            }
+        }
+        let stride = layout::padded_stride(vh);
+        let shape = SoaShape::link(vh, stride);
+        let mut links = self.alloc(precision, 8 * shape.block_len())?;
+        self.upload_soa(&mut links, shape, &canonical)?;
+        Ok(CudaGauge {
+            lattice: lat,
+            stride,
+            links,
+        })
+    }
+
+    fn alloc_spinor(
+        &self,
+        lattice: &Arc<Lattice>,
+        subset: Subset,
+        precision: Precision,
+    ) -> Result<CudaSpinor> {
+        Self::check_lattice(lattice)?;
+        let stride = layout::padded_stride(lattice.half_volume());
+        let blocks = lattice.sites(subset) / lattice.half_volume();
+        let data = self.alloc(precision, blocks * stride * SPINOR_REALS)?;
+        Ok(CudaSpinor {
+            lattice: lattice.clone(),
+            subset,
+            stride,
+            data,
+        })
+    }
+
+    fn upload_spinor(&self, dst: &mut CudaSpinor, src: &HostSpinor) -> Result<()> {
+        if dst.subset != src.subset() || !same_lattice(&dst.lattice, src.lattice()) {
+            return Err(Error::Internal("upload_spinor: subsets differ".into()));
+        }
+        let reals: &[f64] = bytemuck::cast_slice(src.data());
+        let shape = SoaShape::spinor(
+            spinor_vec(dst.precision()),
+            dst.lattice.half_volume(),
+            dst.stride,
+        );
+        self.upload_soa(&mut dst.data, shape, reals)
+    }
+
+    fn download_spinor(&self, src: &CudaSpinor, dst: &mut HostSpinor) -> Result<()> {
+        if src.subset != dst.subset() || !same_lattice(&src.lattice, dst.lattice()) {
+            return Err(Error::Internal("download_spinor: subsets differ".into()));
+        }
+        let shape = SoaShape::spinor(
+            spinor_vec(src.precision()),
+            src.lattice.half_volume(),
+            src.stride,
+        );
+        let what = "device-to-host copy";
+        let reals: &mut [f64] = bytemuck::cast_slice_mut(dst.data_mut());
+        match &src.data {
+            DeviceData::F64(s) => {
+                let v = self.stream.clone_dtoh(s).map_err(device_err(what))?;
+                self.synchronize()?;
+                layout::from_soa(shape, &v, reals, |x| x);
+            }
+            DeviceData::F32(s) => {
+                let v = self.stream.clone_dtoh(s).map_err(device_err(what))?;
+                self.synchronize()?;
+                layout::from_soa(shape, &v, reals, |x| x as f64);
+            }
+        }
+        Ok(())
+    }
+
+    fn copy(&self, dst: &mut CudaSpinor, src: &CudaSpinor) -> Result<()> {
+        check_same("copy", src, dst)?;
+        self.copy_impl(dst, src)
+    }
+
+    fn zero(&self, x: &mut CudaSpinor) -> Result<()> {
+        let what = "memset";
+        match &mut x.data {
+            DeviceData::F64(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::F32(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+        }
+    }
+
+    fn ax(&self, a: f64, x: &mut CudaSpinor) -> Result<()> {
+        self.map("ax", None, None, Out::Y(x), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn axpy(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<()> {
+        self.map("axpy", Some(x), None, Out::Y(y), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn xpay(&self, x: &CudaSpinor, a: f64, y: &mut CudaSpinor) -> Result<()> {
+        self.map("xpay", Some(x), None, Out::Y(y), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn axpby(&self, a: f64, x: &CudaSpinor, b: f64, y: &mut CudaSpinor) -> Result<()> {
+        self.map("axpby", Some(x), None, Out::Y(y), [a, 0.0, b, 0.0])
+    }
+
+    fn caxpy(&self, a: C64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<()> {
+        self.map("caxpy", Some(x), None, Out::Y(y), [a.re, a.im, 0.0, 0.0])
+    }
+
+    fn cxpaypbz(
+        &self,
+        x: &CudaSpinor,
+        a: C64,
+        y: &CudaSpinor,
+        b: C64,
+        z: &mut CudaSpinor,
+    ) -> Result<()> {
+        self.map(
+            "cxpaypbz",
+            Some(x),
+            Some(y),
+            Out::Z(z),
+            [a.re, a.im, b.re, b.im],
+        )
+    }
+
+    fn norm2(&self, x: &CudaSpinor) -> Result<f64> {
+        Ok(self.reduce("norm2", x, None, ReduceOut::Read, [0.0; 4])?[0])
+    }
+
+    fn cdot(&self, x: &CudaSpinor, y: &CudaSpinor) -> Result<C64> {
+        let r = self.reduce("cdot", x, Some(y), ReduceOut::Read, [0.0; 4])?;
+        Ok(C64::new(r[0], r[1]))
+    }
+
+    fn cdot_norm2(&self, x: &CudaSpinor, y: &CudaSpinor) -> Result<(C64, f64)> {
+        let r = self.reduce("cdot_norm2", x, Some(y), ReduceOut::Read, [0.0; 4])?;
+        Ok((C64::new(r[0], r[1]), r[2]))
+    }
+
+    fn axpy_norm2(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self.reduce(
+            "axpy_norm2",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a, 0.0, 0.0, 0.0],
+        )?[0])
+    }
+
+    fn caxpy_norm2(&self, a: C64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self.reduce(
+            "caxpy_norm2",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a.re, a.im, 0.0, 0.0],
+        )?[0])
+    }
+
+    fn xmy_norm2(&self, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self.reduce("xmy_norm2", x, None, ReduceOut::Write(y), [0.0; 4])?[0])
+    }
+
+    fn wilson_dslash(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        inp: &CudaSpinor,
+        dagger: bool,
+        a: f64,
+        x: Option<&CudaSpinor>,
+    ) -> Result<()> {
+        self.dslash_impl(out, parity, gauge, inp, dagger, a, x)
+    }
+
+    fn gamma5(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {
+        check_same("gamma5", inp, out)?;
+        self.gamma5_impl(out, inp)
+    }
+}
+
+/// The second field of a reduction: read only, or updated in place.
+pub(crate) enum ReduceOut<'a> {
+    Read,
+    Write(&'a mut CudaSpinor),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a machine without a driver (CI) the backend must refuse, not panic.
+    #[test]
+    fn new_without_a_driver_is_no_device_not_a_panic() {
+        let driver_present = nvrtc::probe_driver().is_ok();
+        match CudaBackend::new(0) {
+            Ok(b) => assert!(
+                driver_present,
+                "a backend on {} without a driver?",
+                b.info().name
+            ),
+            Err(Error::NoDevice(msg)) => assert!(!msg.is_empty()),
+            Err(e) => panic!("expected NoDevice or a device, got {e:?}"),
+        }
+    }
+
+    #[test]
+    fn out_of_range_ordinal_is_an_error_not_a_panic() {
+        assert!(CudaBackend::new(1 << 20).is_err());
+    }
+}

@@ -111,9 +111,16 @@ impl Builder<'_> {
             }
         }
         let t = Instant::now();
-        let image = self.nvrtc.compile(&format!("{}.cu", src.name), src.text, HEADERS, opts, self.cubin)?;
+        let image = self.nvrtc.compile(
+            &format!("{}.cu", src.name),
+            src.text,
+            HEADERS,
+            opts,
+            self.cubin,
+        )?;
         let compile_s = t.elapsed().as_secs_f64();
-        self.cache.store_module(src.name, &key, self.ext(), image.bytes());
+        self.cache
+            .store_module(src.name, &key, self.ext(), image.bytes());
         let bytes = match image {
             Image::Cubin(b) | Image::Ptx(b) => b,
         };
@@ -129,7 +136,10 @@ impl Builder<'_> {
     /// Compiles (or loads from the cache) every source, in parallel
     /// threads, and loads its kernels into `ctx`. A cached image the driver
     /// refuses is compiled afresh.
-    pub fn load_all(&self, ctx: &Arc<CudaContext>) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
+    pub fn load_all(
+        &self,
+        ctx: &Arc<CudaContext>,
+    ) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
         let opts = options(self.arch_option);
         let images: Vec<Result<(Vec<u8>, ModuleReport)>> = std::thread::scope(|s| {
             let handles: Vec<_> = SOURCES
@@ -142,8 +152,9 @@ impl Builder<'_> {
             handles
                 .into_iter()
                 .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Internal("kernel compilation panicked".into())))
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Internal("kernel compilation panicked".into()))
+                    })
                 })
                 .collect()
         });
@@ -162,9 +173,9 @@ impl Builder<'_> {
                 Err(e) => return Err(e),
             };
             for name in (src.kernels)() {
-                let func = module
-                    .load_function(&name)
-                    .map_err(|e| Error::Device(format!("kernel {name} not found in {}: {e}", src.name)))?;
+                let func = module.load_function(&name).map_err(|e| {
+                    Error::Device(format!("kernel {name} not found in {}: {e}", src.name))
+                })?;
                 let max_block = func
                     .max_threads_per_block()
                     .map_err(|e| Error::Device(format!("attributes of {name}: {e}")))?
@@ -183,7 +194,12 @@ impl Builder<'_> {
     }
 }
 
-fn load_module(ctx: &Arc<CudaContext>, mut bytes: Vec<u8>, cubin: bool, name: &str) -> Result<Arc<CudaModule>> {
+fn load_module(
+    ctx: &Arc<CudaContext>,
+    mut bytes: Vec<u8>,
+    cubin: bool,
+    name: &str,
+) -> Result<Arc<CudaModule>> {
     let image = if cubin {
         Ptx::from_binary(bytes)
     } else {

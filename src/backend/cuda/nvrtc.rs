@@ -51,35 +51,47 @@ pub fn probe_driver() -> Result<&'static str> {
         .get_or_init(|| dlopen_first(CUDA_SONAMES).map(|(_, n)| n))
         .clone()
         .map_err(|why| {
-            Error::NoDevice(format!("no NVIDIA driver library (libcuda) could be loaded: {why}"))
+            Error::NoDevice(format!(
+                "no NVIDIA driver library (libcuda) could be loaded: {why}"
+            ))
         })
 }
 
 type Prog = *mut c_void;
 
-/// The NVRTC entry points the backend uses.
+type Status = c_int;
+type VersionFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> Status;
+type CreateFn = unsafe extern "C" fn(
+    *mut Prog,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> Status;
+type CompileFn = unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> Status;
+type DestroyFn = unsafe extern "C" fn(*mut Prog) -> Status;
+type SizeFn = unsafe extern "C" fn(Prog, *mut usize) -> Status;
+type GetFn = unsafe extern "C" fn(Prog, *mut c_char) -> Status;
+type CountFn = unsafe extern "C" fn(*mut c_int) -> Status;
+type ErrorStringFn = unsafe extern "C" fn(Status) -> *const c_char;
+
+/// The NVRTC entry points the backend uses (signatures of nvrtc.h).
 struct Api {
     soname: &'static str,
-    version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> c_int,
-    create: unsafe extern "C" fn(
-        *mut Prog,
-        *const c_char,
-        *const c_char,
-        c_int,
-        *const *const c_char,
-        *const *const c_char,
-    ) -> c_int,
-    compile: unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int,
-    destroy: unsafe extern "C" fn(*mut Prog) -> c_int,
-    log_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
-    log: unsafe extern "C" fn(Prog, *mut c_char) -> c_int,
-    cubin_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
-    cubin: unsafe extern "C" fn(Prog, *mut c_char) -> c_int,
-    ptx_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
-    ptx: unsafe extern "C" fn(Prog, *mut c_char) -> c_int,
-    num_archs: unsafe extern "C" fn(*mut c_int) -> c_int,
-    archs: unsafe extern "C" fn(*mut c_int) -> c_int,
-    error_string: unsafe extern "C" fn(c_int) -> *const c_char,
+    version: VersionFn,
+    create: CreateFn,
+    compile: CompileFn,
+    destroy: DestroyFn,
+    log_size: SizeFn,
+    log: GetFn,
+    cubin_size: SizeFn,
+    cubin: GetFn,
+    ptx_size: SizeFn,
+    ptx: GetFn,
+    num_archs: CountFn,
+    archs: CountFn,
+    error_string: ErrorStringFn,
 }
 
 // SAFETY: the table holds plain function pointers into a library that is
@@ -90,7 +102,7 @@ unsafe impl Sync for Api {}
 fn load_api() -> std::result::Result<Api, String> {
     let (h, soname) = dlopen_first(NVRTC_SONAMES)?;
     macro_rules! sym {
-        ($name:literal) => {{
+        ($name:literal, $ty:ty) => {{
             let c = CString::new($name).unwrap();
             // SAFETY: dlsym on a live handle; the symbol's C signature is
             // the one the field's type states (nvrtc.h).
@@ -98,24 +110,24 @@ fn load_api() -> std::result::Result<Api, String> {
             if p.is_null() {
                 return Err(format!("{soname} lacks {}", $name));
             }
-            unsafe { std::mem::transmute::<*mut c_void, _>(p) }
+            unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
         }};
     }
     Ok(Api {
         soname,
-        version: sym!("nvrtcVersion"),
-        create: sym!("nvrtcCreateProgram"),
-        compile: sym!("nvrtcCompileProgram"),
-        destroy: sym!("nvrtcDestroyProgram"),
-        log_size: sym!("nvrtcGetProgramLogSize"),
-        log: sym!("nvrtcGetProgramLog"),
-        cubin_size: sym!("nvrtcGetCUBINSize"),
-        cubin: sym!("nvrtcGetCUBIN"),
-        ptx_size: sym!("nvrtcGetPTXSize"),
-        ptx: sym!("nvrtcGetPTX"),
-        num_archs: sym!("nvrtcGetNumSupportedArchs"),
-        archs: sym!("nvrtcGetSupportedArchs"),
-        error_string: sym!("nvrtcGetErrorString"),
+        version: sym!("nvrtcVersion", VersionFn),
+        create: sym!("nvrtcCreateProgram", CreateFn),
+        compile: sym!("nvrtcCompileProgram", CompileFn),
+        destroy: sym!("nvrtcDestroyProgram", DestroyFn),
+        log_size: sym!("nvrtcGetProgramLogSize", SizeFn),
+        log: sym!("nvrtcGetProgramLog", GetFn),
+        cubin_size: sym!("nvrtcGetCUBINSize", SizeFn),
+        cubin: sym!("nvrtcGetCUBIN", GetFn),
+        ptx_size: sym!("nvrtcGetPTXSize", SizeFn),
+        ptx: sym!("nvrtcGetPTX", GetFn),
+        num_archs: sym!("nvrtcGetNumSupportedArchs", CountFn),
+        archs: sym!("nvrtcGetSupportedArchs", CountFn),
+        error_string: sym!("nvrtcGetErrorString", ErrorStringFn),
     })
 }
 
@@ -136,12 +148,6 @@ pub enum Image {
 }
 
 impl Image {
-    pub fn extension(&self) -> &'static str {
-        match self {
-            Image::Cubin(_) => "cubin",
-            Image::Ptx(_) => "ptx",
-        }
-    }
     pub fn bytes(&self) -> &[u8] {
         match self {
             Image::Cubin(b) | Image::Ptx(b) => b,
@@ -165,16 +171,25 @@ impl Nvrtc {
 
     pub fn version(&self) -> Result<(i32, i32)> {
         let (mut a, mut b) = (0, 0);
-        self.check(unsafe { (self.api.version)(&mut a, &mut b) }, "nvrtcVersion")?;
+        self.check(
+            unsafe { (self.api.version)(&mut a, &mut b) },
+            "nvrtcVersion",
+        )?;
         Ok((a, b))
     }
 
     /// Compute capabilities (as 10 major + minor) this NVRTC compiles for.
     pub fn supported_archs(&self) -> Result<Vec<i32>> {
         let mut n = 0;
-        self.check(unsafe { (self.api.num_archs)(&mut n) }, "nvrtcGetNumSupportedArchs")?;
+        self.check(
+            unsafe { (self.api.num_archs)(&mut n) },
+            "nvrtcGetNumSupportedArchs",
+        )?;
         let mut v = vec![0; n.max(0) as usize];
-        self.check(unsafe { (self.api.archs)(v.as_mut_ptr()) }, "nvrtcGetSupportedArchs")?;
+        self.check(
+            unsafe { (self.api.archs)(v.as_mut_ptr()) },
+            "nvrtcGetSupportedArchs",
+        )?;
         Ok(v)
     }
 
@@ -205,9 +220,18 @@ impl Nvrtc {
             CString::new(s).map_err(|_| Error::Internal(format!("NUL in kernel text {name}")))
         };
         let (src, cname) = (cstr(source)?, cstr(name)?);
-        let hsrc = headers.iter().map(|h| cstr(h.1)).collect::<Result<Vec<_>>>()?;
-        let hname = headers.iter().map(|h| cstr(h.0)).collect::<Result<Vec<_>>>()?;
-        let opts = options.iter().map(|o| cstr(o)).collect::<Result<Vec<_>>>()?;
+        let hsrc = headers
+            .iter()
+            .map(|h| cstr(h.1))
+            .collect::<Result<Vec<_>>>()?;
+        let hname = headers
+            .iter()
+            .map(|h| cstr(h.0))
+            .collect::<Result<Vec<_>>>()?;
+        let opts = options
+            .iter()
+            .map(|o| cstr(o))
+            .collect::<Result<Vec<_>>>()?;
         let hsrc_p: Vec<_> = hsrc.iter().map(|c| c.as_ptr()).collect();
         let hname_p: Vec<_> = hname.iter().map(|c| c.as_ptr()).collect();
         let opts_p: Vec<_> = opts.iter().map(|c| c.as_ptr()).collect();
@@ -251,16 +275,31 @@ impl Nvrtc {
         let mut size = 0usize;
         self.check(unsafe { size_fn(guard.1, &mut size) }, what)?;
         let mut buf = vec![0u8; size];
-        self.check(unsafe { get_fn(guard.1, buf.as_mut_ptr() as *mut c_char) }, what)?;
-        Ok(if cubin { Image::Cubin(buf) } else { Image::Ptx(buf) })
+        self.check(
+            unsafe { get_fn(guard.1, buf.as_mut_ptr() as *mut c_char) },
+            what,
+        )?;
+        Ok(if cubin {
+            Image::Cubin(buf)
+        } else {
+            Image::Ptx(buf)
+        })
     }
 
     fn log(&self, prog: Prog) -> Result<String> {
         let mut size = 0usize;
-        self.check(unsafe { (self.api.log_size)(prog, &mut size) }, "nvrtcGetProgramLogSize")?;
+        self.check(
+            unsafe { (self.api.log_size)(prog, &mut size) },
+            "nvrtcGetProgramLogSize",
+        )?;
         let mut buf = vec![0u8; size.max(1)];
-        self.check(unsafe { (self.api.log)(prog, buf.as_mut_ptr() as *mut c_char) }, "nvrtcGetProgramLog")?;
-        Ok(String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string())
+        self.check(
+            unsafe { (self.api.log)(prog, buf.as_mut_ptr() as *mut c_char) },
+            "nvrtcGetProgramLog",
+        )?;
+        Ok(String::from_utf8_lossy(&buf)
+            .trim_end_matches('\0')
+            .to_string())
     }
 }
 
@@ -289,8 +328,14 @@ mod tests {
     #[test]
     fn target_prefers_a_cubin_for_the_device() {
         let known = [75, 80, 86, 89, 90, 100, 120];
-        assert_eq!(target(90, &known).unwrap(), ("--gpu-architecture=sm_90".into(), true));
-        assert_eq!(target(103, &known).unwrap(), ("--gpu-architecture=compute_100".into(), false));
+        assert_eq!(
+            target(90, &known).unwrap(),
+            ("--gpu-architecture=sm_90".into(), true)
+        );
+        assert_eq!(
+            target(103, &known).unwrap(),
+            ("--gpu-architecture=compute_100".into(), false)
+        );
         assert!(matches!(target(70, &known), Err(Error::NoDevice(_))));
     }
 }

@@ -1,0 +1,373 @@
+//! Host side of the vector algebra (`kernels/blas.cu`): checks the fields,
+//! fills the parameter struct and launches. Element-wise kernels get a
+//! tuned block size; reductions run on a fixed geometry (`RED_BLOCK`
+//! threads, a grid fixed by the length alone) and a fixed-order second pass,
+//! so their results are the same bit for bit on every run.
+
+use cudarc::driver::{result as cu, DeviceRepr, PushKernelArg};
+
+use super::launch::{self, grid_for};
+use super::{check_same, device_err, CudaBackend, CudaSpinor, DeviceData, ReduceOut};
+use crate::error::{Error, Result};
+use crate::lattice::Subset;
+use crate::precision::Precision;
+
+/// Threads per block of a reduction (`RED_BLOCK` in blas.cu).
+pub const RED_BLOCK: u32 = 256;
+/// Most blocks of a reduction's first pass (about one wave on an H100).
+pub const RED_GRID_MAX: usize = 1024;
+/// Most numbers one reduction returns.
+pub const RED_MAX: usize = 3;
+
+/// Element-wise ops (one kernel per precision each).
+const MAPS: &[&str] = &["ax", "axpy", "xpay", "axpby", "caxpy", "cxpaypbz"];
+/// Reductions and how many numbers each returns.
+const REDUCTIONS: &[(&str, usize)] = &[
+    ("norm2", 1),
+    ("cdot", 2),
+    ("cdot_norm2", 3),
+    ("axpy_norm2", 1),
+    ("caxpy_norm2", 1),
+    ("xmy_norm2", 1),
+];
+
+/// Every kernel of blas.cu.
+pub fn kernel_names() -> Vec<String> {
+    let mut v = Vec::new();
+    for op in MAPS.iter().chain(REDUCTIONS.iter().map(|r| &r.0)) {
+        for p in ["f64", "f32"] {
+            v.push(format!("blas_{op}_{p}"));
+        }
+    }
+    for n in 1..=RED_MAX {
+        v.push(format!("reduce_final_{n}"));
+    }
+    for k in [
+        "gamma5_f64",
+        "gamma5_f32",
+        "convert_f64_to_f32",
+        "convert_f32_to_f64",
+    ] {
+        v.push(k.to_string());
+    }
+    v
+}
+
+/// Blocks of a reduction over `n` vectors: fixed by `n` alone.
+pub fn reduction_grid(n: usize) -> u32 {
+    n.div_ceil(RED_BLOCK as usize).clamp(1, RED_GRID_MAX) as u32
+}
+
+/// Kernel arguments of blas.cu (`struct BlasParams`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlasParams {
+    pub x: u64,
+    pub y: u64,
+    pub z: u64,
+    pub partials: u64,
+    pub a_re: f64,
+    pub a_im: f64,
+    pub b_re: f64,
+    pub b_im: f64,
+    pub n: i64,
+}
+// SAFETY: plain old data with the C layout of `BlasParams` in blas.cu.
+unsafe impl DeviceRepr for BlasParams {}
+
+/// Kernel arguments of `gamma5` and `convert` (`struct SiteParams`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SiteParams {
+    pub dst: u64,
+    pub src: u64,
+    pub stride: i32,
+    pub blocks: i32,
+}
+// SAFETY: plain old data with the C layout of `SiteParams` in blas.cu.
+unsafe impl DeviceRepr for SiteParams {}
+
+fn suffix(p: Precision) -> &'static str {
+    match p {
+        Precision::Double => "f64",
+        _ => "f32",
+    }
+}
+
+/// Vectors (double2 / float4) in a field, padding included (zeros that
+/// every op keeps zero).
+fn vectors(x: &CudaSpinor) -> usize {
+    x.blocks() * x.stride * crate::field::SPINOR_REALS / super::spinor_vec(x.precision())
+}
+
+use crate::backend::SpinorField;
+
+/// Where an element-wise op writes: the kernel's y or z slot.
+pub(crate) enum Out<'a> {
+    Y(&'a mut CudaSpinor),
+    Z(&'a mut CudaSpinor),
+}
+
+impl CudaBackend {
+    fn check_precision(what: &str, fields: &[&CudaSpinor]) -> Result<()> {
+        if fields
+            .windows(2)
+            .any(|w| w[0].precision() != w[1].precision())
+        {
+            return Err(Error::Internal(format!(
+                "{what}: fields of different precisions"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Launches `kernel` over `threads` threads with a tuned block size. If
+    /// the kernel changes `written` in place, that memory is saved before the
+    /// timing runs and restored after them.
+    pub(crate) fn launch_tuned<P: DeviceRepr>(
+        &self,
+        kernel_name: &str,
+        threads: usize,
+        default_block: u32,
+        params: &P,
+        written: Option<&DeviceData>,
+    ) -> Result<()> {
+        let k = self.kernel(kernel_name)?;
+        let block = self.tuner.block_for(k, threads, default_block, |b| {
+            let backup = match written {
+                Some(w) => Some(self.save(w)?),
+                None => None,
+            };
+            let t = launch::time_launches(&self.stream, || {
+                launch::launch(&self.stream, k, grid_for(threads, b)?, b, params)
+            });
+            if let (Some(w), Some(saved)) = (written, backup) {
+                self.restore(w, &saved)?;
+            }
+            t
+        })?;
+        launch::launch(&self.stream, k, grid_for(threads, block)?, block, params)
+    }
+
+    fn save(&self, w: &DeviceData) -> Result<cudarc::driver::CudaSlice<u8>> {
+        let mut s = self
+            .stream
+            .alloc_zeros::<u8>(w.bytes())
+            .map_err(device_err("tuning backup"))?;
+        let dst = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut s, &self.stream).0;
+        // SAFETY: both ranges are live allocations of `w.bytes()` bytes.
+        unsafe {
+            cu::memcpy_dtod_async(dst, w.ptr(&self.stream), w.bytes(), self.stream.cu_stream())
+        }
+        .map_err(device_err("tuning backup"))?;
+        Ok(s)
+    }
+
+    fn restore(&self, w: &DeviceData, saved: &cudarc::driver::CudaSlice<u8>) -> Result<()> {
+        let src = cudarc::driver::DevicePtr::device_ptr(saved, &self.stream).0;
+        // SAFETY: as in `save`.
+        unsafe {
+            cu::memcpy_dtod_async(w.ptr(&self.stream), src, w.bytes(), self.stream.cu_stream())
+        }
+        .map_err(device_err("tuning restore"))
+    }
+
+    /// An element-wise op: `x`, `y` read, `out` updated (coefficients
+    /// `[a_re, a_im, b_re, b_im]`).
+    pub(crate) fn map(
+        &self,
+        op: &str,
+        x: Option<&CudaSpinor>,
+        y: Option<&CudaSpinor>,
+        out: Out<'_>,
+        c: [f64; 4],
+    ) -> Result<()> {
+        let (w, in_z) = match out {
+            Out::Y(w) => (w, false),
+            Out::Z(w) => (w, true),
+        };
+        let reads: Vec<&CudaSpinor> = x.iter().chain(y.iter()).copied().collect();
+        for r in &reads {
+            check_same(op, r, w)?;
+        }
+        let mut all = reads.clone();
+        all.push(w);
+        Self::check_precision(op, &all)?;
+        let s = &self.stream;
+        let p = |f: Option<&CudaSpinor>| f.map(|f| f.data.ptr(s)).unwrap_or(0);
+        let wp = w.data.ptr(s);
+        let params = BlasParams {
+            x: p(x),
+            y: if in_z { p(y) } else { wp },
+            z: if in_z { wp } else { 0 },
+            partials: 0,
+            a_re: c[0],
+            a_im: c[1],
+            b_re: c[2],
+            b_im: c[3],
+            n: vectors(w) as i64,
+        };
+        let name = format!("blas_{op}_{}", suffix(w.precision()));
+        self.launch_tuned(&name, vectors(w), 256, &params, Some(&w.data))
+    }
+
+    /// A reduction over `x` (and `y`, read or updated in place); returns up
+    /// to `RED_MAX` numbers.
+    pub(crate) fn reduce(
+        &self,
+        op: &str,
+        x: &CudaSpinor,
+        y: Option<&CudaSpinor>,
+        w: ReduceOut<'_>,
+        c: [f64; 4],
+    ) -> Result<[f64; RED_MAX]> {
+        let nred = REDUCTIONS
+            .iter()
+            .find(|r| r.0 == op)
+            .map(|r| r.1)
+            .ok_or_else(|| Error::Internal(format!("no reduction {op}")))?;
+        let s = &self.stream;
+        let yp = match (&w, y) {
+            (ReduceOut::Write(w), _) => {
+                check_same(op, x, w)?;
+                Self::check_precision(op, &[x, w])?;
+                w.data.ptr(s)
+            }
+            (ReduceOut::Read, Some(y)) => {
+                check_same(op, x, y)?;
+                Self::check_precision(op, &[x, y])?;
+                y.data.ptr(s)
+            }
+            (ReduceOut::Read, None) => 0,
+        };
+        let n = vectors(x);
+        let grid = reduction_grid(n);
+        // One reduction at a time owns the scratch memory.
+        let scratch = self
+            .scratch
+            .lock()
+            .map_err(|_| Error::Internal("reduction scratch poisoned".into()))?;
+        let params = BlasParams {
+            x: x.data.ptr(s),
+            y: yp,
+            z: 0,
+            partials: cudarc::driver::DevicePtr::device_ptr(&scratch.partials, s).0,
+            a_re: c[0],
+            a_im: c[1],
+            b_re: c[2],
+            b_im: c[3],
+            n: n as i64,
+        };
+        let first = self.kernel(&format!("blas_{op}_{}", suffix(x.precision())))?;
+        launch::launch(s, first, grid, RED_BLOCK, &params)?;
+        let last = self.kernel(&format!("reduce_final_{nred}"))?;
+        let nb = grid as i32;
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (RED_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: reduce_final_N(u64 partials, int nblocks, u64 out), with
+        // live scratch allocations of RED_GRID_MAX·RED_MAX and RED_MAX doubles.
+        unsafe {
+            s.launch_builder(&last.func)
+                .arg(&params.partials)
+                .arg(&nb)
+                .arg(&scratch.result)
+                .launch(cfg)
+        }
+        .map_err(device_err("reduction, second pass"))?;
+        let mut out = [0.0f64; RED_MAX];
+        s.memcpy_dtoh(&scratch.result, &mut out[..])
+            .map_err(device_err("reduction result"))?;
+        s.synchronize().map_err(device_err("reduction result"))?;
+        Ok(out)
+    }
+
+    /// `dst = src`, converting precision.
+    pub(crate) fn copy_impl(&self, dst: &mut CudaSpinor, src: &CudaSpinor) -> Result<()> {
+        let s = &self.stream;
+        let what = "device-to-device copy";
+        match (&mut dst.data, &src.data) {
+            (DeviceData::F64(d), DeviceData::F64(x)) => {
+                s.memcpy_dtod(x, d).map_err(device_err(what))
+            }
+            (DeviceData::F32(d), DeviceData::F32(x)) => {
+                s.memcpy_dtod(x, d).map_err(device_err(what))
+            }
+            (DeviceData::F32(_), DeviceData::F64(_)) => {
+                self.site_op("convert_f64_to_f32", dst, src, 6)
+            }
+            (DeviceData::F64(_), DeviceData::F32(_)) => {
+                self.site_op("convert_f32_to_f64", dst, src, 6)
+            }
+        }
+    }
+
+    pub(crate) fn gamma5_impl(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {
+        Self::check_precision("gamma5", &[out, inp])?;
+        let name = format!("gamma5_{}", suffix(out.precision()));
+        let vecs = 24 / super::spinor_vec(out.precision());
+        self.site_op(&name, out, inp, vecs)
+    }
+
+    /// A kernel of one thread per `vecs_per_site` vectors of each site.
+    fn site_op(
+        &self,
+        name: &str,
+        dst: &mut CudaSpinor,
+        src: &CudaSpinor,
+        vecs_per_site: usize,
+    ) -> Result<()> {
+        let stride = dst.stride;
+        let params = SiteParams {
+            dst: dst.data.ptr(&self.stream),
+            src: src.data.ptr(&self.stream),
+            stride: stride as i32,
+            blocks: dst.blocks() as i32,
+        };
+        let threads = vecs_per_site * stride * dst.blocks();
+        debug_assert!(matches!(dst.subset, Subset::Full | Subset::Single(_)));
+        // dst is written only: re-running it while tuning is harmless.
+        self.launch_tuned(name, threads, 256, &params, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_structs_match_the_kernels() {
+        // static_asserts in blas.cu state the same sizes.
+        assert_eq!(std::mem::size_of::<BlasParams>(), 72);
+        assert_eq!(std::mem::size_of::<SiteParams>(), 24);
+        assert_eq!(std::mem::offset_of!(BlasParams, a_re), 32);
+        assert_eq!(std::mem::offset_of!(BlasParams, n), 64);
+    }
+
+    #[test]
+    fn reduction_geometry_depends_on_the_length_only() {
+        assert_eq!(reduction_grid(1), 1);
+        assert_eq!(reduction_grid(256), 1);
+        assert_eq!(reduction_grid(257), 2);
+        assert_eq!(reduction_grid(1 << 30), RED_GRID_MAX as u32);
+        assert!(RED_GRID_MAX * RED_BLOCK as usize >= 1024 * 256);
+    }
+
+    #[test]
+    fn every_kernel_is_named_once() {
+        let names = kernel_names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+        let src = include_str!("../../../kernels/blas.cu");
+        for op in MAPS {
+            assert!(src.contains(&format!("LATSOL_MAP({op},")), "{op}");
+        }
+        for (op, _) in REDUCTIONS {
+            assert!(src.contains(&format!("LATSOL_REDUCE({op},")), "{op}");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Contexts through the C ABI: `latsol_init_param`, `latsol_init`,
+//! `latsol_end`, and the bridge from a C log callback to the safe API's
+//! `Logger`.
+
+use std::ffi::{c_char, c_void, CString};
+use std::mem::size_of;
+use std::sync::Arc;
+
+use super::boundary::{self, call, guard_value, Handle, Versioned};
+use super::enums::{count, latsol_backend, latsol_verbosity, BACKEND, VERBOSITY};
+use super::status::latsol_status;
+use crate::api::{Context, InitParams, Logger, Verbosity};
+use crate::error::Result;
+
+/// A latsol context: one backend (the CPU's threads or one GPU), its
+/// logger, and the gauge fields loaded into it. Opaque; made by
+/// `latsol_init`, freed by `latsol_end`.
+///
+/// Several contexts may live at once, in different threads. Calls on one
+/// context (and its gauge fields) should not overlap in time; calls on
+/// different contexts may.
+pub struct latsol_context {
+    _opaque: [u8; 0],
+}
+
+impl Handle for latsol_context {
+    type Target = Context;
+    const MAGIC: u64 = 0x6c61_7473_6f6c_6378; // "latsolcx"
+    const NAME: &'static str = "latsol_context";
+}
+
+/// Receives the log lines of a context: `level` is the line's
+/// `LATSOL_VERBOSITY_*`, `msg` a NUL-terminated line without a trailing
+/// newline (valid only during the call), `user_data` the pointer given in
+/// `latsol_init_param`. It may be called from a latsol worker thread, so it
+/// must be thread-safe, and must not call back into latsol.
+pub type latsol_log_fn = Option<
+    unsafe extern "C" fn(level: latsol_verbosity, msg: *const c_char, user_data: *mut c_void),
+>;
+
+/// How to start a context. Start from `latsol_init_param_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct latsol_init_param {
+    /// `sizeof(latsol_init_param)` as the caller was compiled.
+    pub struct_size: usize,
+    /// `LATSOL_BACKEND_*`; default AUTO.
+    pub backend: latsol_backend,
+    /// The CUDA device ordinal (>= 0); default 0.
+    pub device: i32,
+    /// CPU worker threads; 0 (the default) means one per core.
+    pub num_threads: i32,
+    /// `LATSOL_VERBOSITY_*`; default SUMMARIZE (a line per solve).
+    pub verbosity: latsol_verbosity,
+    /// Where log lines go; NULL (the default) prints them to stderr.
+    pub log_callback: latsol_log_fn,
+    /// Passed to `log_callback` unchanged; default NULL.
+    pub log_user_data: *mut c_void,
+}
+
+unsafe impl Versioned for latsol_init_param {
+    const NAME: &'static str = "latsol_init_param";
+    const V1_SIZE: usize = size_of::<latsol_init_param>();
+    fn defaults() -> Self {
+        let d = InitParams::default();
+        latsol_init_param {
+            struct_size: size_of::<latsol_init_param>(),
+            backend: BACKEND.encode(d.backend),
+            device: d.device as i32,
+            num_threads: d.num_threads as i32,
+            verbosity: VERBOSITY.encode(d.verbosity),
+            log_callback: None,
+            log_user_data: std::ptr::null_mut(),
+        }
+    }
+}
+
+/// A C callback and its user pointer as a `Logger`.
+struct CallbackLogger {
+    callback: unsafe extern "C" fn(latsol_verbosity, *const c_char, *mut c_void),
+    user_data: *mut c_void,
+}
+
+// The caller promises (latsol_log_fn's documentation) that the callback
+// and its user data may be used from any thread.
+unsafe impl Send for CallbackLogger {}
+unsafe impl Sync for CallbackLogger {}
+
+impl CallbackLogger {
+    fn log(&self, level: Verbosity, msg: &str) {
+        let line = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+        unsafe { (self.callback)(VERBOSITY.encode(level), line.as_ptr(), self.user_data) };
+    }
+}
+
+impl latsol_init_param {
+    fn to_safe(self) -> Result<InitParams> {
+        let logger: Option<Logger> = self.log_callback.map(|callback| {
+            let sink = CallbackLogger {
+                callback,
+                user_data: self.log_user_data,
+            };
+            Arc::new(move |level: Verbosity, msg: &str| sink.log(level, msg)) as Logger
+        });
+        Ok(InitParams {
+            backend: BACKEND.decode(self.backend, "param->backend")?,
+            device: count(self.device, "param->device")?,
+            num_threads: count(self.num_threads, "param->num_threads")?,
+            verbosity: VERBOSITY.decode(self.verbosity, "param->verbosity")?,
+            logger,
+        })
+    }
+}
+
+/// The default init parameters: every field a valid choice, `struct_size`
+/// set. AUTO backend, device 0, one thread per core, SUMMARIZE, log to
+/// stderr.
+#[no_mangle]
+pub extern "C" fn latsol_init_param_default() -> latsol_init_param {
+    // A struct_size of 0 (refused by every call) if building the defaults
+    // ever failed: nothing unwinds into C.
+    guard_value(
+        || latsol_init_param {
+            struct_size: 0,
+            backend: 0,
+            device: 0,
+            num_threads: 0,
+            verbosity: 0,
+            log_callback: None,
+            log_user_data: std::ptr::null_mut(),
+        },
+        latsol_init_param::defaults,
+    )
+}
+
+/// Starts a context and stores its handle in `*ctx`.
+///
+/// Errors: NULL `param` or `ctx` (NULL_POINTER); a wrong `struct_size`, an
+/// unknown enum value or a negative count (INVALID_ARGUMENT); no usable GPU
+/// for `LATSOL_BACKEND_CUDA` (NO_DEVICE). On an error `*ctx` is unchanged.
+///
+/// # Safety
+/// `param` is NULL or points to a `latsol_init_param` of its `struct_size`;
+/// `ctx` is NULL or points to writable storage for a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn latsol_init(
+    param: *const latsol_init_param,
+    ctx: *mut *mut latsol_context,
+) -> latsol_status {
+    call("latsol_init", || {
+        boundary::check_ptr(ctx.cast_const(), "ctx")?;
+        let params = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let context = Context::new(params)?;
+        unsafe { ctx.write(boundary::into_handle::<latsol_context>(context)) };
+        Ok(())
+    })
+}
+
+/// Ends a context and frees its handle. Gauge fields loaded into it stay
+/// valid until freed (they keep what they need), but can no longer be used
+/// with a context: free them with `latsol_gauge_free`.
+///
+/// Errors: NULL (NULL_POINTER); a handle already ended or not made by
+/// latsol (INVALID_HANDLE; detected in practice, not guaranteed).
+///
+/// # Safety
+/// `ctx` is NULL or a handle from `latsol_init`.
+#[no_mangle]
+pub unsafe extern "C" fn latsol_end(ctx: *mut latsol_context) -> latsol_status {
+    call("latsol_end", || unsafe { boundary::free(ctx, "ctx") })
+}
+
+// The C ABI lets the caller move handles between threads and share them.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Context>();
+    send_sync::<crate::api::Gauge>();
+};

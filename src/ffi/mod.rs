@@ -1,0 +1,37 @@
+//! The C ABI: the only code in latsol that touches raw pointers.
+//!
+//! A thin layer in the style of rustls-ffi and the C APIs of wasmtime and
+//! libimagequant (STYLE.md, "The C boundary"). Every `extern "C"` function
+//! has one shape, enforced by `boundary::call`: a guard that catches panics,
+//! argument checks that fail with a precise status and message, and a call
+//! into the safe API (`crate::api`). Nothing unwinds into C and nothing
+//! aborts; the message of a failed call is kept per thread for
+//! `latsol_last_error()`.
+//!
+//! - `status`: status codes, their strings, the last error, the version.
+//! - `enums`: the C enumerations (plain `int32_t` typedefs with `#define`d
+//!   values, so an unknown value from C is an error, never undefined
+//!   behaviour) and their checked conversions.
+//! - `boundary`: the call guard, versioned structs (`struct_size`), checked
+//!   handles and host arrays.
+//! - `context`, `gauge`, `invert`: the entry points.
+//!
+//! `include/latsol.h` is generated from these files by cbindgen
+//! (`cbindgen.toml`; `tests/ffi_header.rs` fails if it is stale). The doc
+//! comments here are the header's documentation.
+//!
+//! Names follow C (`latsol_*`, `LATSOL_*`), not Rust: they are the ABI.
+#![allow(non_camel_case_types)]
+
+pub mod boundary;
+pub mod context;
+pub mod enums;
+pub mod gauge;
+pub mod invert;
+pub mod status;
+
+pub use context::*;
+pub use enums::*;
+pub use gauge::*;
+pub use invert::*;
+pub use status::*;

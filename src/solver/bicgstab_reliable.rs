@@ -1,0 +1,158 @@
+//! Mixed-precision BiCGstab with reliable updates (seed clark2010,
+//! Algorithm 2 and §5.3): the iteration runs on sloppy fields; whenever the
+//! iterated residual has fallen by δ below its maximum since the last
+//! update, the partial solution is added to the high-precision solution
+//! (group-wise update) and the residual is replaced by the true one,
+//! `r = b − A x`, computed in high precision. Four high-precision fields
+//! (b, x, r and a temporary) and the sloppy Krylov vectors are needed.
+
+use num_complex::Complex64 as C64;
+
+use super::{report, true_residual, Monitor, SolverStats};
+use crate::backend::Backend;
+use crate::dirac::LinearOperator;
+use crate::error::{Error, Result};
+use crate::solver::MixedParams;
+
+/// Below this relative size an inner product counts as zero.
+const BREAKDOWN: f64 = 1e-14;
+
+/// Solves `A x = b`; `a` acts in high precision, `a_sloppy` on the sloppy
+/// fields. `x` holds the initial guess.
+pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    a_sloppy: &mut S,
+    x: &mut B::Spinor,
+    b: &B::Spinor,
+    params: &MixedParams,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
+    let (lat, subset) = (a.lattice().clone(), a.subset());
+    let (hi, lo) = (a.precision(), a_sloppy.precision());
+    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
+    let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
+    let alloc = || backend.alloc_spinor(&lat, subset, lo);
+    let (mut rs, mut xs, mut r_hat, mut p, mut v, mut t) =
+        (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
+    let mut stats = SolverStats::default();
+
+    let b2 = backend.norm2(b)?;
+    if b2 == 0.0 {
+        backend.zero(x)?;
+        stats.converged = true;
+        return Ok(stats);
+    }
+    let stop = params.tol * params.tol * b2;
+    let delta2 = params.delta * params.delta;
+
+    let one = C64::new(1.0, 0.0);
+    let mut rr = true_residual(backend, a, x, b, &mut r)?;
+    stats.matvecs += 1;
+    backend.copy(&mut rs, &r)?;
+    backend.copy(&mut r_hat, &rs)?;
+    let mut r_hat2 = rr;
+    let mut max_rr = rr;
+    let (mut rho, mut alpha, mut omega) = (one, one, one);
+    let mut fresh = true;
+
+    let mut k = 0;
+    while k < params.maxiter {
+        if rr <= stop || rr < delta2 * max_rr {
+            // Reliable update: x += x̂, r = b − A x, r̂ = r, x̂ = 0.
+            backend.copy(&mut tmp, &xs)?;
+            backend.axpy(1.0, &tmp, x)?;
+            backend.zero(&mut xs)?;
+            rr = true_residual(backend, a, x, b, &mut r)?;
+            stats.matvecs += 1;
+            stats.reliable_updates += 1;
+            backend.copy(&mut rs, &r)?;
+            max_rr = rr;
+            if rr <= stop {
+                stats.converged = true;
+                break;
+            }
+        }
+        let rho_new = backend.cdot(&r_hat, &rs)?;
+        if rho_new.norm() <= BREAKDOWN * (r_hat2 * rr).sqrt() {
+            if fresh {
+                return Err(breakdown("(r̂, r)", rho_new, k));
+            }
+            // Restart the shadow space from the current residual.
+            backend.copy(&mut r_hat, &rs)?;
+            backend.zero(&mut p)?;
+            backend.zero(&mut v)?;
+            (rho, alpha, omega, r_hat2, fresh) = (one, one, one, rr, true);
+            stats.restarts += 1;
+            continue;
+        }
+        let beta = (rho_new / rho) * (alpha / omega);
+        backend.cxpaypbz(&rs, -beta * omega, &v, beta, &mut p)?;
+        a_sloppy.apply(&mut v, &p)?;
+        let r_hat_v = backend.cdot(&r_hat, &v)?;
+        if r_hat_v.norm() <= BREAKDOWN * (r_hat2 * backend.norm2(&v)?).sqrt() {
+            if fresh {
+                return Err(breakdown("(r̂, A p)", r_hat_v, k));
+            }
+            backend.copy(&mut r_hat, &rs)?;
+            backend.zero(&mut p)?;
+            backend.zero(&mut v)?;
+            (rho, alpha, omega, r_hat2, fresh) = (one, one, one, rr, true);
+            stats.restarts += 1;
+            continue;
+        }
+        alpha = rho_new / r_hat_v;
+        rho = rho_new;
+        let ss = backend.caxpy_norm2(-alpha, &v, &mut rs)?;
+        k += 1;
+        stats.matvecs += 1;
+        backend.caxpy(alpha, &p, &mut xs)?;
+        if ss <= stop {
+            rr = ss;
+            max_rr = max_rr.max(rr);
+            report(
+                monitor,
+                &params.progress(),
+                "BiCGstab (reliable)",
+                k,
+                (rr / b2).sqrt(),
+            );
+            continue;
+        }
+        a_sloppy.apply(&mut t, &rs)?;
+        stats.matvecs += 1;
+        let (ts, tt) = backend.cdot_norm2(&t, &rs)?;
+        if tt.is_nan() || tt <= 0.0 || ts.norm() == 0.0 {
+            return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
+        }
+        omega = ts / tt;
+        backend.caxpy(omega, &rs, &mut xs)?;
+        rr = backend.caxpy_norm2(-omega, &t, &mut rs)?;
+        max_rr = max_rr.max(rr);
+        fresh = false;
+        report(
+            monitor,
+            &params.progress(),
+            "BiCGstab (reliable)",
+            k,
+            (rr / b2).sqrt(),
+        );
+    }
+    if !stats.converged {
+        // Fold in the partial solution and report the true residual.
+        backend.copy(&mut tmp, &xs)?;
+        backend.axpy(1.0, &tmp, x)?;
+        rr = true_residual(backend, a, x, b, &mut r)?;
+        stats.matvecs += 1;
+        stats.converged = rr <= stop;
+    }
+    stats.iterations = k;
+    stats.iterated_residual = (rr / b2).sqrt();
+    Ok(stats)
+}
+
+fn breakdown(what: &str, value: C64, k: usize) -> Error {
+    Error::Breakdown(format!(
+        "BiCGstab (reliable updates): {what} = {value} vanished at iteration {k}"
+    ))
+}

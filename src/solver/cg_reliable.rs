@@ -1,0 +1,176 @@
+//! Mixed-precision CG for a Hermitian positive definite `A` with reliable
+//! updates (seed clark2010, Algorithm 2) and, when `stabilised`, the three
+//! cures of seed clark2022 §3.1 for light masses:
+//! 1. the solution is accumulated in high precision: the last few `α p`
+//!    are buffered (sloppy `p`, exact `α`) and added to the high-precision
+//!    `x` in groups, so the sloppy format never truncates the solution;
+//! 2. at each reliable update the gradient is re-projected,
+//!    `p ← p − (r, p)/(r, r) r`, so it stays orthogonal to the new residual;
+//! 3. β by Polak–Ribière, `β = r_{k+1}†(r_{k+1} − r_k) / r_k† r_k`.
+//!
+//! Without `stabilised` it is the plain reliable-update CG (a sloppy
+//! partial solution, Fletcher–Reeves β, no re-projection), kept to show the
+//! difference (issue 4's iteration tables).
+
+use super::{report, true_residual, Monitor, SolverStats};
+use crate::backend::Backend;
+use crate::dirac::LinearOperator;
+use crate::error::{Error, Result};
+use crate::solver::MixedParams;
+
+/// Gradient vectors buffered before they are added to the solution.
+const BUFFERED: usize = 4;
+
+/// Solves `A x = b`; `a` acts in high precision, `a_sloppy` on the sloppy
+/// fields. `x` holds the initial guess.
+#[allow(clippy::too_many_arguments)]
+pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    a_sloppy: &mut S,
+    x: &mut B::Spinor,
+    b: &B::Spinor,
+    params: &MixedParams,
+    stabilised: bool,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
+    let (lat, subset) = (a.lattice().clone(), a.subset());
+    let (hi, lo) = (a.precision(), a_sloppy.precision());
+    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
+    let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
+    let alloc = || backend.alloc_spinor(&lat, subset, lo);
+    let (mut rs, mut ap) = (alloc()?, alloc()?);
+    // The search directions: with buffering, a ring of the last few.
+    let nbuf = if stabilised { BUFFERED } else { 1 };
+    let mut ps = (0..nbuf).map(|_| alloc()).collect::<Result<Vec<_>>>()?;
+    let mut alphas: Vec<f64> = Vec::with_capacity(nbuf);
+    // The plain variant's sloppy partial solution.
+    let mut xs = if stabilised { None } else { Some(alloc()?) };
+    let mut stats = SolverStats::default();
+
+    let b2 = backend.norm2(b)?;
+    if b2 == 0.0 {
+        backend.zero(x)?;
+        stats.converged = true;
+        return Ok(stats);
+    }
+    let stop = params.tol * params.tol * b2;
+    let delta2 = params.delta * params.delta;
+
+    let mut rr = true_residual(backend, a, x, b, &mut r)?;
+    stats.matvecs += 1;
+    backend.copy(&mut rs, &r)?;
+    backend.copy(&mut ps[0], &rs)?;
+    let mut cur = 0;
+    let mut max_rr = rr;
+
+    let mut k = 0;
+    while k < params.maxiter && rr > stop {
+        a_sloppy.apply(&mut ap, &ps[cur])?;
+        stats.matvecs += 1;
+        let pap = backend.cdot(&ps[cur], &ap)?.re;
+        if pap.is_nan() || pap <= 0.0 {
+            return Err(Error::Breakdown(format!(
+                "CG (reliable updates): (p, A p) = {pap:e} at iteration {k}: \
+                 the operator is not positive definite"
+            )));
+        }
+        let alpha = rr / pap;
+        match &mut xs {
+            Some(xs) => backend.axpy(alpha, &ps[cur], xs)?,
+            None => alphas.push(alpha),
+        }
+        let (rr_new, pr_num) = backend.axpy_norm2_pr(-alpha, &ap, &mut rs)?;
+        k += 1;
+        report(
+            monitor,
+            &params.progress(),
+            "CG (reliable)",
+            k,
+            (rr_new / b2).sqrt(),
+        );
+
+        let update = rr_new <= stop || rr_new < delta2 * max_rr;
+        if update || alphas.len() == nbuf {
+            // Group-wise solution update in high precision.
+            for (j, &al) in alphas.iter().enumerate() {
+                let slot = (cur + nbuf - (alphas.len() - 1 - j)) % nbuf;
+                backend.copy(&mut tmp, &ps[slot])?;
+                backend.axpy(al, &tmp, x)?;
+            }
+            alphas.clear();
+        }
+        let next = (cur + 1) % nbuf;
+        if update {
+            if let Some(xs) = &mut xs {
+                backend.copy(&mut tmp, xs)?;
+                backend.axpy(1.0, &tmp, x)?;
+                backend.zero(xs)?;
+            }
+            let rr_true = true_residual(backend, a, x, b, &mut r)?;
+            stats.matvecs += 1;
+            stats.reliable_updates += 1;
+            backend.copy(&mut rs, &r)?;
+            if stabilised {
+                // Re-project the gradient onto the new residual's complement.
+                let rp = backend.cdot(&rs, &ps[cur])?;
+                backend.caxpy(-rp / rr_true, &rs, &mut ps[cur])?;
+            }
+            let beta = rr_true / rr;
+            rr = rr_true;
+            max_rr = rr;
+            if rr <= stop {
+                break;
+            }
+            next_direction(backend, &mut ps, cur, next, &rs, beta)?;
+        } else {
+            let beta = if stabilised {
+                (pr_num / rr).max(0.0)
+            } else {
+                rr_new / rr
+            };
+            rr = rr_new;
+            max_rr = max_rr.max(rr);
+            next_direction(backend, &mut ps, cur, next, &rs, beta)?;
+        }
+        cur = next;
+    }
+    // Whatever is still buffered belongs to the solution.
+    for (j, &al) in alphas.iter().enumerate() {
+        let slot = (cur + nbuf - alphas.len() + j) % nbuf;
+        backend.copy(&mut tmp, &ps[slot])?;
+        backend.axpy(al, &tmp, x)?;
+    }
+    if let Some(xs) = &mut xs {
+        backend.copy(&mut tmp, xs)?;
+        backend.axpy(1.0, &tmp, x)?;
+    }
+    let rr_true = true_residual(backend, a, x, b, &mut r)?;
+    stats.matvecs += 1;
+    stats.converged = rr_true <= stop;
+    stats.iterations = k;
+    stats.iterated_residual = (rr_true / b2).sqrt();
+    Ok(stats)
+}
+
+/// `p_next = r + β p_cur` (in place when the ring has one slot).
+fn next_direction<B: Backend>(
+    backend: &B,
+    ps: &mut [B::Spinor],
+    cur: usize,
+    next: usize,
+    r: &B::Spinor,
+    beta: f64,
+) -> Result<()> {
+    if cur != next {
+        let (done, rest) = if cur < next {
+            let (a, b) = ps.split_at_mut(next);
+            (&a[cur], &mut b[0])
+        } else {
+            let (a, b) = ps.split_at_mut(cur);
+            (&b[0], &mut a[next])
+        };
+        backend.copy(rest, done)?;
+    }
+    backend.xpay(r, beta, &mut ps[next])
+}
