@@ -10,6 +10,8 @@ use super::params::{
     Verbosity,
 };
 use crate::backend::cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
 use crate::dispatch;
 use crate::error::{Error, Result};
@@ -20,6 +22,8 @@ use crate::layout::{self, HostGauge, HostReals, HostRealsMut};
 /// The backends a context can run on.
 pub(crate) enum AnyBackend {
     Cpu(CpuBackend),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<CudaBackend>),
 }
 
 /// Runs `$body` with `$b` bound to the concrete backend and `$g` to the
@@ -30,6 +34,13 @@ macro_rules! with_backend {
             AnyBackend::Cpu($b) => {
                 let $g = downcast::<CpuBackend>($gauge.storage())?;
                 let $gs = downcast::<CpuBackend>($gauge.storage_sloppy())?;
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda($b) => {
+                let $b: &CudaBackend = $b;
+                let $g = downcast::<CudaBackend>($gauge.storage())?;
+                let $gs = downcast::<CudaBackend>($gauge.storage_sloppy())?;
                 $body
             }
         }
@@ -61,6 +72,8 @@ impl ContextInner {
     pub(crate) fn backend_name(&self) -> &'static str {
         match &self.backend {
             AnyBackend::Cpu(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.name(),
         }
     }
 
@@ -74,6 +87,13 @@ impl ContextInner {
     ) -> Result<Box<dyn Any + Send + Sync>> {
         match &self.backend {
             AnyBackend::Cpu(b) => Ok(Box::new(b.upload_gauge(
+                field,
+                params.t_boundary,
+                precision,
+                reconstruct,
+            )?)),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => Ok(Box::new(b.upload_gauge(
                 field,
                 params.t_boundary,
                 precision,
@@ -269,6 +289,12 @@ fn name_field(e: Error, what: &str) -> Error {
     }
 }
 
+#[cfg(feature = "cuda")]
+fn open_cuda(device: usize) -> Result<AnyBackend> {
+    Ok(AnyBackend::Cuda(Box::new(CudaBackend::new(device)?)))
+}
+
+#[cfg(not(feature = "cuda"))]
 fn open_cuda(_device: usize) -> Result<AnyBackend> {
     Err(Error::NoDevice(
         "this build has no CUDA backend (enable the `cuda` feature)".into(),
