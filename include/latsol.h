@@ -344,7 +344,8 @@ typedef struct latsol_invert_result {
      */
     double iterated_residual;
     /**
-     * Wall-clock seconds of the solve.
+     * Wall-clock seconds of the Krylov solve (as QUDA reports it): the
+     * host-side reordering and transfers of source and solution excluded.
      */
     double seconds;
     /**

@@ -21,39 +21,73 @@ struct BlasParams {
   u64 x, y, z;   // vector fields (flat)
   u64 partials;  // per-block partial sums (reductions)
   double a_re, a_im, b_re, b_im;
-  long long n;  // vectors (double2 / float4) per field
+  long long n;       // items per field: vectors (double2 / float4), or sites (half, quarter)
+  long long stride;  // sites per parity block (half, quarter)
 };
-static_assert(sizeof(BlasParams) == 72, "BlasParams layout changed: update blas.rs");
+static_assert(sizeof(BlasParams) == 80, "BlasParams layout changed: update blas.rs");
 
 typedef cplx<double> z64;
 
-/// Flat view of a field: `nc` complex numbers per vector.
-template <typename Float> struct Flat;
-template <> struct Flat<double> {
+/// How an op sees a field: items of `nc` complex numbers. Double and single
+/// are flat arrays of vectors (double2: one complex number; float4: two);
+/// half and quarter are sites, since a site's norm scales all 12 numbers.
+template <typename S> struct Items;
+template <> struct Items<double> {
   typedef double2 Vec;
   static constexpr int nc = 1;
-  static __device__ __forceinline__ void load(const Vec *p, long long i, z64 *z) {
-    double2 v = p[i];
+  static __device__ __forceinline__ void load(const BlasParams &, u64 p, long long i, z64 *z) {
+    double2 v = reinterpret_cast<const Vec *>(p)[i];
     z[0] = mk(v.x, v.y);
   }
-  static __device__ __forceinline__ void store(Vec *p, long long i, z64 *z) { p[i] = make_double2(z[0].re, z[0].im); }
+  static __device__ __forceinline__ void store(const BlasParams &, u64 p, long long i, z64 *z) {
+    reinterpret_cast<Vec *>(p)[i] = make_double2(z[0].re, z[0].im);
+  }
 };
-template <> struct Flat<float> {
+template <> struct Items<float> {
   typedef float4 Vec;
   static constexpr int nc = 2;
-  static __device__ __forceinline__ void load(const Vec *p, long long i, z64 *z) {
-    float4 v = p[i];
+  static __device__ __forceinline__ void load(const BlasParams &, u64 p, long long i, z64 *z) {
+    float4 v = reinterpret_cast<const Vec *>(p)[i];
     z[0] = mk<double>(v.x, v.y);
     z[1] = mk<double>(v.z, v.w);
   }
   /// Stores, and leaves in z the values as rounded to single.
-  static __device__ __forceinline__ void store(Vec *p, long long i, z64 *z) {
+  static __device__ __forceinline__ void store(const BlasParams &, u64 p, long long i, z64 *z) {
     float4 v = make_float4(float(z[0].re), float(z[0].im), float(z[1].re), float(z[1].im));
-    p[i] = v;
+    reinterpret_cast<Vec *>(p)[i] = v;
     z[0] = mk<double>(v.x, v.y);
     z[1] = mk<double>(v.z, v.w);
   }
 };
+template <typename T> struct FixedItems {
+  typedef SpinorSoA<T> A;
+  typedef typename A::Vec Vec;
+  static constexpr int nc = 12;
+  /// The parity block of site i and its checkerboard index.
+  static __device__ __forceinline__ Vec *block(const BlasParams &P, u64 p, long long i, int &cb) {
+    const long long b = i / P.stride;
+    cb = int(i - b * P.stride);
+    const long long bytes = P.stride * (A::vecs * (long long)sizeof(Vec) + (long long)sizeof(float));
+    return reinterpret_cast<Vec *>(p + b * bytes);
+  }
+  static __device__ __forceinline__ void load(const BlasParams &P, u64 p, long long i, z64 *z) {
+    int cb;
+    const Vec *q = block(P, p, i, cb);
+    cplx<float> f[12];
+    A::template load<0, 12, false>(q, int(P.stride), cb, f);
+#pragma unroll
+    for (int c = 0; c < 12; c++) z[c] = mk<double>(f[c].re, f[c].im);
+  }
+  /// Stores (norm computed in double, as on the CPU), leaving in z the
+  /// values as stored.
+  static __device__ __forceinline__ void store(const BlasParams &P, u64 p, long long i, z64 *z) {
+    int cb;
+    Vec *q = block(P, p, i, cb);
+    A::store(q, int(P.stride), cb, z);
+  }
+};
+template <> struct Items<short> : FixedItems<short> {};
+template <> struct Items<signed char> : FixedItems<signed char> {};
 
 __device__ __forceinline__ z64 cmul(z64 a, z64 b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
 __device__ __forceinline__ double norm(z64 a) { return a.re * a.re + a.im * a.im; }
@@ -135,17 +169,16 @@ struct XmyNorm2 {  // y = x − y
 /// Applies `Op` to vector i; returns the contributions to the sums in r.
 template <typename Float, typename Op>
 __device__ __forceinline__ void apply(const BlasParams &P, long long i, double *r) {
-  typedef Flat<Float> A;
-  typedef typename A::Vec V;
+  typedef Items<Float> A;
   constexpr int nc = A::nc;
   z64 x[nc], y[nc], z[nc];
-  if (Op::rx) A::load(reinterpret_cast<const V *>(P.x), i, x);
-  if (Op::ry) A::load(reinterpret_cast<const V *>(P.y), i, y);
-  if (Op::rz) A::load(reinterpret_cast<const V *>(P.z), i, z);
+  if (Op::rx) A::load(P, P.x, i, x);
+  if (Op::ry) A::load(P, P.y, i, y);
+  if (Op::rz) A::load(P, P.z, i, z);
 #pragma unroll
   for (int k = 0; k < nc; k++) Op::f(P, x[k], y[k], z[k], r);
-  if (Op::wy) A::store(reinterpret_cast<V *>(P.y), i, y);
-  if (Op::wz) A::store(reinterpret_cast<V *>(P.z), i, z);
+  if (Op::wy) A::store(P, P.y, i, y);
+  if (Op::wz) A::store(P, P.z, i, z);
   // Update-then-norm ops sum the stored (rounded) values.
   if (Op::wy && Op::nred == 1) {
 #pragma unroll
@@ -209,14 +242,18 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   if (threadIdx.x < N) out[threadIdx.x] = sh[threadIdx.x][0];
 }
 
-#define LATSOL_MAP(op, Op)                                                                   \
-  extern "C" __global__ void blas_##op##_f64(const BlasParams P) { map_kernel<double, Op>(P); } \
-  extern "C" __global__ void blas_##op##_f32(const BlasParams P) { map_kernel<float, Op>(P); }
-#define LATSOL_REDUCE(op, Op)                                                                                   \
-  extern "C" __global__ void __launch_bounds__(RED_BLOCK) blas_##op##_f64(const BlasParams P) {                 \
-    reduce_kernel<double, Op>(P);                                                                               \
-  }                                                                                                             \
-  extern "C" __global__ void __launch_bounds__(RED_BLOCK) blas_##op##_f32(const BlasParams P) { reduce_kernel<float, Op>(P); }
+#define LATSOL_MAP(op, Op)                                                                        \
+  extern "C" __global__ void blas_##op##_f64(const BlasParams P) { map_kernel<double, Op>(P); }      \
+  extern "C" __global__ void blas_##op##_f32(const BlasParams P) { map_kernel<float, Op>(P); }       \
+  extern "C" __global__ void blas_##op##_f16(const BlasParams P) { map_kernel<short, Op>(P); }       \
+  extern "C" __global__ void blas_##op##_f8(const BlasParams P) { map_kernel<signed char, Op>(P); }
+#define LATSOL_REDUCE_ONE(name, S, Op) \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { reduce_kernel<S, Op>(P); }
+#define LATSOL_REDUCE(op, Op)                        \
+  LATSOL_REDUCE_ONE(blas_##op##_f64, double, Op)     \
+  LATSOL_REDUCE_ONE(blas_##op##_f32, float, Op)      \
+  LATSOL_REDUCE_ONE(blas_##op##_f16, short, Op)      \
+  LATSOL_REDUCE_ONE(blas_##op##_f8, signed char, Op)
 
 LATSOL_MAP(ax, Ax)
 LATSOL_MAP(axpy, Axpy)
@@ -272,6 +309,65 @@ template <typename Float> __device__ __forceinline__ void gamma5(const SiteParam
 }
 extern "C" __global__ void gamma5_f64(const SiteParams P) { gamma5<double>(P); }
 extern "C" __global__ void gamma5_f32(const SiteParams P) { gamma5<float>(P); }
+
+/// γ5 on a half or quarter field, one thread per site: the norm is unchanged.
+template <typename T> __device__ __forceinline__ void gamma5_fixed(const SiteParams &P) {
+  typedef FixedItems<T> A;
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long long)P.stride * P.blocks) return;
+  BlasParams B;
+  B.stride = P.stride;
+  z64 z[12], g[12];
+  A::load(B, P.src, i, z);
+#pragma unroll
+  for (int c = 0; c < 6; c++) {
+    g[c] = mk(-z[c + 6].re, -z[c + 6].im);
+    g[c + 6] = mk(-z[c].re, -z[c].im);
+  }
+  A::store(B, P.dst, i, g);
+}
+extern "C" __global__ void gamma5_f16(const SiteParams P) { gamma5_fixed<short>(P); }
+extern "C" __global__ void gamma5_f8(const SiteParams P) { gamma5_fixed<signed char>(P); }
+
+/// Any format to any other, one thread per site, through double.
+template <typename S, typename D> __device__ __forceinline__ void convert_site(const SiteParams &P) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long long)P.stride * P.blocks) return;
+  BlasParams B;
+  B.stride = P.stride;
+  // Site i as items of each format: one site for half and quarter, else
+  // vectors in the structure-of-arrays layout.
+  const long long b = i / P.stride, cb = i - b * P.stride;
+  z64 z[12];
+  if (Items<S>::nc == 12) {
+    Items<S>::load(B, P.src, i, z);
+  } else {
+    constexpr int nc = Items<S>::nc;
+#pragma unroll
+    for (int v = 0; v < 12 / nc; v++)
+      Items<S>::load(B, P.src, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+  }
+  if (Items<D>::nc == 12) {
+    Items<D>::store(B, P.dst, i, z);
+  } else {
+    constexpr int nc = Items<D>::nc;
+#pragma unroll
+    for (int v = 0; v < 12 / nc; v++)
+      Items<D>::store(B, P.dst, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+  }
+}
+#define LATSOL_CONVERT(s, S, d, D) \
+  extern "C" __global__ void convert_##s##_to_##d(const SiteParams P) { convert_site<S, D>(P); }
+LATSOL_CONVERT(f64, double, f16, short)
+LATSOL_CONVERT(f64, double, f8, signed char)
+LATSOL_CONVERT(f32, float, f16, short)
+LATSOL_CONVERT(f32, float, f8, signed char)
+LATSOL_CONVERT(f16, short, f64, double)
+LATSOL_CONVERT(f16, short, f32, float)
+LATSOL_CONVERT(f16, short, f8, signed char)
+LATSOL_CONVERT(f8, signed char, f64, double)
+LATSOL_CONVERT(f8, signed char, f32, float)
+LATSOL_CONVERT(f8, signed char, f16, short)
 
 /// Precision conversion between the double (12 double2 per site) and the
 /// single (6 float4 per site) layouts; one thread per float4.

@@ -9,11 +9,16 @@
 //   numbers 2j and 2j + 1, at `j * stride + cb`. The spin pair (0, 1) is thus
 //   the first half of the vectors and (2, 3) the second half: a temporal hop
 //   reads exactly one half (seed clark2010 Appendix B).
-// - gauge, reconstruct 18: per parity and direction 9 complex numbers per
-//   link, row-major (`U[row][col]` at k = 3 row + col), stored as double2 or
-//   float2 (18 reals do not fill float4s) at `((parity 4 + mu) 9 + k) stride + cb`.
+//   Half (quarter): 6 short4 (char4) per site like single, fixed point
+//   relative to a per-site f32 norm, the largest |real| of the site
+//   (clark2010 §4.5); the block's `stride` norms follow its vectors.
+// - gauge, reconstruct 18 (12): per parity and direction 9 (6: the first two
+//   rows) complex numbers per link, row-major (`U[row][col]` at
+//   k = 3 row + col), one per double2 / float2 / short2 / char2, at
+//   `((parity 4 + mu) R/2 + k) stride + cb`. Fixed-point links are
+//   `stored · gauge_scale` (gauge_scale = 1/32767 or 1/127 for unitary links).
 // A full field is the even block followed by the odd block. `stride` is the
-// site count of one block (room for padding later).
+// site count of one block (Vh plus padding).
 //
 // Each accessor loads into / stores from `cplx<Float>` arrays indexed only by
 // compile-time constants (unrolled loops), so nothing lands in local memory.
@@ -86,6 +91,17 @@ __device__ __forceinline__ float2 ld_stream(const float2 *p) { return LATSOL_LDS
 __device__ __forceinline__ float4 ld_stream(const float4 *p) { return LATSOL_LDS(p); }
 __device__ __forceinline__ void st_stream(double2 *p, double2 v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ void st_stream(float4 *p, float4 v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ short4 ld_reuse(const short4 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ char4 ld_reuse(const char4 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ short4 ld_stream(const short4 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ char4 ld_stream(const char4 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ short2 ld_stream(const short2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ char2 ld_stream(const char2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ float ld_reuse(const float *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ float ld_stream(const float *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ void st_stream(short4 *p, short4 v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ void st_stream(char4 *p, char4 v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ void st_stream(float *p, float v) { LATSOL_STS(p, v); }
 
 // ---- spinor accessors -----------------------------------------------------
 
@@ -94,6 +110,7 @@ template <typename Float> struct SpinorSoA;
 /// Double: one complex per double2.
 template <> struct SpinorSoA<double> {
   typedef double2 Vec;
+  typedef double F;  // arithmetic type
   static constexpr int vecs = 12;
   /// Loads complex numbers [c0, c0 + n) of site cb (c0, n even).
   template <int c0, int n, bool stream>
@@ -114,6 +131,7 @@ template <> struct SpinorSoA<double> {
 /// Single: two complex numbers per float4.
 template <> struct SpinorSoA<float> {
   typedef float4 Vec;
+  typedef float F;
   static constexpr int vecs = 6;
   template <int c0, int n, bool stream>
   static __device__ __forceinline__ void load(const Vec *p, int stride, int cb, cplx<float> *z) {
@@ -132,6 +150,72 @@ template <> struct SpinorSoA<float> {
   }
 };
 
+/// The fixed-point types: their vector of four and the largest magnitude.
+template <typename T> struct Fixed;
+template <> struct Fixed<short> {
+  typedef short4 Vec4;
+  typedef short2 Vec2;
+  static constexpr float MAX = 32767.0f;
+  static __device__ __forceinline__ Vec4 make4(float a, float b, float c, float d) {
+    return make_short4(short(a), short(b), short(c), short(d));
+  }
+};
+template <> struct Fixed<signed char> {
+  typedef char4 Vec4;
+  typedef char2 Vec2;
+  static constexpr float MAX = 127.0f;
+  static __device__ __forceinline__ Vec4 make4(float a, float b, float c, float d) {
+    return make_char4((signed char)a, (signed char)b, (signed char)c, (signed char)d);
+  }
+};
+
+/// Half and quarter: two complex numbers per short4 / char4, scaled by the
+/// site's norm (stored after the block's `6 stride` vectors). Arithmetic in
+/// single. The store rounds to nearest, as the CPU backend does.
+template <typename T> struct FixedSpinorSoA {
+  typedef typename Fixed<T>::Vec4 Vec;
+  typedef float F;
+  static constexpr int vecs = 6;
+  static __device__ __forceinline__ const float *norms(const Vec *p, int stride) {
+    return reinterpret_cast<const float *>(p + vecs * stride);
+  }
+  template <int c0, int n, bool stream>
+  static __device__ __forceinline__ void load(const Vec *p, int stride, int cb, cplx<float> *z) {
+    const float *nr = norms(p, stride) + cb;
+    const float s = (stream ? ld_stream(nr) : ld_reuse(nr)) * (1.0f / Fixed<T>::MAX);
+#pragma unroll
+    for (int c = 0; c < n; c += 2) {
+      const Vec *q = p + ((c0 + c) / 2) * stride + cb;
+      Vec v = stream ? ld_stream(q) : ld_reuse(q);
+      z[c] = mk(s * float(v.x), s * float(v.y));
+      z[c + 1] = mk(s * float(v.z), s * float(v.w));
+    }
+  }
+  /// Stores the 12 complex numbers of site cb and leaves in z the values as
+  /// stored (what a norm of the stored field sees). Arithmetic in R.
+  template <typename R> static __device__ __forceinline__ void store(Vec *p, int stride, int cb, cplx<R> *z) {
+    R m = 0;
+#pragma unroll
+    for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
+    // The norm is kept as an f32: round it up so no component overflows.
+    float n = float(m);
+    if (R(n) < m) n = __int_as_float(__float_as_int(n) + 1);
+    const R sc = n > 0.0f ? R(Fixed<T>::MAX) / R(n) : R(0);
+    const R back = R(n) / R(Fixed<T>::MAX);
+    st_stream(const_cast<float *>(norms(p, stride)) + cb, n);
+#pragma unroll
+    for (int j = 0; j < 6; j++) {
+      const R a = rint(z[2 * j].re * sc), b = rint(z[2 * j].im * sc);
+      const R c = rint(z[2 * j + 1].re * sc), d = rint(z[2 * j + 1].im * sc);
+      st_stream(p + j * stride + cb, Fixed<T>::make4(float(a), float(b), float(c), float(d)));
+      z[2 * j] = mk(a * back, b * back);
+      z[2 * j + 1] = mk(c * back, d * back);
+    }
+  }
+};
+template <> struct SpinorSoA<short> : FixedSpinorSoA<short> {};
+template <> struct SpinorSoA<signed char> : FixedSpinorSoA<signed char> {};
+
 // ---- gauge accessors ------------------------------------------------------
 
 /// A 3×3 complex matrix, row-major.
@@ -139,22 +223,52 @@ template <typename Float> struct Link {
   cplx<Float> m[9];
 };
 
-template <typename Float, int Recon> struct GaugeSoA;
+/// One stored complex number of a link: its vector type and its value.
+template <typename S> struct LinkElem;
+template <> struct LinkElem<double> {
+  typedef double2 Vec;
+  typedef double F;
+  static __device__ __forceinline__ cplx<double> get(Vec v, double) { return mk(v.x, v.y); }
+};
+template <> struct LinkElem<float> {
+  typedef float2 Vec;
+  typedef float F;
+  static __device__ __forceinline__ cplx<float> get(Vec v, float) { return mk(v.x, v.y); }
+};
+template <> struct LinkElem<short> {
+  typedef short2 Vec;
+  typedef float F;
+  static __device__ __forceinline__ cplx<float> get(Vec v, float s) { return mk(s * float(v.x), s * float(v.y)); }
+};
+template <> struct LinkElem<signed char> {
+  typedef char2 Vec;
+  typedef float F;
+  static __device__ __forceinline__ cplx<float> get(Vec v, float s) { return mk(s * float(v.x), s * float(v.y)); }
+};
 
-/// Reconstruct 18: all 9 complex numbers stored, one per double2 / float2.
-template <typename Float> struct Pair;
-template <> struct Pair<double> { typedef double2 T; };
-template <> struct Pair<float> { typedef float2 T; };
-
-template <typename Float> struct GaugeSoA<Float, 18> {
-  typedef typename Pair<Float>::T Vec;
-  static __device__ __forceinline__ Link<Float> load(const Vec *g, int stride, int parity, int mu, int cb) {
-    Link<Float> u;
-    const Vec *q = g + ((parity * 4 + mu) * 9) * stride + cb;
+/// Links stored as R/2 complex numbers (R = 18: all; R = 12: the first two
+/// rows, the third rebuilt as the conjugate cross product, exact for SU(3);
+/// seed clark2010 §4.3, Appendix A).
+template <typename S, int R> struct GaugeSoA {
+  typedef LinkElem<S> E;
+  typedef typename E::Vec Vec;
+  typedef typename E::F F;
+  static __device__ __forceinline__ Link<F> load(const Vec *g, int stride, int parity, int mu, int cb, F scale) {
+    Link<F> u;
+    constexpr int n = R / 2;
+    const Vec *q = g + ((parity * 4 + mu) * n) * stride + cb;
 #pragma unroll
-    for (int k = 0; k < 9; k++) {
-      Vec v = ld_stream(q + k * stride);
-      u.m[k] = mk<Float>(v.x, v.y);
+    for (int k = 0; k < n; k++) u.m[k] = E::get(ld_stream(q + k * stride), scale);
+    if (R == 12) {
+      // c = (a × b)*: c_i = conj(a_j b_k − a_k b_j), (i, j, k) cyclic.
+#pragma unroll
+      for (int i = 0; i < 3; i++) {
+        const int j = (i + 1) % 3, k = (i + 2) % 3;
+        cplx<F> t = mk<F>(0, 0);
+        t = cmadd(u.m[j], u.m[3 + k], t);
+        t = cmadd(mk(-u.m[k].re, -u.m[k].im), u.m[3 + j], t);
+        u.m[6 + i] = mk(t.re, -t.im);
+      }
     }
     return u;
   }

@@ -12,7 +12,8 @@
 // `(h, −s iσ_k h)` with `h = u + s iσ_k l` (u, l: upper and lower spin
 // pairs), and γ_4 = diag(1, 1, −1, −1), so `1 ± γ_4` keeps only the upper or
 // the lower pair: a temporal hop reads half of the neighbour's spinor.
-// The anti-periodic sign in time is already folded into the stored T links.
+// The time boundary sign multiplies the hops that cross the last time slice
+// (links are stored as given, so that reconstruct 12 stays exact).
 #include "core.cuh"
 
 /// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
@@ -22,13 +23,15 @@ struct DslashParams {
   u64 x;     // xpay parity block, or 0
   u64 gauge; // the whole gauge field, both parities
   double a;
+  double gauge_scale; // fixed-point links: value = stored · gauge_scale
+  double t_sign;      // boundary sign of the T hops across t = T − 1 → 0
   int dims[4];      // X, Y, Z, T
   int parity;       // parity of the output sites
   int vh;           // sites per parity
   int stride;       // spinor block stride (sites)
   int gauge_stride; // gauge stride (sites)
 };
-static_assert(sizeof(DslashParams) == 72, "DslashParams layout changed: update dslash.rs");
+static_assert(sizeof(DslashParams) == 88, "DslashParams layout changed: update dslash.rs");
 
 /// Half spinor h of (1 + s γ_mu) ψ for a spatial mu (0, 1, 2).
 template <int mu, int s, typename F>
@@ -73,16 +76,19 @@ __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
 
 /// One hop: the neighbour `n` (checkerboard index in the input parity) seen
 /// through the projector (1 + s γ_mu) and the link (U, or U† when `adjoint`).
-template <int mu, int s, bool adjoint, typename F>
-__device__ __forceinline__ void hop(const typename SpinorSoA<F>::Vec *in, int stride, const Link<F> &u, int n,
-                                    cplx<F> *acc) {
+template <int mu, int s, bool adjoint, typename S, typename F>
+__device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u, int n,
+                                    F sign, cplx<F> *acc) {
   cplx<F> h[6], uh[6];
   if (mu == 3) {
-    // 1 + γ4 = diag(2, 2, 0, 0), 1 − γ4 = diag(0, 0, 2, 2): read only that pair.
-    SpinorSoA<F>::template load<(s > 0 ? 0 : 6), 6, false>(in, stride, n, h);
+    // 1 + γ4 = diag(2, 2, 0, 0), 1 − γ4 = diag(0, 0, 2, 2): read only that pair;
+    // the factor 2 and the boundary sign go with it.
+    SpinorSoA<S>::template load<(s > 0 ? 0 : 6), 6, false>(in, stride, n, h);
+#pragma unroll
+    for (int c = 0; c < 6; c++) h[c] = (F(2) * sign) * h[c];
   } else {
     cplx<F> psi[12];
-    SpinorSoA<F>::template load<0, 12, false>(in, stride, n, psi);
+    SpinorSoA<S>::template load<0, 12, false>(in, stride, n, psi);
     project<mu, s>(psi, h);
   }
   if (adjoint)
@@ -92,7 +98,7 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<F>::Vec *in, int st
   if (mu == 3) {
     const int o = s > 0 ? 0 : 6;
 #pragma unroll
-    for (int c = 0; c < 6; c++) acc[o + c] = acc[o + c] + F(2) * uh[c];
+    for (int c = 0; c < 6; c++) acc[o + c] = acc[o + c] + uh[c];
   } else {
     accumulate<mu, s>(uh, acc);
   }
@@ -100,25 +106,30 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<F>::Vec *in, int st
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
 /// with coordinate `xmu` along mu.
-template <int mu, int sf, typename F>
+template <int mu, int sf, int R, typename S, typename F>
 __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc) {
-  typedef typename SpinorSoA<F>::Vec SV;
-  typedef typename GaugeSoA<F, 18>::Vec GV;
+  typedef typename SpinorSoA<S>::Vec SV;
+  typedef GaugeSoA<S, R> G;
   const SV *in = reinterpret_cast<const SV *>(P.in);
-  const GV *g = reinterpret_cast<const GV *>(P.gauge);
+  const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
+  const F scale = F(P.gauge_scale);
   const int L = P.dims[mu];
   const int fwd = (xmu == L - 1 ? lex - (L - 1) * step : lex + step) >> 1;
   const int bwd = (xmu == 0 ? lex + (L - 1) * step : lex - step) >> 1;
+  // Only T hops across the time boundary carry its sign.
+  const F sign_f = (mu == 3 && xmu == L - 1) ? F(P.t_sign) : F(1);
+  const F sign_b = (mu == 3 && xmu == 0) ? F(P.t_sign) : F(1);
   // Forward: (1 − γ_mu) U_mu(x) ψ(x + mu), signs swapped for the dagger.
-  const Link<F> uf = GaugeSoA<F, 18>::load(g, P.gauge_stride, P.parity, mu, cb);
-  hop<mu, sf, false>(in, P.stride, uf, fwd, acc);
+  const Link<F> uf = G::load(g, P.gauge_stride, P.parity, mu, cb, scale);
+  hop<mu, sf, false, S>(in, P.stride, uf, fwd, sign_f, acc);
   // Backward: (1 + γ_mu) U_mu(x − mu)† ψ(x − mu); the link lives on the other parity.
-  const Link<F> ub = GaugeSoA<F, 18>::load(g, P.gauge_stride, 1 - P.parity, mu, bwd);
-  hop<mu, -sf, true>(in, P.stride, ub, bwd, acc);
+  const Link<F> ub = G::load(g, P.gauge_stride, 1 - P.parity, mu, bwd, scale);
+  hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
 }
 
-template <typename F, bool dagger, bool xpay>
+template <typename S, int R, bool dagger, bool xpay>
 __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
+  typedef typename SpinorSoA<S>::F F;
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   // Coordinates of the site: two lexicographic sites share each cb index,
@@ -137,23 +148,23 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   cplx<F> acc[12];
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
-  hops<0, sf>(P, cb, lex, x0, 1, acc);
-  hops<1, sf>(P, cb, lex, x1, X, acc);
-  hops<2, sf>(P, cb, lex, x2, X * Y, acc);
-  hops<3, sf>(P, cb, lex, x3, X * Y * Z, acc);
+  hops<0, sf, R, S>(P, cb, lex, x0, 1, acc);
+  hops<1, sf, R, S>(P, cb, lex, x1, X, acc);
+  hops<2, sf, R, S>(P, cb, lex, x2, X * Y, acc);
+  hops<3, sf, R, S>(P, cb, lex, x3, X * Y * Z, acc);
 
-  typedef typename SpinorSoA<F>::Vec SV;
+  typedef typename SpinorSoA<S>::Vec SV;
   const F a = F(P.a);
   if (xpay) {
     cplx<F> xs[12];
-    SpinorSoA<F>::template load<0, 12, true>(reinterpret_cast<const SV *>(P.x), P.stride, cb, xs);
+    SpinorSoA<S>::template load<0, 12, true>(reinterpret_cast<const SV *>(P.x), P.stride, cb, xs);
 #pragma unroll
     for (int c = 0; c < 12; c++) acc[c] = mk(fma(a, acc[c].re, xs[c].re), fma(a, acc[c].im, xs[c].im));
   } else {
 #pragma unroll
     for (int c = 0; c < 12; c++) acc[c] = a * acc[c];
   }
-  SpinorSoA<F>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
+  SpinorSoA<S>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
 }
 
 // LATSOL_DSLASH_BOUNDS="threads,min_blocks" (an experiment switch) caps the
@@ -164,14 +175,21 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 #define LATSOL_BOUNDS
 #endif
 
-#define LATSOL_DSLASH(name, F, dagger, xpay) \
-  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<F, dagger, xpay>(P); }
+#define LATSOL_DSLASH(name, S, R, dagger, xpay) \
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, R, dagger, xpay>(P); }
 
-LATSOL_DSLASH(wilson_dslash_f64_r18, double, false, false)
-LATSOL_DSLASH(wilson_dslash_f64_r18_dag, double, true, false)
-LATSOL_DSLASH(wilson_dslash_f64_r18_xpay, double, false, true)
-LATSOL_DSLASH(wilson_dslash_f64_r18_dag_xpay, double, true, true)
-LATSOL_DSLASH(wilson_dslash_f32_r18, float, false, false)
-LATSOL_DSLASH(wilson_dslash_f32_r18_dag, float, true, false)
-LATSOL_DSLASH(wilson_dslash_f32_r18_xpay, float, false, true)
-LATSOL_DSLASH(wilson_dslash_f32_r18_dag_xpay, float, true, true)
+// Every storage format (links in the spinors' precision) and reconstruction.
+#define LATSOL_DSLASH_FORMS(prefix, S, R)                    \
+  LATSOL_DSLASH(prefix, S, R, false, false)                  \
+  LATSOL_DSLASH(prefix##_dag, S, R, true, false)             \
+  LATSOL_DSLASH(prefix##_xpay, S, R, false, true)            \
+  LATSOL_DSLASH(prefix##_dag_xpay, S, R, true, true)
+
+LATSOL_DSLASH_FORMS(wilson_dslash_f64_r18, double, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f64_r12, double, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f32_r18, float, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f32_r12, float, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f8_r18, signed char, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f8_r12, signed char, 12)

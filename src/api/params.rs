@@ -344,6 +344,7 @@ pub struct InvertResult {
     pub true_residual: f64,
     /// The solver's last iterated relative residual (of the system it iterated on).
     pub iterated_residual: f64,
+    /// Seconds of the Krylov solve, host-side reordering and transfers excluded.
     pub seconds: f64,
     /// Operator flops (1320 per site per hopping term, 48 per axpy) over time.
     pub gflops: f64,

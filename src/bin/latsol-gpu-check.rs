@@ -53,6 +53,13 @@ mod check {
 
     type R<T> = Result<T, String>;
 
+    const ALL_PRECISIONS: [Precision; 4] = [
+        Precision::Double,
+        Precision::Single,
+        Precision::Half,
+        Precision::Quarter,
+    ];
+
     /// Results gathered for the final table.
     #[derive(Default)]
     struct Report {
@@ -86,8 +93,15 @@ mod check {
         x.to_string()
     }
 
+    /// Relative error allowed between the backends: a few roundings of the
+    /// storage format. Fixed point (half, quarter) rounds once per stored
+    /// number on both sides, so the GPU (single arithmetic) and the CPU
+    /// (double) differ by at most one unit in a few numbers.
     fn tolerance(p: Precision) -> f64 {
-        64.0 * p.epsilon()
+        match p {
+            Precision::Half | Precision::Quarter => 8.0 * p.epsilon(),
+            _ => 64.0 * p.epsilon(),
+        }
     }
 
     /// ‖a − b‖ / ‖b‖ over all numbers (NaN anywhere gives NaN).
@@ -282,15 +296,23 @@ mod check {
 
     /// The hopping term in every form on one lattice.
     fn check_dslash<T: Backend>(pair: &Pair<T>, gauge: &GaugeField, rep: &mut Report) -> R<()> {
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve] {
+            check_dslash_with(pair, gauge, rec, rep)?;
+        }
+        Ok(())
+    }
+
+    fn check_dslash_with<T: Backend>(
+        pair: &Pair<T>,
+        gauge: &GaugeField,
+        rec: Reconstruct,
+        rep: &mut Report,
+    ) -> R<()> {
         let (cpu, gpu, prec) = (pair.cpu, pair.gpu, pair.prec);
         let lat = gauge.lattice();
         let anti = TBoundary::AntiPeriodic;
-        let cg = cpu
-            .upload_gauge(gauge, anti, prec, Reconstruct::Full18)
-            .map_err(e)?;
-        let gg = gpu
-            .upload_gauge(gauge, anti, prec, Reconstruct::Full18)
-            .map_err(e)?;
+        let cg = cpu.upload_gauge(gauge, anti, prec, rec).map_err(e)?;
+        let gg = gpu.upload_gauge(gauge, anti, prec, rec).map_err(e)?;
         for full in [true, false] {
             for parity in [Parity::Even, Parity::Odd] {
                 let (out_s, in_s) = if full {
@@ -302,7 +324,9 @@ mod check {
                 let (cx, gx) = pair.up(&random::spinor(lat, out_s, 22))?;
                 for dagger in [false, true] {
                     for xpay in [false, true] {
+                        // Poison: NaN (which fixed point stores as 0).
                         let (mut co, mut go) = pair.up(&nan_field(lat, out_s))?;
+                        let before = down(gpu, &go)?;
                         let (xc, xg) = if xpay {
                             (Some(&cx), Some(&gx))
                         } else {
@@ -314,18 +338,22 @@ mod check {
                             .map_err(e)?;
                         let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
                         let what = format!(
-                            "dslash {prec:?} {:?} {parity:?}{}{}",
+                            "dslash {prec:?} r{} {:?} {parity:?}{}{}",
+                            rec.reals(),
                             lat.dims(),
                             if dagger { " dag" } else { "" },
                             if xpay { " xpay" } else { "" },
                         ) + if full { " full" } else { " single" };
                         let (wc, wg) = if full {
-                            // The other parity must be left as it was (NaN).
+                            // The other parity must be left as it was.
+                            let q = parity.other();
+                            let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
                             let untouched = hg
-                                .parity_part(parity.other())
+                                .parity_part(q)
                                 .data()
                                 .iter()
-                                .all(|z| z.re.is_nan());
+                                .zip(before.parity_part(q).data())
+                                .all(|(a, b)| bits(a) == bits(b));
                             rep.flag(&format!("{what}: other parity untouched"), untouched);
                             (hc.parity_part(parity), hg.parity_part(parity))
                         } else {
@@ -374,7 +402,7 @@ mod check {
     struct BenchRow {
         dims: [usize; 4],
         prec: Precision,
-        form: &'static str,
+        form: String,
         us: f64,
         gflops: f64,
         gbs: f64,
@@ -390,18 +418,40 @@ mod check {
         rep: &mut Report,
         rows: &mut Vec<BenchRow>,
     ) -> R<()> {
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve] {
+            bench_dslash_with(pair, dims, rec, roof, rep, rows)?;
+        }
+        Ok(())
+    }
+
+    fn bench_dslash_with(
+        pair: &Pair<CudaBackend>,
+        dims: [usize; 4],
+        rec: Reconstruct,
+        roof: f64,
+        rep: &mut Report,
+        rows: &mut Vec<BenchRow>,
+    ) -> R<()> {
         let (gpu, prec) = (pair.gpu, pair.prec);
         let lat = Arc::new(Lattice::new(dims).map_err(e)?);
         let vh = lat.half_volume();
         let elem = prec.bytes_per_real() as f64;
-        let minimal = (8.0 * 18.0 + 24.0 + 24.0) * elem; // bytes per output site
+        // A spinor's bytes per site, its fixed-point norm included.
+        let spinor = 24.0 * elem
+            + if matches!(prec, Precision::Half | Precision::Quarter) {
+                4.0
+            } else {
+                0.0
+            };
+        // Bytes per output site: 8 links, one input and one output spinor.
+        let minimal = 8.0 * rec.reals() as f64 * elem + 2.0 * spinor;
         let gauge = random::hot_gauge(&lat, 7);
         // Enough independent sets that the data of one pass is never in L2.
         let sets = ((512e6 / (minimal * vh as f64)).ceil() as usize).clamp(1, 64);
         let mut gs = Vec::new();
         let (mut ins, mut outs, mut xs) = (Vec::new(), Vec::new(), Vec::new());
         for k in 0..sets {
-            let g = gpu.upload_gauge(&gauge, TBoundary::AntiPeriodic, prec, Reconstruct::Full18);
+            let g = gpu.upload_gauge(&gauge, TBoundary::AntiPeriodic, prec, rec);
             gs.push(g.map_err(e)?);
             ins.push(up(
                 gpu,
@@ -431,12 +481,16 @@ mod check {
             let reps =
                 (((20e-3 * roof) / (minimal * vh as f64)).ceil() as usize).clamp(sets, 20000);
             let ms = time_ms(gpu, reps, |i| run(i, &mut outs))?;
-            let bytes = if xpay { minimal + 24.0 * elem } else { minimal };
+            let bytes = if xpay { minimal + spinor } else { minimal };
             let gbs = bytes * vh as f64 / (ms * 1e-3);
             rows.push(BenchRow {
                 dims,
                 prec,
-                form: if xpay { "dslash+xpay" } else { "dslash" },
+                form: format!(
+                    "{} r{}",
+                    if xpay { "dslash+xpay" } else { "dslash" },
+                    rec.reals()
+                ),
                 us: ms * 1e3,
                 gflops: 1320.0 * vh as f64 / (ms * 1e-3) / 1e9,
                 gbs: gbs / 1e9,
@@ -446,7 +500,7 @@ mod check {
         // The benchmarked kernel on this lattice against the CPU.
         let cpu = pair.cpu;
         let cgauge = cpu
-            .upload_gauge(&gauge, TBoundary::AntiPeriodic, prec, Reconstruct::Full18)
+            .upload_gauge(&gauge, TBoundary::AntiPeriodic, prec, rec)
             .map_err(e)?;
         let hin = down(gpu, &ins[0])?;
         let cin = up(cpu, &hin, prec)?;
@@ -460,7 +514,7 @@ mod check {
             .map_err(e)?;
         pair.compare(
             rep,
-            &format!("dslash {prec:?} {dims:?} (benchmarked)"),
+            &format!("dslash {prec:?} r{} {dims:?} (benchmarked)", rec.reals()),
             &cout,
             &gout,
         )?;
@@ -640,7 +694,7 @@ mod check {
                 solve_on(gpu, &bg, &bb, prec, kappa, "bicgstab", tol, 3_000)?;
             let dslash = rows
                 .iter()
-                .find(|r| r.dims == dims && r.prec == prec && r.form == "dslash+xpay");
+                .find(|r| r.dims == dims && r.prec == prec && r.form == "dslash+xpay r18");
             let ratio = dslash.map(|r| gf / r.gflops).unwrap_or(f64::NAN);
             solves.push(format!(
                 "bicgstab  {prec:?} {dims:?} (GPU only): {it} iters, {mv} matvecs, {secs:.3} s, {gf:.0} Gflops = {:.0}% of the dslash+xpay rate",
@@ -683,7 +737,7 @@ mod check {
                     "{:14} {:7} {:12} {:9.1} {:8.0} {:8.0} {:5.0}%",
                     format!("{}x{}x{}x{}", d[0], d[1], d[2], d[3]),
                     format!("{:?}", r.prec),
-                    r.form,
+                    &r.form,
                     r.us,
                     r.gflops,
                     r.gbs,
@@ -775,7 +829,7 @@ mod check {
         // 1. Correctness against the CPU backend.
         let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
         let gauge = random::hot_gauge(&lat, 3);
-        for prec in [Precision::Double, Precision::Single] {
+        for prec in ALL_PRECISIONS {
             if bench_only {
                 break;
             }
@@ -803,11 +857,6 @@ mod check {
                 r.is_ok(),
             );
         }
-        let refused = matches!(
-            gpu.alloc_spinor(&lat, Subset::Full, Precision::Half),
-            Err(latsol::Error::Unsupported(_))
-        );
-        rep.flag("half precision refused (Unsupported)", refused);
 
         // 2. Benchmarks.
         let mut rows = Vec::new();
@@ -842,7 +891,9 @@ mod check {
             let precs: Vec<Precision> = match value("--prec").map(String::as_str) {
                 Some("double") => vec![Precision::Double],
                 Some("single") => vec![Precision::Single],
-                _ => vec![Precision::Double, Precision::Single],
+                Some("half") => vec![Precision::Half],
+                Some("quarter") => vec![Precision::Quarter],
+                _ => ALL_PRECISIONS.to_vec(),
             };
             for &prec in &precs {
                 let pair = Pair {

@@ -223,15 +223,18 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
         progress_every: o.every,
         ..Default::default()
     };
+    let wall = std::time::Instant::now();
     let r = ctx.invert(
         &gauge,
         &params,
         HostReals::F64(&source),
         HostRealsMut::F64(&mut solution),
     )?;
+    let wall = wall.elapsed().as_secs_f64();
     println!(
         "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
-         reliable updates {} | true residual {:.3e} | {:.3} s | {:.2} Gflops | {}",
+         reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
+         invert call {wall:.3} s | {}",
         ctx.backend_name(),
         dims[0],
         dims[1],

@@ -167,7 +167,8 @@ pub struct latsol_invert_result {
     /// The solver's last iterated relative residual (of the system it
     /// iterated on).
     pub iterated_residual: f64,
-    /// Wall-clock seconds of the solve.
+    /// Wall-clock seconds of the Krylov solve (as QUDA reports it): the
+    /// host-side reordering and transfers of source and solution excluded.
     pub seconds: f64,
     /// Effective Gflops: 1320 flops per site per hopping term, 48 per
     /// site per axpy-type operation.

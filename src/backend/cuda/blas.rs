@@ -35,23 +35,26 @@ const REDUCTIONS: &[(&str, usize)] = &[
 pub fn kernel_names() -> Vec<String> {
     let mut v = Vec::new();
     for op in MAPS.iter().chain(REDUCTIONS.iter().map(|r| &r.0)) {
-        for p in ["f64", "f32"] {
+        for p in FORMATS {
             v.push(format!("blas_{op}_{p}"));
         }
     }
     for n in 1..=RED_MAX {
         v.push(format!("reduce_final_{n}"));
     }
-    for k in [
-        "gamma5_f64",
-        "gamma5_f32",
-        "convert_f64_to_f32",
-        "convert_f32_to_f64",
-    ] {
-        v.push(k.to_string());
+    for p in FORMATS {
+        v.push(format!("gamma5_{p}"));
+        for q in FORMATS {
+            if p != q {
+                v.push(format!("convert_{p}_to_{q}"));
+            }
+        }
     }
     v
 }
+
+/// The kernels' names of the storage formats.
+const FORMATS: [&str; 4] = ["f64", "f32", "f16", "f8"];
 
 /// Blocks of a reduction over `n` vectors: fixed by `n` alone.
 pub fn reduction_grid(n: usize) -> u32 {
@@ -71,6 +74,7 @@ pub struct BlasParams {
     pub b_re: f64,
     pub b_im: f64,
     pub n: i64,
+    pub stride: i64,
 }
 // SAFETY: plain old data with the C layout of `BlasParams` in blas.cu.
 unsafe impl DeviceRepr for BlasParams {}
@@ -87,17 +91,23 @@ pub struct SiteParams {
 // SAFETY: plain old data with the C layout of `SiteParams` in blas.cu.
 unsafe impl DeviceRepr for SiteParams {}
 
-fn suffix(p: Precision) -> &'static str {
+pub(crate) fn suffix(p: Precision) -> &'static str {
     match p {
         Precision::Double => "f64",
-        _ => "f32",
+        Precision::Single => "f32",
+        Precision::Half => "f16",
+        Precision::Quarter => "f8",
     }
 }
 
-/// Vectors (double2 / float4) in a field, padding included (zeros that
-/// every op keeps zero).
+/// Items an op walks over, padding included (zeros that every op keeps
+/// zero): vectors (double2 / float4), or sites for half and quarter, whose
+/// twelve complex numbers share a norm.
 fn vectors(x: &CudaSpinor) -> usize {
-    x.blocks() * x.stride * crate::field::SPINOR_REALS / super::spinor_vec(x.precision())
+    match x.precision() {
+        Precision::Half | Precision::Quarter => x.blocks() * x.stride,
+        p => x.blocks() * x.stride * crate::field::SPINOR_REALS / super::spinor_vec(p),
+    }
 }
 
 use crate::backend::SpinorField;
@@ -206,6 +216,7 @@ impl CudaBackend {
             b_re: c[2],
             b_im: c[3],
             n: vectors(w) as i64,
+            stride: w.stride as i64,
         };
         let name = format!("blas_{op}_{}", suffix(w.precision()));
         self.launch_tuned(&name, vectors(w), 256, &params, Some(&w.data))
@@ -257,6 +268,7 @@ impl CudaBackend {
             b_re: c[2],
             b_im: c[3],
             n: n as i64,
+            stride: x.stride as i64,
         };
         let first = self.kernel(&format!("blas_{op}_{}", suffix(x.precision())))?;
         launch::launch(s, first, grid, RED_BLOCK, &params)?;
@@ -295,11 +307,24 @@ impl CudaBackend {
             (DeviceData::F32(d), DeviceData::F32(x)) => {
                 s.memcpy_dtod(x, d).map_err(device_err(what))
             }
+            (DeviceData::I16(d), DeviceData::I16(x)) => {
+                s.memcpy_dtod(x, d).map_err(device_err(what))
+            }
+            (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, d).map_err(device_err(what)),
             (DeviceData::F32(_), DeviceData::F64(_)) => {
                 self.site_op("convert_f64_to_f32", dst, src, 6)
             }
             (DeviceData::F64(_), DeviceData::F32(_)) => {
                 self.site_op("convert_f32_to_f64", dst, src, 6)
+            }
+            // Any conversion to or from fixed point: one thread per site.
+            _ => {
+                let name = format!(
+                    "convert_{}_to_{}",
+                    suffix(src.precision()),
+                    suffix(dst.precision())
+                );
+                self.site_op(&name, dst, src, 1)
             }
         }
     }
@@ -307,8 +332,11 @@ impl CudaBackend {
     pub(crate) fn gamma5_impl(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {
         Self::check_precision("gamma5", &[out, inp])?;
         let name = format!("gamma5_{}", suffix(out.precision()));
-        let vecs = 24 / super::spinor_vec(out.precision());
-        self.site_op(&name, out, inp, vecs)
+        let threads_per_site = match out.precision() {
+            Precision::Half | Precision::Quarter => 1,
+            p => 24 / super::spinor_vec(p),
+        };
+        self.site_op(&name, out, inp, threads_per_site)
     }
 
     /// A kernel of one thread per `vecs_per_site` vectors of each site.
@@ -340,10 +368,11 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // static_asserts in blas.cu state the same sizes.
-        assert_eq!(std::mem::size_of::<BlasParams>(), 72);
+        assert_eq!(std::mem::size_of::<BlasParams>(), 80);
         assert_eq!(std::mem::size_of::<SiteParams>(), 24);
         assert_eq!(std::mem::offset_of!(BlasParams, a_re), 32);
         assert_eq!(std::mem::offset_of!(BlasParams, n), 64);
+        assert_eq!(std::mem::offset_of!(BlasParams, stride), 72);
     }
 
     #[test]

@@ -6,12 +6,12 @@
 
 use cudarc::driver::DeviceRepr;
 
-use super::{same_lattice, CudaBackend, CudaGauge, CudaSpinor};
+use super::blas::suffix;
+use super::{same_lattice, spinor_block_len, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
-use crate::field::SPINOR_REALS;
 use crate::lattice::{Parity, Subset};
-use crate::precision::Precision;
+use crate::precision::{Precision, Reconstruct};
 
 /// Kernel arguments (`struct DslashParams` in wilson_dslash.cu).
 #[repr(C)]
@@ -22,6 +22,8 @@ pub struct DslashParams {
     pub x: u64,
     pub gauge: u64,
     pub a: f64,
+    pub gauge_scale: f64,
+    pub t_sign: f64,
     pub dims: [i32; 4],
     pub parity: i32,
     pub vh: i32,
@@ -31,26 +33,35 @@ pub struct DslashParams {
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
 
-/// The kernels, indexed by (single, dagger, xpay) as bits 2, 1, 0.
-const NAMES: [&str; 8] = [
-    "wilson_dslash_f64_r18",
-    "wilson_dslash_f64_r18_xpay",
-    "wilson_dslash_f64_r18_dag",
-    "wilson_dslash_f64_r18_dag_xpay",
-    "wilson_dslash_f32_r18",
-    "wilson_dslash_f32_r18_xpay",
-    "wilson_dslash_f32_r18_dag",
-    "wilson_dslash_f32_r18_dag_xpay",
-];
-
-/// The kernel's name for a precision and form.
-pub fn kernel_name(p: Precision, dagger: bool, xpay: bool) -> &'static str {
-    NAMES[4 * usize::from(p != Precision::Double) + 2 * usize::from(dagger) + usize::from(xpay)]
+/// The kernel's name for a storage format, reconstruction and form.
+pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> String {
+    format!(
+        "wilson_dslash_{}_r{}{}{}",
+        suffix(p),
+        r.reals(),
+        if dagger { "_dag" } else { "" },
+        if xpay { "_xpay" } else { "" }
+    )
 }
 
 /// Every kernel of wilson_dslash.cu.
 pub fn kernel_names() -> Vec<String> {
-    NAMES.iter().map(|n| n.to_string()).collect()
+    let mut v = Vec::new();
+    for p in [
+        Precision::Double,
+        Precision::Single,
+        Precision::Half,
+        Precision::Quarter,
+    ] {
+        for r in [Reconstruct::Full18, Reconstruct::Twelve] {
+            for dagger in [false, true] {
+                for xpay in [false, true] {
+                    v.push(kernel_name(p, r, dagger, xpay));
+                }
+            }
+        }
+    }
+    v
 }
 
 /// Index of the parity block `p` within a field of `subset` (0 or 1), or
@@ -98,14 +109,14 @@ impl CudaBackend {
         }
         let vh = lat.half_volume();
         let s = &self.stream;
-        let elem = if prec == Precision::Double { 8 } else { 4 };
+        let elem = super::real_bytes(prec);
         let stride = out.stride;
         if inp.stride != stride || x.is_some_and(|x| x.stride != stride) {
             return Err(Error::Internal(
                 "dslash: fields of different strides".into(),
             ));
         }
-        let block_bytes = (stride * SPINOR_REALS * elem) as u64;
+        let block_bytes = (spinor_block_len(prec, stride) * elem) as u64;
         let at = |f: &CudaSpinor, p: Parity, what: &str| -> Result<u64> {
             Ok(f.data.ptr(s) + block_of(f.subset, p, what)? as u64 * block_bytes)
         };
@@ -119,6 +130,8 @@ impl CudaBackend {
             },
             gauge: gauge.links.ptr(s),
             a,
+            gauge_scale: gauge.scale,
+            t_sign: gauge.t_sign,
             dims: [d[0] as i32, d[1] as i32, d[2] as i32, d[3] as i32],
             parity: parity.index() as i32,
             vh: vh as i32,
@@ -127,7 +140,7 @@ impl CudaBackend {
         };
         // The output is never read: timing runs while tuning are harmless.
         self.launch_tuned(
-            kernel_name(prec, dagger, x.is_some()),
+            &kernel_name(prec, gauge.reconstruct, dagger, x.is_some()),
             vh,
             128,
             &params,
@@ -143,25 +156,26 @@ mod tests {
     #[test]
     fn parameter_struct_matches_the_kernel() {
         // wilson_dslash.cu static_asserts the same size.
-        assert_eq!(std::mem::size_of::<DslashParams>(), 72);
+        assert_eq!(std::mem::size_of::<DslashParams>(), 88);
         assert_eq!(std::mem::offset_of!(DslashParams, a), 32);
-        assert_eq!(std::mem::offset_of!(DslashParams, dims), 40);
-        assert_eq!(std::mem::offset_of!(DslashParams, gauge_stride), 68);
+        assert_eq!(std::mem::offset_of!(DslashParams, t_sign), 48);
+        assert_eq!(std::mem::offset_of!(DslashParams, dims), 56);
+        assert_eq!(std::mem::offset_of!(DslashParams, gauge_stride), 84);
     }
 
     #[test]
     fn kernel_names_follow_precision_dagger_and_xpay() {
         assert_eq!(
-            kernel_name(Precision::Single, true, false),
+            kernel_name(Precision::Single, Reconstruct::Full18, true, false),
             "wilson_dslash_f32_r18_dag"
         );
         assert_eq!(
-            kernel_name(Precision::Double, false, true),
-            "wilson_dslash_f64_r18_xpay"
+            kernel_name(Precision::Half, Reconstruct::Twelve, false, true),
+            "wilson_dslash_f16_r12_xpay"
         );
         assert_eq!(
-            kernel_name(Precision::Double, true, true),
-            "wilson_dslash_f64_r18_dag_xpay"
+            kernel_name(Precision::Quarter, Reconstruct::Full18, true, true),
+            "wilson_dslash_f8_r18_dag_xpay"
         );
     }
 
@@ -169,7 +183,12 @@ mod tests {
     fn kernel_names_exist_in_the_source() {
         let src = include_str!("../../../kernels/wilson_dslash.cu");
         for n in kernel_names() {
-            assert!(src.contains(&format!("LATSOL_DSLASH({n},")), "{n}");
+            // Each name is a LATSOL_DSLASH_FORMS prefix plus a form suffix.
+            let prefix = n.trim_end_matches("_xpay").trim_end_matches("_dag");
+            assert!(
+                src.contains(&format!("LATSOL_DSLASH_FORMS({prefix},")),
+                "{n}"
+            );
         }
     }
 

@@ -62,9 +62,10 @@ impl SoaShape {
         }
     }
 
-    pub fn link(sites: usize, stride: usize) -> SoaShape {
+    /// Links of `reals` (18 or 12) reals, one complex number per vector.
+    pub fn link(reals: usize, sites: usize, stride: usize) -> SoaShape {
         SoaShape {
-            reals: LINK_REALS,
+            reals,
             vec: 2,
             sites,
             stride,
@@ -160,7 +161,7 @@ mod tests {
         for shape in [
             SoaShape::spinor(2, 10, 10),
             SoaShape::spinor(4, 6, 6),
-            SoaShape::link(8, 8),
+            SoaShape::link(LINK_REALS, 8, 8),
         ] {
             let mut seen = vec![false; shape.block_len()];
             for cb in 0..shape.sites {
@@ -188,7 +189,7 @@ mod tests {
         assert!((0..12).all(|n| s.index(6, n) < s.block_len() / 2));
         assert!((12..24).all(|n| s.index(0, n) >= s.block_len() / 2));
         // gauge: complex k = 3 row + col of the link is double2/float2 number k·stride + cb.
-        let g = SoaShape::link(9, 9);
+        let g = SoaShape::link(LINK_REALS, 9, 9);
         assert_eq!(g.index(4, 2 * 8 + 1), (8 * 9 + 4) * 2 + 1);
     }
 
@@ -198,7 +199,7 @@ mod tests {
             SoaShape::spinor(2, 12, 12),
             SoaShape::spinor(2, 12, 17),
             SoaShape::spinor(4, 12, 32),
-            SoaShape::link(12, 13),
+            SoaShape::link(LINK_REALS, 12, 13),
         ] {
             let blocks = 3;
             let canonical: Vec<f64> = (0..blocks * shape.canonical_len())

@@ -2,7 +2,9 @@
 //! structure-of-arrays per parity with 16-byte vector loads (seed clark2010
 //! §4.1, §4.5; layout in `kernels/core.cuh` and `layout.rs`), the Wilson
 //! hopping term and the vector algebra as CUDA kernels compiled at run time
-//! by NVRTC and cached on disk. Double and single precision, reconstruct 18.
+//! by NVRTC and cached on disk. Double, single, half and quarter (fixed
+//! point with a per-site norm), links in the spinors' precision with
+//! reconstruct 18 or 12.
 //!
 //! The host code is a thin typed wrapper: it checks fields, picks a kernel
 //! and launches it. cudarc drives the device; NVRTC and the driver library
@@ -54,6 +56,10 @@ pub(crate) fn device_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
 pub(crate) enum DeviceData {
     F64(CudaSlice<f64>),
     F32(CudaSlice<f32>),
+    /// Half: int16 values; a spinor block's f32 norms follow its values.
+    I16(CudaSlice<i16>),
+    /// Quarter: int8 values, norms likewise.
+    I8(CudaSlice<i8>),
 }
 
 impl DeviceData {
@@ -61,6 +67,8 @@ impl DeviceData {
         match self {
             DeviceData::F64(_) => Precision::Double,
             DeviceData::F32(_) => Precision::Single,
+            DeviceData::I16(_) => Precision::Half,
+            DeviceData::I8(_) => Precision::Quarter,
         }
     }
     /// The device address (for kernel parameters).
@@ -68,21 +76,44 @@ impl DeviceData {
         match self {
             DeviceData::F64(s) => s.device_ptr(stream).0,
             DeviceData::F32(s) => s.device_ptr(stream).0,
+            DeviceData::I16(s) => s.device_ptr(stream).0,
+            DeviceData::I8(s) => s.device_ptr(stream).0,
         }
     }
     fn bytes(&self) -> usize {
         match self {
             DeviceData::F64(s) => s.len() * 8,
             DeviceData::F32(s) => s.len() * 4,
+            DeviceData::I16(s) => s.len() * 2,
+            DeviceData::I8(s) => s.len(),
         }
     }
 }
 
-/// Reals per vector load of a spinor field (double2 / float4).
+/// Reals per vector load of a spinor field (double2 / float4 / short4 / char4).
 fn spinor_vec(p: Precision) -> usize {
     match p {
         Precision::Double => 2,
         _ => 4,
+    }
+}
+
+/// Bytes per stored real.
+fn real_bytes(p: Precision) -> usize {
+    match p {
+        Precision::Double => 8,
+        Precision::Single => 4,
+        Precision::Half => 2,
+        Precision::Quarter => 1,
+    }
+}
+
+/// Stored elements of one spinor parity block of `stride` sites: 24 reals
+/// per site, then (half, quarter) one f32 norm per site.
+pub(crate) fn spinor_block_len(p: Precision, stride: usize) -> usize {
+    match p {
+        Precision::Half | Precision::Quarter => stride * (SPINOR_REALS + 4 / real_bytes(p)),
+        _ => stride * SPINOR_REALS,
     }
 }
 
@@ -118,12 +149,17 @@ impl CudaSpinor {
     }
 }
 
-/// A gauge field in device memory, anti-periodic sign folded in.
+/// A gauge field in device memory: the links as given (compressed to 12
+/// reals for reconstruct 12); the kernel applies the time boundary sign.
 #[derive(Debug)]
 pub struct CudaGauge {
     lattice: Arc<Lattice>,
     stride: usize,
     links: DeviceData,
+    reconstruct: Reconstruct,
+    /// Fixed point: value = stored · scale.
+    scale: f64,
+    t_sign: f64,
 }
 
 impl GaugeStorage for CudaGauge {
@@ -134,7 +170,7 @@ impl GaugeStorage for CudaGauge {
         self.links.precision()
     }
     fn reconstruct(&self) -> Reconstruct {
-        Reconstruct::Full18
+        self.reconstruct
     }
 }
 
@@ -312,10 +348,11 @@ impl CudaBackend {
             Precision::Single => {
                 DeviceData::F32(self.stream.alloc_zeros(len).map_err(device_err(what))?)
             }
-            p => {
-                return Err(Error::Unsupported(format!(
-                    "precision {p:?} on the CUDA backend (double and single are available)"
-                )))
+            Precision::Half => {
+                DeviceData::I16(self.stream.alloc_zeros(len).map_err(device_err(what))?)
+            }
+            Precision::Quarter => {
+                DeviceData::I8(self.stream.alloc_zeros(len).map_err(device_err(what))?)
             }
         })
     }
@@ -323,7 +360,13 @@ impl CudaBackend {
     /// Reorders canonical reals (blocks of `shape.stride` sites) into the
     /// device layout and precision in one host pass, then copies them in one
     /// transfer.
-    fn upload_soa(&self, dst: &mut DeviceData, shape: SoaShape, canonical: &[f64]) -> Result<()> {
+    fn upload_soa(
+        &self,
+        dst: &mut DeviceData,
+        shape: SoaShape,
+        canonical: &[f64],
+        scale_inv: f64,
+    ) -> Result<()> {
         let what = "host-to-device copy";
         let len = canonical.len() / shape.canonical_len() * shape.block_len();
         match dst {
@@ -335,6 +378,21 @@ impl CudaBackend {
             DeviceData::F32(d) => {
                 let mut v = vec![0.0f32; len];
                 layout::to_soa(shape, canonical, &mut v, |x| x as f32);
+                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
+            }
+            // Fixed point (links only: spinors are converted on the device).
+            DeviceData::I16(d) => {
+                let mut v = vec![0i16; len];
+                layout::to_soa(shape, canonical, &mut v, |x| {
+                    (x * scale_inv).round().clamp(-32767.0, 32767.0) as i16
+                });
+                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
+            }
+            DeviceData::I8(d) => {
+                let mut v = vec![0i8; len];
+                layout::to_soa(shape, canonical, &mut v, |x| {
+                    (x * scale_inv).round().clamp(-127.0, 127.0) as i8
+                });
                 self.stream.memcpy_htod(&v, d).map_err(device_err(what))
             }
         }
@@ -385,40 +443,52 @@ impl Backend for CudaBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CudaGauge> {
-        if reconstruct != Reconstruct::Full18 {
-            return Err(Error::Unsupported(format!(
-                "reconstruct {reconstruct:?} on the CUDA backend (18 is available)"
-            )));
+        if reconstruct == Reconstruct::Eight {
+            return Err(Error::Unsupported(
+                "reconstruct 8 on the CUDA backend (18 and 12 are available)".into(),
+            ));
         }
         let lat = gauge.lattice().clone();
         Self::check_lattice(&lat)?;
         let vh = lat.half_volume();
-        let t_last = lat.dims()[3] - 1;
+        let reals = reconstruct.reals();
         // Canonical `[parity][cb][mu]` → blocks `[parity][mu]` of Vh links,
-        // each site-major, with the boundary sign folded into the T links
-        // of the last time slice (as the CPU backend does).
-        let mut canonical = vec![0.0f64; 8 * vh * LINK_REALS];
+        // each site-major, compressed as the CPU backend compresses them.
+        let mut canonical = vec![0.0f64; 8 * vh * reals];
         for p in [Parity::Even, Parity::Odd] {
             for cb in 0..vh {
-                let last = lat.coords(p, cb)[3] == t_last;
                 for mu in 0..4 {
-                    let at = ((p.index() * 4 + mu) * vh + cb) * LINK_REALS;
-                    let out = &mut canonical[at..at + LINK_REALS];
-                    gauge.link(p, cb, mu).to_row_major(out);
-                    if mu == 3 && last {
-                        out.iter_mut().for_each(|v| *v *= t_boundary.sign());
-                    }
+                    let at = ((p.index() * 4 + mu) * vh + cb) * reals;
+                    let mut buf = [0.0; LINK_REALS];
+                    crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
+                    canonical[at..at + reals].copy_from_slice(&buf[..reals]);
                 }
             }
         }
+        // Fixed point relative to the largest entry (1 for unitary links),
+        // as the CPU backend stores them.
+        let max = canonical.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let fixed_max = match precision {
+            Precision::Half => 32767.0,
+            Precision::Quarter => 127.0,
+            _ => 1.0,
+        };
+        let scale = if fixed_max > 1.0 {
+            max / fixed_max
+        } else {
+            1.0
+        };
         let stride = layout::padded_stride(vh);
-        let shape = SoaShape::link(vh, stride);
+        let shape = SoaShape::link(reals, vh, stride);
         let mut links = self.alloc(precision, 8 * shape.block_len())?;
-        self.upload_soa(&mut links, shape, &canonical)?;
+        self.upload_soa(&mut links, shape, &canonical, 1.0 / scale)?;
         Ok(CudaGauge {
             lattice: lat,
             stride,
             links,
+            reconstruct,
+            scale,
+            t_sign: t_boundary.sign(),
         })
     }
 
@@ -431,7 +501,7 @@ impl Backend for CudaBackend {
         Self::check_lattice(lattice)?;
         let stride = layout::padded_stride(lattice.half_volume());
         let blocks = lattice.sites(subset) / lattice.half_volume();
-        let data = self.alloc(precision, blocks * stride * SPINOR_REALS)?;
+        let data = self.alloc(precision, blocks * spinor_block_len(precision, stride))?;
         Ok(CudaSpinor {
             lattice: lattice.clone(),
             subset,
@@ -444,13 +514,19 @@ impl Backend for CudaBackend {
         if dst.subset != src.subset() || !same_lattice(&dst.lattice, src.lattice()) {
             return Err(Error::Internal("upload_spinor: subsets differ".into()));
         }
+        if matches!(dst.precision(), Precision::Half | Precision::Quarter) {
+            // Rounded to fixed point on the device, by the kernels' rule.
+            let mut d = self.alloc_spinor(&dst.lattice, dst.subset, Precision::Double)?;
+            self.upload_spinor(&mut d, src)?;
+            return self.copy_impl(dst, &d);
+        }
         let reals: &[f64] = bytemuck::cast_slice(src.data());
         let shape = SoaShape::spinor(
             spinor_vec(dst.precision()),
             dst.lattice.half_volume(),
             dst.stride,
         );
-        self.upload_soa(&mut dst.data, shape, reals)
+        self.upload_soa(&mut dst.data, shape, reals, 1.0)
     }
 
     fn download_spinor(&self, src: &CudaSpinor, dst: &mut HostSpinor) -> Result<()> {
@@ -462,6 +538,11 @@ impl Backend for CudaBackend {
             src.lattice.half_volume(),
             src.stride,
         );
+        if matches!(src.precision(), Precision::Half | Precision::Quarter) {
+            let mut d = self.alloc_spinor(&src.lattice, src.subset, Precision::Double)?;
+            self.copy_impl(&mut d, src)?;
+            return self.download_spinor(&d, dst);
+        }
         let what = "device-to-host copy";
         let reals: &mut [f64] = bytemuck::cast_slice_mut(dst.data_mut());
         match &src.data {
@@ -475,6 +556,7 @@ impl Backend for CudaBackend {
                 self.synchronize()?;
                 layout::from_soa(shape, &v, reals, |x| x as f64);
             }
+            DeviceData::I16(_) | DeviceData::I8(_) => unreachable!("converted above"),
         }
         Ok(())
     }
@@ -489,6 +571,8 @@ impl Backend for CudaBackend {
         match &mut x.data {
             DeviceData::F64(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
             DeviceData::F32(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I16(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I8(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
         }
     }
 
