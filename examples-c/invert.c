@@ -14,7 +14,7 @@
  * Exit status: 0 if every residual and check is met, 1 otherwise.
  *
  * Usage: invert [--backend auto|cpu|cuda] [GOLDEN_DIR]
- *   GOLDEN_DIR: e.g. ../shared/data/golden-wilson-6x4x4x8 (gauge_qdp.f64,
+ *   GOLDEN_DIR: e.g. tests/data/golden-wilson-6x4x4x8 (gauge_qdp.f64,
  *   psi_dirac.f64, M_psi_dirac.f64, meta.json).
  *
  * Conventions (CONVENTIONS.md): sites in even-odd order, links 3x3 complex

@@ -1,7 +1,7 @@
 //! `examples-c/invert.c`, a plain C99 program, is built with the system C
 //! compiler (`$CC`, else `cc`) against the generated header and the
 //! staticlib that cargo builds, and run: on random links, and on the golden
-//! data set (`../shared/data/golden-wilson-6x4x4x8`), where its answer must
+//! data set (`tests/data/golden-wilson-6x4x4x8`, a copy of `../shared/data/`), where its answer must
 //! match ψ to 1e-10. It exits non-zero if a residual or check is not met.
 
 use std::path::{Path, PathBuf};
@@ -104,7 +104,7 @@ fn c_example_builds_and_solves() {
     assert!(out.contains("MILC links, even-odd CG:"), "{out}");
     assert!(out.contains("all checks passed"), "{out}");
 
-    let golden = root().join("../shared/data/golden-wilson-6x4x4x8");
+    let golden = root().join("tests/data/golden-wilson-6x4x4x8");
     let out = run(&exe, &[&golden]);
     assert!(out.contains("golden M x = M psi"), "{out}");
     assert!(out.contains("all checks passed"), "{out}");

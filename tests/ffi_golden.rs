@@ -1,5 +1,5 @@
 //! The golden Wilson data of a peer implementation
-//! (`../shared/data/golden-wilson-6x4x4x8`, CONVENTIONS.md) through the C
+//! (`tests/data/golden-wilson-6x4x4x8`, a copy of `../shared/data/`, CONVENTIONS.md) through the C
 //! ABI: `latsol_apply` reproduces `M ψ`, `M† ψ` and `D ψ` to 1e-12,
 //! `latsol_invert` of `M ψ` gives back `ψ` to 1e-10, and
 //! `latsol_gauge_plaquette` gives the value pinned for the field (meta.json's
@@ -16,7 +16,7 @@ use ffi_common::*;
 use latsol::ffi::*;
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/golden-wilson-6x4x4x8")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-wilson-6x4x4x8")
 }
 
 fn read_f64(name: &str) -> Vec<f64> {

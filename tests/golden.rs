@@ -1,5 +1,5 @@
 //! The golden Wilson data set of a peer implementation
-//! (`../shared/data/golden-wilson-6x4x4x8`): the safe API must reproduce its
+//! (`tests/data/golden-wilson-6x4x4x8`, a copy of `../shared/data/`): the safe API must reproduce its
 //! `M ψ`, `M† ψ`, `D ψ` and plaquette, and invert `M ψ` back to `ψ`.
 
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use latsol::layout::{DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, H
 use latsol::precision::TBoundary;
 
 fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/golden-wilson-6x4x4x8")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-wilson-6x4x4x8")
 }
 
 fn read_f64(name: &str) -> Vec<f64> {
