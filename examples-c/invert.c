@@ -317,6 +317,8 @@ int main(int argc, char **argv)
     init.backend = backend;
     init.verbosity = LATSOL_VERBOSITY_SILENT;
     CHECK(latsol_init(&init, &ctx));
+    CHECK(latsol_context_backend(ctx, &backend));
+    printf("backend %s\n", backend == LATSOL_BACKEND_CUDA ? "cuda" : "cpu");
 
     gparam = latsol_gauge_param_default();
     memcpy(gparam.dims, dims, sizeof dims);

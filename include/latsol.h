@@ -678,6 +678,19 @@ struct latsol_init_param latsol_init_param_default(void);
 latsol_status latsol_init(const struct latsol_init_param *param, struct latsol_context **ctx);
 
 /**
+ * The backend a context runs on (`LATSOL_BACKEND_CPU` or
+ * `LATSOL_BACKEND_CUDA`): what `LATSOL_BACKEND_AUTO` chose.
+ *
+ * Errors: NULL `ctx` or `backend` (NULL_POINTER); a bad handle
+ * (INVALID_HANDLE). On an error `*backend` is unchanged.
+ *
+ * # Safety
+ * `ctx` is NULL or a handle from `latsol_init`; `backend` is NULL or
+ * points to writable storage for a `latsol_backend`.
+ */
+latsol_status latsol_context_backend(const struct latsol_context *ctx, latsol_backend *backend);
+
+/**
  * Ends a context and frees its handle. Gauge fields loaded into it stay
  * valid until freed (they keep what they need), but can no longer be used
  * with a context: free them with `latsol_gauge_free`.

@@ -118,6 +118,26 @@ pub trait Backend: Send + Sync {
         Ok((n, a * self.cdot(y, x)?.re))
     }
 
+    /// BiCGstab's closing update (seed clark2010 §4.8: one pass where QUDA
+    /// fuses it): `x += α p + ω s`, then `s −= ω t` (now the new residual
+    /// `r`); returns `(r̂† r, ‖r‖²)`. All fields in one precision.
+    #[allow(clippy::too_many_arguments)]
+    fn bicgstab_update(
+        &self,
+        alpha: C64,
+        p: &Self::Spinor,
+        omega: C64,
+        s: &mut Self::Spinor,
+        x: &mut Self::Spinor,
+        t: &Self::Spinor,
+        r_hat: &Self::Spinor,
+    ) -> Result<(C64, f64)> {
+        self.caxpy(alpha, p, x)?;
+        self.caxpy(omega, s, x)?;
+        let rr = self.caxpy_norm2(-omega, t, s)?;
+        Ok((self.cdot(r_hat, s)?, rr))
+    }
+
     // ---- operators ----------------------------------------------------------
 
     /// The Wilson hopping term on one parity, in the UKQCD basis:

@@ -260,6 +260,30 @@ mod check {
         cpu.cxpaypbz(&cx, ca, &cy, cb, &mut cz).map_err(e)?;
         gpu.cxpaypbz(&gx, ca, &gy, cb, &mut gz).map_err(e)?;
         pair.compare(rep, &format!("cxpaypbz {tag}"), &cz, &gz)?;
+        // BiCGstab's fused update: p = x, s = y, x = z, t = gamma5 x, r̂ = y.
+        let (mut cs, mut gs) = pair.up(&hy)?;
+        let (mut cxx, mut gxx) = pair.up(&hz)?;
+        let (mut ct, mut gt) = pair.up(&hz)?;
+        cpu.gamma5(&mut ct, &cx).map_err(e)?;
+        gpu.gamma5(&mut gt, &gx).map_err(e)?;
+        let rc = cpu
+            .bicgstab_update(ca, &cx, cb, &mut cs, &mut cxx, &ct, &cy)
+            .map_err(e)?;
+        let rg = gpu
+            .bicgstab_update(ca, &gx, cb, &mut gs, &mut gxx, &gt, &gy)
+            .map_err(e)?;
+        pair.compare(rep, &format!("bicgstab_update (s) {tag}"), &cs, &gs)?;
+        pair.compare(rep, &format!("bicgstab_update (x) {tag}"), &cxx, &gxx)?;
+        rep.check(
+            &format!("bicgstab_update (dot) {tag}"),
+            rel_scalar(rg.0, rc.0),
+            tol,
+        );
+        rep.check(
+            &format!("bicgstab_update (norm) {tag}"),
+            rel_scalar(rg.1.into(), rc.1.into()),
+            tol,
+        );
 
         // Reductions, and their reproducibility bit for bit.
         let n = (cpu.norm2(&cx).map_err(e)?, gpu.norm2(&gx).map_err(e)?);

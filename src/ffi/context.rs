@@ -7,7 +7,10 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 use super::boundary::{self, call, guard_value, Handle, Versioned};
-use super::enums::{count, latsol_backend, latsol_verbosity, BACKEND, VERBOSITY};
+use super::enums::{
+    count, latsol_backend, latsol_verbosity, BACKEND, LATSOL_BACKEND_CPU, LATSOL_BACKEND_CUDA,
+    VERBOSITY,
+};
 use super::status::latsol_status;
 use crate::api::{Context, InitParams, Logger, Verbosity};
 use crate::error::Result;
@@ -152,6 +155,32 @@ pub unsafe extern "C" fn latsol_init(
         let params = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
         let context = Context::new(params)?;
         unsafe { ctx.write(boundary::into_handle::<latsol_context>(context)) };
+        Ok(())
+    })
+}
+
+/// The backend a context runs on (`LATSOL_BACKEND_CPU` or
+/// `LATSOL_BACKEND_CUDA`): what `LATSOL_BACKEND_AUTO` chose.
+///
+/// Errors: NULL `ctx` or `backend` (NULL_POINTER); a bad handle
+/// (INVALID_HANDLE). On an error `*backend` is unchanged.
+///
+/// # Safety
+/// `ctx` is NULL or a handle from `latsol_init`; `backend` is NULL or
+/// points to writable storage for a `latsol_backend`.
+#[no_mangle]
+pub unsafe extern "C" fn latsol_context_backend(
+    ctx: *const latsol_context,
+    backend: *mut latsol_backend,
+) -> latsol_status {
+    call("latsol_context_backend", || {
+        boundary::check_ptr(backend.cast_const(), "backend")?;
+        let context = unsafe { boundary::borrow(ctx, "ctx")? };
+        let value = match context.backend_name() {
+            "cuda" => LATSOL_BACKEND_CUDA,
+            _ => LATSOL_BACKEND_CPU,
+        };
+        unsafe { backend.write(value) };
         Ok(())
     })
 }

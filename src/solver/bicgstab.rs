@@ -53,6 +53,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     backend.zero(&mut p)?;
     backend.zero(&mut v)?;
 
+    // (r̂, r) of the next iteration, when the fused update computed it.
+    let mut rho_next: Option<C64> = None;
     let mut k = 0;
     while k < params.maxiter {
         if rr <= stop && !params.confirm {
@@ -71,7 +73,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             restart(backend, &r, &mut r_hat, &mut p, &mut v)?;
             (rho, alpha, omega, r_hat2, fresh) = (one, one, one, rr, true);
         }
-        let rho_new = backend.cdot(&r_hat, &r)?;
+        let rho_new = match rho_next.take() {
+            Some(rho) => rho,
+            None => backend.cdot(&r_hat, &r)?,
+        };
         if rho_new.norm() <= BREAKDOWN * (r_hat2 * rr).sqrt() {
             if fresh {
                 return Err(breakdown("(r̂, r)", rho_new, k));
@@ -84,8 +89,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         let beta = (rho_new / rho) * (alpha / omega);
         backend.cxpaypbz(&r, -beta * omega, &v, beta, &mut p)?;
         a.apply(&mut v, &p)?;
-        let r_hat_v = backend.cdot(&r_hat, &v)?;
-        let v2 = backend.norm2(&v)?;
+        let (v_r_hat, v2) = backend.cdot_norm2(&v, &r_hat)?;
+        let r_hat_v = v_r_hat.conj();
         if r_hat_v.norm() <= BREAKDOWN * (r_hat2 * v2).sqrt() {
             if fresh {
                 return Err(breakdown("(r̂, A p)", r_hat_v, k));
@@ -114,9 +119,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
         }
         omega = ts / tt;
-        backend.caxpy(alpha, &p, x)?;
-        backend.caxpy(omega, &r, x)?;
-        rr = backend.caxpy_norm2(-omega, &t, &mut r)?;
+        let (rho_r, r2) = backend.bicgstab_update(alpha, &p, omega, &mut r, x, &t, &r_hat)?;
+        (rr, rho_next) = (r2, Some(rho_r));
         fresh = false;
         report(monitor, params, "BiCGstab", k, (rr / b2).sqrt());
     }

@@ -56,6 +56,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let (mut rho, mut alpha, mut omega) = (one, one, one);
     let mut fresh = true;
 
+    // (r̂, r) of the next iteration, when the fused update computed it.
+    let mut rho_next: Option<C64> = None;
     let mut k = 0;
     while k < params.maxiter {
         if rr <= stop || rr < delta2 * max_rr {
@@ -68,12 +70,16 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             stats.reliable_updates += 1;
             backend.copy(&mut rs, &r)?;
             max_rr = rr;
+            rho_next = None;
             if rr <= stop {
                 stats.converged = true;
                 break;
             }
         }
-        let rho_new = backend.cdot(&r_hat, &rs)?;
+        let rho_new = match rho_next.take() {
+            Some(rho) => rho,
+            None => backend.cdot(&r_hat, &rs)?,
+        };
         if rho_new.norm() <= BREAKDOWN * (r_hat2 * rr).sqrt() {
             if fresh {
                 return Err(breakdown("(r̂, r)", rho_new, k));
@@ -89,8 +95,9 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let beta = (rho_new / rho) * (alpha / omega);
         backend.cxpaypbz(&rs, -beta * omega, &v, beta, &mut p)?;
         a_sloppy.apply(&mut v, &p)?;
-        let r_hat_v = backend.cdot(&r_hat, &v)?;
-        if r_hat_v.norm() <= BREAKDOWN * (r_hat2 * backend.norm2(&v)?).sqrt() {
+        let (v_r_hat, v2) = backend.cdot_norm2(&v, &r_hat)?;
+        let r_hat_v = v_r_hat.conj();
+        if r_hat_v.norm() <= BREAKDOWN * (r_hat2 * v2).sqrt() {
             if fresh {
                 return Err(breakdown("(r̂, A p)", r_hat_v, k));
             }
@@ -106,8 +113,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let ss = backend.caxpy_norm2(-alpha, &v, &mut rs)?;
         k += 1;
         stats.matvecs += 1;
-        backend.caxpy(alpha, &p, &mut xs)?;
         if ss <= stop {
+            backend.caxpy(alpha, &p, &mut xs)?;
             rr = ss;
             max_rr = max_rr.max(rr);
             report(
@@ -126,8 +133,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
         }
         omega = ts / tt;
-        backend.caxpy(omega, &rs, &mut xs)?;
-        rr = backend.caxpy_norm2(-omega, &t, &mut rs)?;
+        // x̂ += α p + ω s (α p was not added above on this path), r = s − ω t.
+        let (rho_r, r2) =
+            backend.bicgstab_update(alpha, &p, omega, &mut rs, &mut xs, &t, &r_hat)?;
+        (rr, rho_next) = (r2, Some(rho_r));
         max_rr = max_rr.max(rr);
         fresh = false;
         report(

@@ -7,6 +7,8 @@
 use cudarc::driver::{result as cu, DeviceRepr, PushKernelArg};
 
 use super::launch::{self, grid_for};
+use num_complex::Complex64 as C64;
+
 use super::{check_same, device_err, CudaBackend, CudaSpinor, DeviceData, ReduceOut};
 use crate::error::{Error, Result};
 use crate::lattice::Subset;
@@ -29,6 +31,7 @@ const REDUCTIONS: &[(&str, usize)] = &[
     ("axpy_norm2", 1),
     ("caxpy_norm2", 1),
     ("xmy_norm2", 1),
+    ("bicgstab_update", 3),
 ];
 
 /// Every kernel of blas.cu.
@@ -75,6 +78,8 @@ pub struct BlasParams {
     pub b_im: f64,
     pub n: i64,
     pub stride: i64,
+    pub w: u64,
+    pub v: u64,
 }
 // SAFETY: plain old data with the C layout of `BlasParams` in blas.cu.
 unsafe impl DeviceRepr for BlasParams {}
@@ -217,6 +222,7 @@ impl CudaBackend {
             b_im: c[3],
             n: vectors(w) as i64,
             stride: w.stride as i64,
+            ..Default::default()
         };
         let name = format!("blas_{op}_{}", suffix(w.precision()));
         self.launch_tuned(&name, vectors(w), 256, &params, Some(&w.data))
@@ -252,25 +258,74 @@ impl CudaBackend {
             (ReduceOut::Read, None) => 0,
         };
         let n = vectors(x);
-        let grid = reduction_grid(n);
-        // One reduction at a time owns the scratch memory.
-        let scratch = self
-            .scratch
-            .lock()
-            .map_err(|_| Error::Internal("reduction scratch poisoned".into()))?;
         let params = BlasParams {
             x: x.data.ptr(s),
             y: yp,
-            z: 0,
-            partials: cudarc::driver::DevicePtr::device_ptr(&scratch.partials, s).0,
             a_re: c[0],
             a_im: c[1],
             b_re: c[2],
             b_im: c[3],
             n: n as i64,
             stride: x.stride as i64,
+            ..Default::default()
         };
-        let first = self.kernel(&format!("blas_{op}_{}", suffix(x.precision())))?;
+        self.run_reduction(op, nred, x.precision(), params)
+    }
+
+    /// BiCGstab's fused closing update (`Backend::bicgstab_update`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn bicgstab_update_impl(
+        &self,
+        alpha: C64,
+        p: &CudaSpinor,
+        omega: C64,
+        s: &mut CudaSpinor,
+        x: &mut CudaSpinor,
+        t: &CudaSpinor,
+        r_hat: &CudaSpinor,
+    ) -> Result<(C64, f64)> {
+        let op = "bicgstab_update";
+        for f in [p, &*x, t, r_hat] {
+            check_same(op, f, s)?;
+        }
+        Self::check_precision(op, &[p, s, x, t, r_hat])?;
+        let st = &self.stream;
+        let params = BlasParams {
+            x: p.data.ptr(st),
+            y: s.data.ptr(st),
+            z: x.data.ptr(st),
+            w: t.data.ptr(st),
+            v: r_hat.data.ptr(st),
+            a_re: alpha.re,
+            a_im: alpha.im,
+            b_re: omega.re,
+            b_im: omega.im,
+            n: vectors(s) as i64,
+            stride: s.stride as i64,
+            partials: 0,
+        };
+        let r = self.run_reduction(op, 3, s.precision(), params)?;
+        Ok((C64::new(r[0], r[1]), r[2]))
+    }
+
+    /// Runs both passes of reduction `op` (`nred` numbers) on `params`
+    /// (whose `partials` this fills in).
+    fn run_reduction(
+        &self,
+        op: &str,
+        nred: usize,
+        precision: Precision,
+        mut params: BlasParams,
+    ) -> Result<[f64; RED_MAX]> {
+        let s = &self.stream;
+        let grid = reduction_grid(params.n as usize);
+        // One reduction at a time owns the scratch memory.
+        let scratch = self
+            .scratch
+            .lock()
+            .map_err(|_| Error::Internal("reduction scratch poisoned".into()))?;
+        params.partials = cudarc::driver::DevicePtr::device_ptr(&scratch.partials, s).0;
+        let first = self.kernel(&format!("blas_{op}_{}", suffix(precision)))?;
         launch::launch(s, first, grid, RED_BLOCK, &params)?;
         let last = self.kernel(&format!("reduce_final_{nred}"))?;
         let nb = grid as i32;
@@ -368,7 +423,7 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // static_asserts in blas.cu state the same sizes.
-        assert_eq!(std::mem::size_of::<BlasParams>(), 80);
+        assert_eq!(std::mem::size_of::<BlasParams>(), 96);
         assert_eq!(std::mem::size_of::<SiteParams>(), 24);
         assert_eq!(std::mem::offset_of!(BlasParams, a_re), 32);
         assert_eq!(std::mem::offset_of!(BlasParams, n), 64);

@@ -651,6 +651,19 @@ impl Backend for CudaBackend {
         Ok(self.reduce("xmy_norm2", x, None, ReduceOut::Write(y), [0.0; 4])?[0])
     }
 
+    fn bicgstab_update(
+        &self,
+        alpha: C64,
+        p: &CudaSpinor,
+        omega: C64,
+        s: &mut CudaSpinor,
+        x: &mut CudaSpinor,
+        t: &CudaSpinor,
+        r_hat: &CudaSpinor,
+    ) -> Result<(C64, f64)> {
+        self.bicgstab_update_impl(alpha, p, omega, s, x, t, r_hat)
+    }
+
     fn wilson_dslash(
         &self,
         out: &mut CudaSpinor,
