@@ -17,7 +17,7 @@
 //!
 //! The compiled half needs gfortran (`$FC`) and a C compiler (`$CC`). Where
 //! gfortran is missing it prints a notice and passes, unless
-//! `LATSOL_REQUIRE_FORTRAN=1` (as `.ci/run` sets: CI installs gfortran).
+//! `LATSOL_REQUIRE_TOOLS=1` (as `.ci/run` sets: CI installs gfortran).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -340,8 +340,8 @@ fn struct_layouts_agree_between_c_and_fortran() {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     if Command::new(&fc).arg("--version").output().is_err() {
         assert!(
-            std::env::var_os("LATSOL_REQUIRE_FORTRAN").is_none_or(|v| v != "1"),
-            "LATSOL_REQUIRE_FORTRAN=1 but the Fortran compiler `{fc}` is not there"
+            std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
+            "LATSOL_REQUIRE_TOOLS=1 but the Fortran compiler `{fc}` is not there"
         );
         println!("NOTICE: no Fortran compiler `{fc}`: the C/Fortran layout comparison is skipped");
         return;
