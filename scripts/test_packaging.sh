@@ -111,6 +111,23 @@ if have cmake "the CMake build of the examples"; then
     { echo "FAILED: Latsol_USE_STATIC=ON still links liblatsol.so" >&2; exit 1; }
   run_example "$work/cmake-static/milc_style_default" --backend cpu
   echo "  ok  Latsol_USE_STATIC=ON makes Latsol::latsol static"
+
+  # The version file's verdicts: the installed version and older minors of
+  # the same major are accepted, newer ones and other majors refused.
+  cat >"$work/version.cmake" <<EOF
+foreach(request 0.1 $version 0.0.1 0.99 1.0)
+  string(REPLACE "." ";" parts "\${request}")
+  list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+  set(PACKAGE_FIND_VERSION "\${request}")
+  unset(PACKAGE_VERSION_UNSUITABLE)
+  include("$prefix/lib/cmake/Latsol/LatsolConfigVersion.cmake")
+  message("\${request} \${PACKAGE_VERSION_COMPATIBLE}")
+endforeach()
+EOF
+  verdicts=$(cmake -P "$work/version.cmake" 2>&1 | tr '\n' ' ')
+  [ "$verdicts" = "0.1 TRUE $version TRUE 0.0.1 TRUE 0.99 FALSE 1.0 FALSE " ] ||
+    { echo "FAILED: LatsolConfigVersion.cmake verdicts: $verdicts" >&2; exit 1; }
+  echo "  ok  LatsolConfigVersion.cmake: $verdicts"
 fi
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}

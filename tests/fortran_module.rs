@@ -44,9 +44,11 @@ fn check_arg(h: &Header, cty: &str, f: &FDecl, is_result: bool) -> Result<(), St
     };
     let ok = if opaque_or_string {
         f.ty == "type(c_ptr)" && f_depth == depth
-    } else if base == "void" && depth == 1 {
-        (f.ty == "type(*)" && f.dims.as_deref() == Some("*") && !by_value)
-            || (f.ty == "type(c_ptr)" && by_value)
+    } else if base == "void" {
+        // `void *`: a native array of any type, or a c_ptr by value;
+        // `void **` (e.g. a table of fields): c_ptr by reference or array.
+        (depth == 1 && f.ty == "type(*)" && f.dims.as_deref() == Some("*") && !by_value)
+            || (f.ty == "type(c_ptr)" && f_depth == depth)
     } else {
         let want = h.fortran_type(&base);
         f.ty == want.to_lowercase() && f_depth == depth
