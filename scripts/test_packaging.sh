@@ -21,7 +21,6 @@
 # (.ci/run sets it, having installed them all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/latsol-packaging.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -196,10 +195,10 @@ elif [ "${LATSOL_REQUIRE_TOOLS:-0}" = 1 ]; then
 else
   echo "NOTICE: no valgrind: AddressSanitizer (with LeakSanitizer) instead"
   for ex in "${examples[@]}"; do
-    src=examples-c/$ex.c
+    src="examples-c/$ex.c"
     comp=("$cc" -std=c99)
     if [ "$ex" = chroma_style ]; then
-      src=examples-c/chroma_style.cpp
+      src="examples-c/chroma_style.cpp"
       comp=("$cxx" -std=c++11)
     fi
     # shellcheck disable=SC2046
