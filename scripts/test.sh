@@ -24,3 +24,6 @@ fi
 
 echo "== cargo test"
 cargo test --release --all-targets 2>&1
+
+echo "== packaging: install, the examples through CMake and pkg-config, valgrind"
+bash scripts/test_packaging.sh

@@ -1,0 +1,367 @@
+! latsol.f90: the Fortran interface of latsol, Dirac solvers for lattice QCD.
+!
+! A mirror of include/latsol.h through iso_c_binding: a bind(c) derived type
+! for every parameter and result struct (same fields, same order, so the
+! same layout), the LATSOL_* constants as enumerators (one enum per C enum
+! type; C int is int32_t on every platform latsol supports), and an
+! interface for every C function. tests/fortran_module.rs compiles this
+! module and compares each type's size and field offsets, each constant's
+! value and each interface's arguments with the header, so a struct,
+! constant or function added to the header and missing here fails CI.
+!
+! The language is Fortran 2003, plus the assumed type `type(*), dimension(*)`
+! of Fortran 2018 (TS 29113) for the C `void *` field arrays: a program
+! passes its native arrays (real(c_double) or real(c_float), of any rank)
+! straight to latsol_gauge_load, latsol_invert and latsol_apply, in the
+! precision its param struct declares. gfortran >= 4.9, ifort/ifx, nvfortran
+! and flang accept it.
+!
+! Handles (latsol_context *, latsol_gauge *) are type(c_ptr). The strings
+! the library returns are C pointers; latsol_string() copies one into a
+! Fortran character variable.
+!
+! Conventions (orders, gamma bases, normalizations) are those of the C
+! header: a host field of V sites in MILC order is real(c_double) ::
+! u(18, 4, V) (row-major 3x3 complex links, the 4 directions of a site
+! together), a spinor real(c_double) :: psi(24, V) in DIRAC order.
+module latsol
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_size_t, c_double, c_char, &
+       c_ptr, c_funptr, c_associated, c_f_pointer
+  implicit none
+  private :: c_int32_t, c_size_t, c_double, c_char, c_ptr, c_funptr, &
+       c_associated, c_f_pointer
+
+  ! ---- enumerations (the #define LATSOL_* of latsol.h) -------------------
+
+  ! latsol_backend
+  enum, bind(c)
+    enumerator :: LATSOL_BACKEND_AUTO = 0
+    enumerator :: LATSOL_BACKEND_CPU = 1
+    enumerator :: LATSOL_BACKEND_CUDA = 2
+  end enum
+
+  ! latsol_verbosity
+  enum, bind(c)
+    enumerator :: LATSOL_VERBOSITY_SILENT = 0
+    enumerator :: LATSOL_VERBOSITY_SUMMARIZE = 1
+    enumerator :: LATSOL_VERBOSITY_VERBOSE = 2
+    enumerator :: LATSOL_VERBOSITY_DEBUG = 3
+  end enum
+
+  ! latsol_precision
+  enum, bind(c)
+    enumerator :: LATSOL_PRECISION_DOUBLE = 0
+    enumerator :: LATSOL_PRECISION_SINGLE = 1
+    enumerator :: LATSOL_PRECISION_HALF = 2
+    enumerator :: LATSOL_PRECISION_QUARTER = 3
+  end enum
+
+  ! latsol_reconstruct (the value is the number of reals stored per link)
+  enum, bind(c)
+    enumerator :: LATSOL_RECONSTRUCT_18 = 18
+    enumerator :: LATSOL_RECONSTRUCT_12 = 12
+    enumerator :: LATSOL_RECONSTRUCT_8 = 8
+  end enum
+
+  ! latsol_gauge_order
+  enum, bind(c)
+    enumerator :: LATSOL_GAUGE_ORDER_QDP = 0
+    enumerator :: LATSOL_GAUGE_ORDER_MILC = 1
+    enumerator :: LATSOL_GAUGE_ORDER_CPS_WILSON = 2
+  end enum
+
+  ! latsol_t_boundary
+  enum, bind(c)
+    enumerator :: LATSOL_T_BOUNDARY_PERIODIC = 0
+    enumerator :: LATSOL_T_BOUNDARY_ANTIPERIODIC = 1
+  end enum
+
+  ! latsol_dslash
+  enum, bind(c)
+    enumerator :: LATSOL_DSLASH_WILSON = 0
+  end enum
+
+  ! latsol_mass_normalization
+  enum, bind(c)
+    enumerator :: LATSOL_NORMALIZATION_KAPPA = 0
+    enumerator :: LATSOL_NORMALIZATION_MASS = 1
+    enumerator :: LATSOL_NORMALIZATION_ASYMMETRIC_MASS = 2
+  end enum
+
+  ! latsol_solver
+  enum, bind(c)
+    enumerator :: LATSOL_SOLVER_CG = 0
+    enumerator :: LATSOL_SOLVER_BICGSTAB = 1
+  end enum
+
+  ! latsol_solve_type
+  enum, bind(c)
+    enumerator :: LATSOL_SOLVE_DIRECT = 0
+    enumerator :: LATSOL_SOLVE_DIRECT_PC = 1
+    enumerator :: LATSOL_SOLVE_NORMOP = 2
+    enumerator :: LATSOL_SOLVE_NORMOP_PC = 3
+  end enum
+
+  ! latsol_matpc
+  enum, bind(c)
+    enumerator :: LATSOL_MATPC_EVEN_EVEN = 0
+    enumerator :: LATSOL_MATPC_ODD_ODD = 1
+    enumerator :: LATSOL_MATPC_EVEN_EVEN_ASYMMETRIC = 2
+    enumerator :: LATSOL_MATPC_ODD_ODD_ASYMMETRIC = 3
+  end enum
+
+  ! latsol_dirac_order
+  enum, bind(c)
+    enumerator :: LATSOL_DIRAC_ORDER_DIRAC = 0
+    enumerator :: LATSOL_DIRAC_ORDER_QDP = 1
+    enumerator :: LATSOL_DIRAC_ORDER_CPS_WILSON = 2
+  end enum
+
+  ! latsol_gamma_basis
+  enum, bind(c)
+    enumerator :: LATSOL_GAMMA_DEGRAND_ROSSI = 0
+    enumerator :: LATSOL_GAMMA_UKQCD = 1
+  end enum
+
+  ! latsol_mixed_scheme
+  enum, bind(c)
+    enumerator :: LATSOL_MIXED_RELIABLE_UPDATES = 0
+    enumerator :: LATSOL_MIXED_DEFECT_CORRECTION = 1
+  end enum
+
+  ! latsol_operator
+  enum, bind(c)
+    enumerator :: LATSOL_OP_M = 0
+    enumerator :: LATSOL_OP_MDAG = 1
+    enumerator :: LATSOL_OP_MDAG_M = 2
+    enumerator :: LATSOL_OP_DSLASH = 3
+  end enum
+
+  ! latsol_status
+  enum, bind(c)
+    enumerator :: LATSOL_SUCCESS = 0
+    enumerator :: LATSOL_ERROR_INVALID_ARGUMENT = 1
+    enumerator :: LATSOL_ERROR_NULL_POINTER = 2
+    enumerator :: LATSOL_ERROR_INVALID_HANDLE = 3
+    enumerator :: LATSOL_ERROR_UNSUPPORTED = 4
+    enumerator :: LATSOL_ERROR_NOT_CONVERGED = 5
+    enumerator :: LATSOL_ERROR_BREAKDOWN = 6
+    enumerator :: LATSOL_ERROR_OUT_OF_MEMORY = 7
+    enumerator :: LATSOL_ERROR_NO_DEVICE = 8
+    enumerator :: LATSOL_ERROR_DEVICE = 9
+    enumerator :: LATSOL_ERROR_INTERNAL = 10
+  end enum
+
+  ! ---- parameter and result structs ----------------------------------------
+  ! Field comments are short; latsol.h documents each field and its default.
+  ! Get a valid struct from its *_default() function, then change fields.
+
+  ! How to start a context.
+  type, bind(c) :: latsol_init_param
+    integer(c_size_t) :: struct_size      ! c_sizeof(the struct); set by _default
+    integer(c_int32_t) :: backend         ! LATSOL_BACKEND_*
+    integer(c_int32_t) :: device          ! CUDA device ordinal
+    integer(c_int32_t) :: num_threads     ! CPU threads; 0: one per core
+    integer(c_int32_t) :: verbosity       ! LATSOL_VERBOSITY_*
+    type(c_funptr) :: log_callback        ! c_funloc of a bind(c) subroutine, or null
+    type(c_ptr) :: log_user_data          ! passed to log_callback unchanged
+  end type latsol_init_param
+
+  ! How a host gauge field is laid out, and how the library stores it.
+  type, bind(c) :: latsol_gauge_param
+    integer(c_size_t) :: struct_size
+    integer(c_int32_t) :: dims(4)         ! {X, Y, Z, T}, each positive and even
+    integer(c_int32_t) :: host_precision  ! LATSOL_PRECISION_DOUBLE or _SINGLE
+    integer(c_int32_t) :: order           ! LATSOL_GAUGE_ORDER_*
+    integer(c_int32_t) :: t_boundary      ! LATSOL_T_BOUNDARY_*
+    real(c_double) :: anisotropy          ! only 1.0
+    integer(c_int32_t) :: precision       ! storage precision
+    integer(c_int32_t) :: precision_sloppy
+    integer(c_int32_t) :: reconstruct     ! LATSOL_RECONSTRUCT_*
+    integer(c_int32_t) :: reconstruct_sloppy
+    real(c_double) :: su3_tolerance       ! 0: by precision; < 0: no check
+  end type latsol_gauge_param
+
+  ! What latsol_invert and latsol_apply are asked to do.
+  type, bind(c) :: latsol_invert_param
+    integer(c_size_t) :: struct_size
+    integer(c_int32_t) :: dslash              ! LATSOL_DSLASH_*
+    real(c_double) :: kappa
+    real(c_double) :: mass
+    integer(c_int32_t) :: mass_normalization  ! LATSOL_NORMALIZATION_*
+    integer(c_int32_t) :: solver              ! LATSOL_SOLVER_*
+    integer(c_int32_t) :: solve_type          ! LATSOL_SOLVE_*
+    integer(c_int32_t) :: matpc               ! LATSOL_MATPC_*
+    real(c_double) :: tol                     ! target |b - M x| / |b|
+    integer(c_int32_t) :: maxiter
+    real(c_double) :: reliable_delta
+    integer(c_int32_t) :: host_precision      ! of the spinor arrays
+    integer(c_int32_t) :: precision
+    integer(c_int32_t) :: precision_sloppy
+    integer(c_int32_t) :: dirac_order         ! LATSOL_DIRAC_ORDER_*
+    integer(c_int32_t) :: gamma_basis         ! LATSOL_GAMMA_*
+    integer(c_int32_t) :: use_initial_guess   ! 1: solution holds a guess
+    integer(c_int32_t) :: progress_every
+    integer(c_int32_t) :: mixed               ! LATSOL_MIXED_*
+    real(c_double) :: tol_inner
+    integer(c_int32_t) :: cg_stabilised
+  end type latsol_invert_param
+
+  ! What a solve did.
+  type, bind(c) :: latsol_invert_result
+    integer(c_size_t) :: struct_size          ! set by the caller (_default)
+    integer(c_int32_t) :: iterations
+    real(c_double) :: true_residual
+    real(c_double) :: iterated_residual
+    real(c_double) :: seconds
+    real(c_double) :: gflops
+    integer(c_int32_t) :: converged           ! 1 if true_residual <= tol
+    integer(c_int32_t) :: restarts
+    integer(c_int32_t) :: reliable_updates
+  end type latsol_invert_result
+
+  ! Where the multi-shift solver's param/result types go once
+  ! latsol_invert_multishift is in the header (tests/fortran_module.rs
+  ! names any header struct missing here).
+
+  ! ---- the C functions ------------------------------------------------------
+
+  interface
+    function latsol_init_param_default() result(param) bind(c, name='latsol_init_param_default')
+      import :: latsol_init_param
+      type(latsol_init_param) :: param
+    end function latsol_init_param_default
+
+    function latsol_init(param, ctx) result(status) bind(c, name='latsol_init')
+      import :: c_int32_t, c_ptr, latsol_init_param
+      type(latsol_init_param), intent(in) :: param
+      type(c_ptr), intent(out) :: ctx
+      integer(c_int32_t) :: status
+    end function latsol_init
+
+    function latsol_end(ctx) result(status) bind(c, name='latsol_end')
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int32_t) :: status
+    end function latsol_end
+
+    function latsol_gauge_param_default() result(param) bind(c, name='latsol_gauge_param_default')
+      import :: latsol_gauge_param
+      type(latsol_gauge_param) :: param
+    end function latsol_gauge_param_default
+
+    ! host_gauge: for LATSOL_GAUGE_ORDER_QDP a type(c_ptr) :: table(4) of
+    ! c_loc(links of direction mu); for MILC and CPS_WILSON the one array
+    ! of V*4*18 reals itself.
+    function latsol_gauge_load(ctx, param, host_gauge, gauge) result(status) &
+         bind(c, name='latsol_gauge_load')
+      import :: c_int32_t, c_ptr, latsol_gauge_param
+      type(c_ptr), value :: ctx
+      type(latsol_gauge_param), intent(in) :: param
+      type(*), dimension(*), intent(in) :: host_gauge
+      type(c_ptr), intent(out) :: gauge
+      integer(c_int32_t) :: status
+    end function latsol_gauge_load
+
+    function latsol_gauge_free(gauge) result(status) bind(c, name='latsol_gauge_free')
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: gauge
+      integer(c_int32_t) :: status
+    end function latsol_gauge_free
+
+    function latsol_gauge_plaquette(gauge, plaq) result(status) &
+         bind(c, name='latsol_gauge_plaquette')
+      import :: c_int32_t, c_ptr, c_double
+      type(c_ptr), value :: gauge
+      real(c_double), intent(out) :: plaq(3)
+      integer(c_int32_t) :: status
+    end function latsol_gauge_plaquette
+
+    function latsol_invert_param_default() result(param) &
+         bind(c, name='latsol_invert_param_default')
+      import :: latsol_invert_param
+      type(latsol_invert_param) :: param
+    end function latsol_invert_param_default
+
+    function latsol_invert_result_default() result(res) &
+         bind(c, name='latsol_invert_result_default')
+      import :: latsol_invert_result
+      type(latsol_invert_result) :: res
+    end function latsol_invert_result_default
+
+    ! solution and source: V*24 reals each, as param%host_precision says.
+    function latsol_invert(ctx, gauge, param, solution, source, result) result(status) &
+         bind(c, name='latsol_invert')
+      import :: c_int32_t, c_ptr, latsol_invert_param, latsol_invert_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_invert_param), intent(in) :: param
+      type(*), dimension(*), intent(inout) :: solution
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_invert_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert
+
+    ! When latsol_invert_multishift lands in the header, its interface goes
+    ! here (tests/fortran_module.rs fails, naming it, until it does).
+
+    function latsol_apply(ctx, gauge, param, op, out, in) result(status) &
+         bind(c, name='latsol_apply')
+      import :: c_int32_t, c_ptr, latsol_invert_param
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: op
+      type(*), dimension(*), intent(inout) :: out
+      type(*), dimension(*), intent(in) :: in
+      integer(c_int32_t) :: status
+    end function latsol_apply
+
+    function latsol_status_string(status) result(str) bind(c, name='latsol_status_string')
+      import :: c_int32_t, c_ptr
+      integer(c_int32_t), value :: status
+      type(c_ptr) :: str
+    end function latsol_status_string
+
+    function latsol_last_error() result(str) bind(c, name='latsol_last_error')
+      import :: c_ptr
+      type(c_ptr) :: str
+    end function latsol_last_error
+
+    function latsol_version() result(str) bind(c, name='latsol_version')
+      import :: c_ptr
+      type(c_ptr) :: str
+    end function latsol_version
+  end interface
+
+  ! The C library's strlen, for latsol_string (not part of latsol's ABI).
+  interface
+    function latsol_c_strlen(s) result(n) bind(c, name='strlen')
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function latsol_c_strlen
+  end interface
+
+contains
+
+  ! A copy of the NUL-terminated C string at `p` (from latsol_version,
+  ! latsol_status_string or latsol_last_error); '' for a null pointer.
+  function latsol_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(latsol_c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function latsol_string
+
+end module latsol

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs latsol under a prefix, for C, C++ and Fortran programs:
+#
+#   cargo build --release
+#   bash scripts/install.sh PREFIX
+#
+# PREFIX/lib/liblatsol.a, liblatsol.so.<version> with its soname link
+#   liblatsol.so.<major> and the link-time name liblatsol.so;
+# PREFIX/include/latsol.h;
+# PREFIX/share/latsol/fortran/latsol.f90 (the Fortran module's source) and,
+#   where gfortran is found, include/latsol/fortran/latsol.mod with
+#   lib/liblatsol_fortran.a and lib/pkgconfig/latsol-fortran.pc;
+# PREFIX/lib/pkgconfig/latsol.pc;
+# PREFIX/lib/cmake/Latsol/LatsolConfig.cmake and LatsolConfigVersion.cmake.
+#
+# It runs `cargo build --release --lib` first (nothing to do after the
+# build above), so what it installs always matches the sources and the
+# header. Set FC to pick another gfortran, FC= (empty) to skip the
+# compiled module.
+set -euo pipefail
+if [ $# -ne 1 ] || [ "${1#-}" != "$1" ]; then
+  echo "usage: bash scripts/install.sh PREFIX" >&2
+  exit 2
+fi
+prefix=$(realpath -m "$1")
+cd "$(dirname "$0")/.."
+root=$PWD
+
+version=$(sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n1)
+major=${version%%.*}
+target=${CARGO_TARGET_DIR:-$root/target}
+lib=$target/release
+
+cargo build --release --lib --quiet
+for f in liblatsol.a liblatsol.so; do
+  [ -f "$lib/$f" ] || { echo "install.sh: $lib/$f was not built" >&2; exit 1; }
+done
+
+install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/Latsol" "$prefix/include" \
+  "$prefix/share/latsol/fortran"
+install -m 644 "$lib/liblatsol.a" "$prefix/lib/liblatsol.a"
+install -m 755 "$lib/liblatsol.so" "$prefix/lib/liblatsol.so.$version"
+ln -sf "liblatsol.so.$version" "$prefix/lib/liblatsol.so.$major"
+ln -sf "liblatsol.so.$major" "$prefix/lib/liblatsol.so"
+install -m 644 include/latsol.h "$prefix/include/latsol.h"
+install -m 644 bindings/fortran/latsol.f90 "$prefix/share/latsol/fortran/latsol.f90"
+
+# Fills a template's @NAME@ fields.
+subst() {
+  sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" \
+    -e "s|@SIZEOF_VOID_P@|$(getconf LONG_BIT | awk '{print $1 / 8}')|g" \
+    -e "s|@FC_VERSION@|${fc_version:-}|g" "$1" >"$2"
+  chmod 644 "$2"
+}
+subst packaging/latsol.pc.in "$prefix/lib/pkgconfig/latsol.pc"
+subst packaging/LatsolConfig.cmake.in "$prefix/lib/cmake/Latsol/LatsolConfig.cmake"
+subst packaging/LatsolConfigVersion.cmake.in "$prefix/lib/cmake/Latsol/LatsolConfigVersion.cmake"
+
+fc=${FC-gfortran}
+if [ -n "$fc" ] && command -v "$fc" >/dev/null 2>&1; then
+  fc_version=$("$fc" --version | head -n1)
+  moddir=$prefix/include/latsol/fortran
+  build=$(mktemp -d)
+  trap 'rm -rf "$build"' EXIT
+  install -d "$moddir"
+  # -fPIC: the archive may be linked into a shared library of the host code.
+  "$fc" -O2 -fPIC -J "$build" -c bindings/fortran/latsol.f90 -o "$build/latsol.o"
+  ar rcs "$build/liblatsol_fortran.a" "$build/latsol.o"
+  install -m 644 "$build/latsol.mod" "$moddir/latsol.mod"
+  install -m 644 "$build/liblatsol_fortran.a" "$prefix/lib/liblatsol_fortran.a"
+  subst packaging/latsol-fortran.pc.in "$prefix/lib/pkgconfig/latsol-fortran.pc"
+else
+  echo "install.sh: no Fortran compiler (FC=${fc:-}); installed the module's source only"
+fi
+
+echo "latsol $version installed in $prefix"
+echo "  CMake:      -DCMAKE_PREFIX_PATH=$prefix, then find_package(Latsol ${version%.*}) ..."
+echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs latsol"

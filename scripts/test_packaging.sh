@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# The packaging test: what a new user does with latsol, on this machine.
+#
+# 1. scripts/install.sh into a temporary prefix; the installed files, the
+#    soname and the pkg-config and CMake metadata are checked.
+# 2. examples-c/ as a separate CMake project against that prefix
+#    (find_package(Latsol)): every C/C++ example against Latsol::latsol
+#    (shared) and Latsol::latsol_static, the Fortran one against
+#    Latsol::latsol_fortran; ctest runs them all. Then Latsol_USE_STATIC=ON
+#    is checked to make Latsol::latsol the static library.
+# 3. The same examples through pkg-config alone: `--cflags --libs latsol`
+#    (shared), `--static` (a fully static executable), latsol-fortran.
+# 4. The C and C++ examples again under valgrind (no errors, nothing
+#    definitely or indirectly lost), or built with AddressSanitizer where
+#    valgrind is missing.
+# Every example solves on the CPU backend and exits non-zero if its own
+# residual check fails.
+#
+# Needs cmake, a C, C++ and Fortran compiler, pkg-config and valgrind; a
+# missing tool skips its part with a NOTICE, unless LATSOL_REQUIRE_TOOLS=1
+# (.ci/run sets it, having installed them all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/latsol-packaging.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+log=$work/log
+cc=${CC:-cc}
+cxx=${CXX:-c++}
+fc=${FC:-gfortran}
+
+# Runs a command with its output in $log, shown only if it fails (the
+# compilers' and linkers' chatter would bury the results).
+quiet() {
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log"
+    echo "FAILED: $*" >&2
+    exit 1
+  fi
+}
+
+have() {
+  if command -v "$1" >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "${LATSOL_REQUIRE_TOOLS:-0}" = 1 ]; then
+    echo "FAILED: LATSOL_REQUIRE_TOOLS=1 and $1 is missing" >&2
+    exit 1
+  fi
+  echo "NOTICE: $1 not found: $2 skipped"
+  return 1
+}
+
+# Runs an example and checks that it says it passed.
+run_example() {
+  local out
+  out=$("$@" 2>&1) || {
+    echo "$out"
+    echo "FAILED: $*" >&2
+    exit 1
+  }
+  grep -q "all checks passed" <<<"$out" || {
+    echo "$out"
+    echo "FAILED: $* did not report its checks" >&2
+    exit 1
+  }
+  echo "  ok  $(basename "$1") ${*:2}"
+}
+
+needed_libs() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+
+echo "-- install into $prefix"
+quiet bash scripts/install.sh "$prefix"
+version=$(sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n1)
+for f in lib/liblatsol.a "lib/liblatsol.so.$version" lib/liblatsol.so.0 lib/liblatsol.so \
+  include/latsol.h share/latsol/fortran/latsol.f90 lib/pkgconfig/latsol.pc \
+  lib/cmake/Latsol/LatsolConfig.cmake lib/cmake/Latsol/LatsolConfigVersion.cmake; do
+  [ -e "$prefix/$f" ] || { echo "FAILED: $f not installed" >&2; exit 1; }
+done
+cmp -s include/latsol.h "$prefix/include/latsol.h" ||
+  { echo "FAILED: the installed header differs from include/latsol.h" >&2; exit 1; }
+soname=$(readelf -d "$prefix/lib/liblatsol.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = liblatsol.so.0 ] || { echo "FAILED: soname '$soname', want liblatsol.so.0" >&2; exit 1; }
+[ "$(readlink "$prefix/lib/liblatsol.so.0")" = "liblatsol.so.$version" ] ||
+  { echo "FAILED: liblatsol.so.0 does not point to liblatsol.so.$version" >&2; exit 1; }
+echo "  ok  files, soname $soname"
+
+if have cmake "the CMake build of the examples"; then
+  echo "-- examples-c/ through find_package(Latsol) (CMake $(cmake --version | sed -n 's/cmake version //p'))"
+  build=$work/cmake
+  quiet cmake -S examples-c -B "$build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+  quiet cmake --build "$build" --parallel 2
+  quiet bash -c "cd '$build' && ctest --output-on-failure"
+  sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([a-z_]*\) .*Passed.*/  ok  \1 (ctest)/p' "$log"
+  if [ -n "${LATSOL_REQUIRE_TOOLS:-}" ] && [ ! -x "$build/fortran_invert" ]; then
+    echo "FAILED: the Fortran example was not built through CMake" >&2
+    exit 1
+  fi
+  needed_libs "$build/milc_style_default" | grep -qx liblatsol.so.0 ||
+    { echo "FAILED: Latsol::latsol is not the shared library" >&2; exit 1; }
+  ! needed_libs "$build/milc_style_static" | grep -q latsol ||
+    { echo "FAILED: Latsol::latsol_static links liblatsol.so" >&2; exit 1; }
+  echo "  ok  Latsol::latsol records liblatsol.so.0; Latsol::latsol_static needs no liblatsol.so"
+
+  quiet cmake -S examples-c -B "$work/cmake-static" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release -DLatsol_USE_STATIC=ON
+  quiet cmake --build "$work/cmake-static" --target milc_style_default
+  ! needed_libs "$work/cmake-static/milc_style_default" | grep -q latsol ||
+    { echo "FAILED: Latsol_USE_STATIC=ON still links liblatsol.so" >&2; exit 1; }
+  run_example "$work/cmake-static/milc_style_default" --backend cpu
+  echo "  ok  Latsol_USE_STATIC=ON makes Latsol::latsol static"
+
+  # The version file's verdicts: the installed version and older minors of
+  # the same major are accepted, newer ones and other majors refused.
+  cat >"$work/version.cmake" <<EOF
+foreach(request 0.1 $version 0.0.1 0.99 1.0)
+  string(REPLACE "." ";" parts "\${request}")
+  list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+  set(PACKAGE_FIND_VERSION "\${request}")
+  unset(PACKAGE_VERSION_UNSUITABLE)
+  include("$prefix/lib/cmake/Latsol/LatsolConfigVersion.cmake")
+  message("\${request} \${PACKAGE_VERSION_COMPATIBLE}")
+endforeach()
+EOF
+  verdicts=$(cmake -P "$work/version.cmake" 2>&1 | tr '\n' ' ')
+  [ "$verdicts" = "0.1 TRUE $version TRUE 0.0.1 TRUE 0.99 FALSE 1.0 FALSE " ] ||
+    { echo "FAILED: LatsolConfigVersion.cmake verdicts: $verdicts" >&2; exit 1; }
+  echo "  ok  LatsolConfigVersion.cmake: $verdicts"
+fi
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+pc_bin=$work/pkg-config
+mkdir -p "$pc_bin"
+if have pkg-config "the pkg-config build of the examples"; then
+  echo "-- examples-c/ through pkg-config (latsol $(pkg-config --modversion latsol))"
+  libdir=$(pkg-config --variable=libdir latsol)
+  rpath=-Wl,-rpath,$libdir
+  cflags="-O2 -Wall -Wextra -pedantic -Werror"
+  for ex in invert milc_style cps_style; do
+    # shellcheck disable=SC2046,SC2086  # word splitting of the flags is meant
+    quiet "$cc" -std=c99 $cflags "examples-c/$ex.c" -o "$pc_bin/$ex" \
+      $(pkg-config --cflags --libs latsol) -lm "$rpath"
+    run_example "$pc_bin/$ex" --backend cpu
+  done
+  if have "$cxx" "the pkg-config build of chroma_style.cpp"; then
+    # shellcheck disable=SC2046,SC2086
+    quiet "$cxx" -std=c++11 $cflags examples-c/chroma_style.cpp -o "$pc_bin/chroma_style" \
+      $(pkg-config --cflags --libs latsol) "$rpath"
+    run_example "$pc_bin/chroma_style" --backend cpu
+  fi
+  # A fully static executable: --static adds Libs.private (pthread, dl, m).
+  # glibc warns that dlopen (how latsol finds CUDA) in a static program
+  # needs the same glibc at run time; the CPU backend does not use it.
+  # shellcheck disable=SC2046,SC2086
+  quiet "$cc" -static -std=c99 $cflags examples-c/milc_style.c -o "$pc_bin/milc_style_static" \
+    $(pkg-config --static --cflags --libs latsol) -lm
+  if readelf -d "$pc_bin/milc_style_static" | grep -q NEEDED; then
+    echo "FAILED: the --static build is not static" >&2
+    exit 1
+  fi
+  run_example "$pc_bin/milc_style_static" --backend cpu
+  if [ -f "$prefix/lib/pkgconfig/latsol-fortran.pc" ] && have "$fc" "the pkg-config Fortran build"; then
+    # shellcheck disable=SC2046
+    quiet "$fc" -std=f2018 -O2 -Wall -Werror examples-c/fortran/invert.f90 -o "$pc_bin/fortran_invert" \
+      $(pkg-config --cflags --libs latsol-fortran) "$rpath"
+    run_example "$pc_bin/fortran_invert"
+  elif [ "${LATSOL_REQUIRE_TOOLS:-0}" = 1 ]; then
+    echo "FAILED: latsol-fortran.pc was not installed" >&2
+    exit 1
+  fi
+fi
+
+echo "-- the C and C++ examples under a memory checker"
+examples=()
+for ex in invert milc_style cps_style chroma_style; do
+  [ -x "$pc_bin/$ex" ] && examples+=("$ex")
+done
+if [ ${#examples[@]} -eq 0 ]; then
+  echo "NOTICE: no example was built; nothing to check"
+elif command -v valgrind >/dev/null 2>&1; then
+  # "Possibly lost" blocks are not counted: the CPU backend's worker
+  # threads are told to stop by latsol_end but not joined, and the exit
+  # that follows at once can find a thread's TLS block still allocated.
+  # Definite and indirect leaks and every memory error fail.
+  for ex in "${examples[@]}"; do
+    quiet valgrind --error-exitcode=97 --leak-check=full \
+      --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+      "$pc_bin/$ex" --backend cpu
+    sed -n 's/^==[0-9]*== \(ERROR SUMMARY: [0-9]* errors\).*/  ok  valgrind '"$ex"': \1/p' "$log"
+  done
+elif [ "${LATSOL_REQUIRE_TOOLS:-0}" = 1 ]; then
+  echo "FAILED: LATSOL_REQUIRE_TOOLS=1 and valgrind is missing" >&2
+  exit 1
+else
+  echo "NOTICE: no valgrind: AddressSanitizer (with LeakSanitizer) instead"
+  for ex in "${examples[@]}"; do
+    src="examples-c/$ex.c"
+    comp=("$cc" -std=c99)
+    if [ "$ex" = chroma_style ]; then
+      src="examples-c/chroma_style.cpp"
+      comp=("$cxx" -std=c++11)
+    fi
+    # shellcheck disable=SC2046
+    quiet "${comp[@]}" -g -O1 -fsanitize=address -fno-omit-frame-pointer "$src" \
+      -o "$work/asan_$ex" $(pkg-config --cflags --libs latsol) -lm -Wl,-rpath,"$libdir"
+    ASAN_OPTIONS=detect_leaks=1 run_example "$work/asan_$ex" --backend cpu
+  done
+fi
+echo "packaging: all passed"
