@@ -239,6 +239,16 @@ module latsol
       integer(c_int32_t) :: status
     end function latsol_init
 
+    ! backend: the backend the context runs on (LATSOL_BACKEND_CPU or _CUDA;
+    ! AUTO resolved at init).
+    function latsol_context_backend(ctx, backend) result(status) &
+         bind(c, name='latsol_context_backend')
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), intent(out) :: backend
+      integer(c_int32_t) :: status
+    end function latsol_context_backend
+
     function latsol_end(ctx) result(status) bind(c, name='latsol_end')
       import :: c_int32_t, c_ptr
       type(c_ptr), value :: ctx
