@@ -16,6 +16,8 @@
 //! systems, with reliable updates (BiCGstab; stabilised CG) or defect
 //! correction around a sloppy solver.
 
+pub mod multishift;
+
 use std::time::Instant;
 
 use crate::api::params::{

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::gauge::Gauge;
+use super::multi::{self, MultiResult};
 use super::params::{
     BackendChoice, GaugeParams, InitParams, InvertParams, InvertResult, Logger, OperatorKind,
     Verbosity,
@@ -223,6 +224,111 @@ impl Context {
                 result.seconds,
                 result.gflops,
                 if result.converged { "" } else { ", NOT converged" }
+            ),
+        );
+        Ok(result)
+    }
+
+    /// Solves `(A + σ_i) x_i = b` for every shift `σ_i` (in any order,
+    /// distinct, ≥ 0), `A = M†M` (full lattice) or `M̂†M̂` (the parity of
+    /// `matpc`) as `solve_type` says, in the caller's normalization; `b`
+    /// and the `x_i` are fields of that subset (V or V/2 sites). Multi-shift
+    /// CG, mixed precision when `precision_sloppy` is coarser (seed
+    /// clark2022 §3.2); `tols[i]` (None: `tol`) is shift i's tolerance.
+    /// With `measure_phase1` each shift's true residual after the
+    /// multi-shift phase is recomputed (one more operator application per
+    /// shift). On an error the solutions are untouched.
+    pub fn invert_multishift(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        shifts: &[f64],
+        tols: Option<&[f64]>,
+        source: HostReals,
+        solutions: Vec<HostRealsMut>,
+        measure_phase1: bool,
+    ) -> Result<MultiResult> {
+        params.validate_solve()?;
+        self.check_gauge(gauge, params)?;
+        multi::validate_systems(shifts, "shifts")?;
+        if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
+                 σ ≥ 0)"
+            )));
+        }
+        let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+        let lat = gauge.lattice().clone();
+        let sub = dispatch::multishift::system_subset(params);
+        let sites = lat.sites(sub);
+        if solutions.len() != shifts.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} solution arrays for {} shifts",
+                solutions.len(),
+                shifts.len()
+            )));
+        }
+        for (i, s) in solutions.iter().enumerate() {
+            if s.len() != sites * 24 {
+                return Err(Error::InvalidArgument(format!(
+                    "solutions[{i}] holds {} reals; the system ({sub:?}) needs {sites} sites * 24 \
+                     = {}",
+                    s.len(),
+                    sites * 24
+                )));
+            }
+        }
+        let src = layout::spinor::import(&lat, sub, params.dirac_order, params.gamma_basis, source)
+            .map_err(|e| name_field(e, "source"))?;
+        let mut xs: Vec<HostSpinor> = (0..shifts.len())
+            .map(|_| HostSpinor::zeros(lat.clone(), sub))
+            .collect();
+        let inner = &self.inner;
+        let monitor = |solver: &str, k: usize, res: f64| {
+            inner.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            );
+        };
+        let result = with_backend!(inner, gauge, |b, g, gs| {
+            dispatch::multishift::invert_multishift(
+                b,
+                g,
+                gs,
+                params,
+                shifts,
+                &tols,
+                &src,
+                &mut xs,
+                measure_phase1,
+                &monitor,
+            )?
+        });
+        for (x, out) in xs.iter().zip(solutions) {
+            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
+        }
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "multi-shift CG ({} shifts, {:?}/{:?}) on {}: {} iterations ({} multi-shift), \
+                 worst true residual {:.3e}, {:.3} s{}",
+                shifts.len(),
+                params.precision,
+                params.precision_sloppy,
+                self.backend_name(),
+                result.iterations,
+                result.multishift_iterations,
+                result
+                    .shifts
+                    .iter()
+                    .map(|s| s.true_residual)
+                    .fold(0.0, f64::max),
+                result.seconds,
+                if result.converged {
+                    ""
+                } else {
+                    ", NOT converged"
+                }
             ),
         );
         Ok(result)

@@ -13,6 +13,7 @@ pub mod cg;
 pub mod cg_reliable;
 pub mod cgnr;
 pub mod defect_correction;
+pub mod multishift_cg;
 
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;
