@@ -53,9 +53,10 @@ pub enum MultiMassPolicy {
     Auto,
     /// Multi-shift BiCGstab on the full system (seed alexandru2011 §6.1).
     BiCgStabM,
-    /// One even-odd, mixed-precision solve per mass, heaviest first, from an
-    /// extrapolated guess (seed alexandru2011 §6.2).
-    Sequence,
+    /// One even-odd, mixed-precision solve per mass, heaviest first, each
+    /// from a guess made of the previous solutions (seed alexandru2011
+    /// §6.2).
+    Sequence(SequenceGuess),
 }
 
 /// The initial guess of each solve of the single-mass sequence.
