@@ -977,6 +977,46 @@ latsol_status latsol_invert_multishift(struct latsol_context *ctx,
                                        struct latsol_multishift_result *result);
 
 /**
+ * Solves `M(kappas[i]) x_i = b` for `num_masses` Wilson hopping
+ * parameters and one source (`param->kappa` is not used), in the
+ * normalization of `param->mass_normalization`. In the mass normalization
+ * `M(m) = (4 + m) - D/2` with `m = 1/(2 kappa) - 4`, the systems differ by
+ * multiples of the identity, which BiCGstab-M exploits.
+ *
+ * - `kappas`: `num_masses` (1 to `LATSOL_MAX_SHIFTS`) distinct positive
+ *   numbers, in any order.
+ * - `tol_masses`: NULL (every mass to `param->tol`) or `num_masses`
+ *   tolerances in (0, 1), `|b - M_i x_i| / |b|`.
+ * - `policy`: `LATSOL_MULTIMASS_BICGSTAB_M` (multi-shift BiCGstab on the
+ *   full lattice in `precision`), `LATSOL_MULTIMASS_SEQUENCE` (one
+ *   even-odd solve per mass, heaviest first, mixed precision when
+ *   `precision_sloppy` is coarser, initial guesses extrapolated from the
+ *   previous solutions; `_MINRES` and `_ZERO_GUESS` for the other guesses)
+ *   or `LATSOL_MULTIMASS_AUTO` (BiCGstab-M only when its 2n+1 extra fields
+ *   fit and its expected cost is lower). `result->policy_used` says which
+ *   ran.
+ * - `solutions`, `source`: full fields of V*24 reals, as for
+ *   `latsol_invert`; `result` as for `latsol_invert_multishift`.
+ *
+ * Returns as `latsol_invert_multishift`; an unknown `policy`, or a kappa
+ * that is not positive, is INVALID_ARGUMENT.
+ *
+ * # Safety
+ * As `latsol_invert_multishift`, with `kappas` and `tol_masses` for
+ * `shifts` and `tol_shifts`.
+ */
+latsol_status latsol_invert_multimass(struct latsol_context *ctx,
+                                      const struct latsol_gauge *gauge,
+                                      const struct latsol_invert_param *param,
+                                      int32_t num_masses,
+                                      const double *kappas,
+                                      const double *tol_masses,
+                                      latsol_multimass_policy policy,
+                                      void **solutions,
+                                      const void *source,
+                                      struct latsol_multishift_result *result);
+
+/**
  * The name of a status code as a NUL-terminated static string, e.g.
  * "LATSOL_ERROR_NULL_POINTER"; "LATSOL_UNKNOWN_STATUS" for a value that is
  * not a status. Never NULL; the string must not be freed.

@@ -294,3 +294,114 @@ fn bad_input_is_refused_and_nothing_is_written() {
     expect_error(st, inv, &["result->struct_size"]);
     assert!(xs.iter().flatten().all(|&x| x == SENTINEL));
 }
+
+#[test]
+fn multimass_through_the_c_abi() {
+    let s = Setup::new(53);
+    let mut p = invert_param();
+    p.mass_normalization = LATSOL_NORMALIZATION_MASS;
+    let kappas = [0.11, 0.12, 0.115];
+    for policy in [
+        LATSOL_MULTIMASS_AUTO,
+        LATSOL_MULTIMASS_BICGSTAB_M,
+        LATSOL_MULTIMASS_SEQUENCE,
+        LATSOL_MULTIMASS_SEQUENCE_MINRES,
+        LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS,
+    ] {
+        let mut xs = vec![vec![0.0; s.v * 24]; 3];
+        let mut ptrs: Vec<*mut c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
+        let mut r = latsol_multishift_result_default();
+        ok(unsafe {
+            latsol_invert_multimass(
+                s.ctx,
+                s.gauge,
+                &p,
+                3,
+                kappas.as_ptr(),
+                ptr::null(),
+                policy,
+                ptrs.as_mut_ptr(),
+                s.source.as_ptr().cast(),
+                &mut r,
+            )
+        });
+        assert_eq!((r.num_shifts, r.converged), (3, 1));
+        if policy != LATSOL_MULTIMASS_AUTO {
+            assert_eq!(r.policy_used, policy);
+        } else {
+            assert!(
+                [LATSOL_MULTIMASS_BICGSTAB_M, LATSOL_MULTIMASS_SEQUENCE].contains(&r.policy_used)
+            );
+        }
+        for (i, &kappa) in kappas.iter().enumerate() {
+            let mut pk = p;
+            pk.kappa = kappa;
+            let res = residual(&s, &pk, &xs[i], &s.source);
+            assert!(res <= p.tol, "policy {policy}, κ = {kappa}: {res:e}");
+        }
+    }
+}
+
+#[test]
+fn multimass_bad_input_is_refused_and_nothing_is_written() {
+    let s = Setup::new(59);
+    let p = invert_param();
+    let cases: [(&[f64], i32, latsol_status, &[&str]); 5] = [
+        (
+            &[0.11, 0.12],
+            7,
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &["policy = 7"],
+        ),
+        (
+            &[0.11, -0.12],
+            LATSOL_MULTIMASS_AUTO,
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &["kappas[1]"],
+        ),
+        (
+            &[0.11, 0.11],
+            LATSOL_MULTIMASS_AUTO,
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &["duplicates"],
+        ),
+        (
+            &[0.11, f64::INFINITY],
+            LATSOL_MULTIMASS_SEQUENCE,
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &["kappas[1]"],
+        ),
+        (
+            &[],
+            LATSOL_MULTIMASS_SEQUENCE,
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &["num_masses = 0"],
+        ),
+    ];
+    for (kappas, policy, want, needles) in cases {
+        let mut xs = vec![vec![SENTINEL; s.v * 24]; 2];
+        let mut ptrs: Vec<*mut c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
+        let mut r = untouched_result();
+        let st = unsafe {
+            latsol_invert_multimass(
+                s.ctx,
+                s.gauge,
+                &p,
+                kappas.len() as i32,
+                if kappas.is_empty() {
+                    [0.1].as_ptr()
+                } else {
+                    kappas.as_ptr()
+                },
+                ptr::null(),
+                policy,
+                ptrs.as_mut_ptr(),
+                s.source.as_ptr().cast(),
+                &mut r,
+            )
+        };
+        expect_error(st, want, needles);
+        assert!(xs.iter().flatten().all(|&x| x == SENTINEL));
+        assert_eq!(r.iterations, -7);
+    }
+}

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::gauge::Gauge;
-use super::multi::{self, MultiResult};
+use super::multi::{self, MultiMassPolicy, MultiResult};
 use super::params::{
     BackendChoice, GaugeParams, InitParams, InvertParams, InvertResult, Logger, OperatorKind,
     Verbosity,
@@ -318,6 +318,106 @@ impl Context {
                 self.backend_name(),
                 result.iterations,
                 result.multishift_iterations,
+                result
+                    .shifts
+                    .iter()
+                    .map(|s| s.true_residual)
+                    .fold(0.0, f64::max),
+                result.seconds,
+                if result.converged {
+                    ""
+                } else {
+                    ", NOT converged"
+                }
+            ),
+        );
+        Ok(result)
+    }
+
+    /// Solves `M(κ_i) x_i = b` for every hopping parameter `kappas[i]`
+    /// (distinct, > 0; `params.kappa` is not used) on full fields, in the
+    /// caller's normalization, by BiCGstab-M, the single-mass sequence or
+    /// the `Auto` choice between them (see `dispatch::multimass`);
+    /// `tols[i]` (None: `tol`) is mass i's tolerance. On an error the
+    /// solutions are untouched.
+    #[allow(clippy::too_many_arguments)]
+    pub fn invert_multimass(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        kappas: &[f64],
+        tols: Option<&[f64]>,
+        policy: MultiMassPolicy,
+        source: HostReals,
+        solutions: Vec<HostRealsMut>,
+    ) -> Result<MultiResult> {
+        multi::validate_systems(kappas, "kappas")?;
+        if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "kappas[{i}] = {k}: must be positive"
+            )));
+        }
+        let kappa_max = kappas.iter().copied().fold(f64::MIN, f64::max);
+        let params = &InvertParams {
+            kappa: kappa_max,
+            ..*params
+        };
+        params.validate_solve()?;
+        self.check_gauge(gauge, params)?;
+        let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
+        let lat = gauge.lattice().clone();
+        if solutions.len() != kappas.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} solution arrays for {} masses",
+                solutions.len(),
+                kappas.len()
+            )));
+        }
+        for (i, s) in solutions.iter().enumerate() {
+            if s.len() != lat.volume() * 24 {
+                return Err(Error::InvalidArgument(format!(
+                    "solutions[{i}] holds {} reals; a full field on {:?} needs {}",
+                    s.len(),
+                    lat.dims(),
+                    lat.volume() * 24
+                )));
+            }
+        }
+        let src = layout::spinor::import(
+            &lat,
+            Subset::Full,
+            params.dirac_order,
+            params.gamma_basis,
+            source,
+        )
+        .map_err(|e| name_field(e, "source"))?;
+        let mut xs: Vec<HostSpinor> = (0..kappas.len())
+            .map(|_| HostSpinor::zeros(lat.clone(), Subset::Full))
+            .collect();
+        let inner = &self.inner;
+        let monitor = |solver: &str, k: usize, res: f64| {
+            inner.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            );
+        };
+        let result = with_backend!(inner, gauge, |b, g, gs| {
+            dispatch::multimass::invert_multimass(
+                b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
+            )?
+        });
+        for (x, out) in xs.iter().zip(solutions) {
+            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
+        }
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "multi-mass ({} masses, {:?}) on {}: {} iterations, worst true residual {:.3e}, \
+                 {:.3} s{}",
+                kappas.len(),
+                result.policy_used,
+                self.backend_name(),
+                result.iterations,
                 result
                     .shifts
                     .iter()

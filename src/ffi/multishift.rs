@@ -15,6 +15,7 @@ use super::status::latsol_status;
 use crate::api::{MultiResult, MAX_SHIFTS};
 use crate::dispatch::multishift::system_subset;
 use crate::error::{Error, Result};
+use crate::lattice::Subset;
 use crate::layout::HostRealsMut;
 
 /// The most shifts (or masses) of one call; the per-shift arrays of
@@ -267,6 +268,79 @@ pub unsafe extern "C" fn latsol_invert_multishift(
             source_reals,
             outs,
             mixed,
+        )?;
+        unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
+        not_converged(&r, params.maxiter)
+    })
+}
+
+/// Solves `M(kappas[i]) x_i = b` for `num_masses` Wilson hopping
+/// parameters and one source (`param->kappa` is not used), in the
+/// normalization of `param->mass_normalization`. In the mass normalization
+/// `M(m) = (4 + m) - D/2` with `m = 1/(2 kappa) - 4`, the systems differ by
+/// multiples of the identity, which BiCGstab-M exploits.
+///
+/// - `kappas`: `num_masses` (1 to `LATSOL_MAX_SHIFTS`) distinct positive
+///   numbers, in any order.
+/// - `tol_masses`: NULL (every mass to `param->tol`) or `num_masses`
+///   tolerances in (0, 1), `|b - M_i x_i| / |b|`.
+/// - `policy`: `LATSOL_MULTIMASS_BICGSTAB_M` (multi-shift BiCGstab on the
+///   full lattice in `precision`), `LATSOL_MULTIMASS_SEQUENCE` (one
+///   even-odd solve per mass, heaviest first, mixed precision when
+///   `precision_sloppy` is coarser, initial guesses extrapolated from the
+///   previous solutions; `_MINRES` and `_ZERO_GUESS` for the other guesses)
+///   or `LATSOL_MULTIMASS_AUTO` (BiCGstab-M only when its 2n+1 extra fields
+///   fit and its expected cost is lower). `result->policy_used` says which
+///   ran.
+/// - `solutions`, `source`: full fields of V*24 reals, as for
+///   `latsol_invert`; `result` as for `latsol_invert_multishift`.
+///
+/// Returns as `latsol_invert_multishift`; an unknown `policy`, or a kappa
+/// that is not positive, is INVALID_ARGUMENT.
+///
+/// # Safety
+/// As `latsol_invert_multishift`, with `kappas` and `tol_masses` for
+/// `shifts` and `tol_shifts`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn latsol_invert_multimass(
+    ctx: *mut latsol_context,
+    gauge: *const latsol_gauge,
+    param: *const latsol_invert_param,
+    num_masses: i32,
+    kappas: *const f64,
+    tol_masses: *const f64,
+    policy: latsol_multimass_policy,
+    solutions: *mut *mut c_void,
+    source: *const c_void,
+    result: *mut latsol_multishift_result,
+) -> latsol_status {
+    call("latsol_invert_multimass", || {
+        let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
+        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let policy = MULTIMASS_POLICY.decode(policy, "policy")?;
+        let (kappas, tols) = unsafe {
+            read_systems(
+                num_masses,
+                kappas,
+                tol_masses,
+                ("num_masses", "kappas", "tol_masses"),
+            )?
+        };
+        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+        let len = gauge.lattice().sites(Subset::Full) * 24;
+        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+        let outs =
+            unsafe { solution_arrays(solutions.cast_const(), kappas.len(), len, host, source)? };
+        let r = context.invert_multimass(
+            gauge,
+            &params,
+            &kappas,
+            tols.as_deref(),
+            policy,
+            source_reals,
+            outs,
         )?;
         unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
         not_converged(&r, params.maxiter)
