@@ -238,6 +238,7 @@ impl Context {
     /// With `measure_phase1` each shift's true residual after the
     /// multi-shift phase is recomputed (one more operator application per
     /// shift). On an error the solutions are untouched.
+    #[allow(clippy::too_many_arguments)]
     pub fn invert_multishift(
         &self,
         gauge: &Gauge,

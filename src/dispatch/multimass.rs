@@ -313,11 +313,12 @@ fn solve_dense(mut g: Vec<Vec<C64>>) -> Vec<C64> {
             skip[col] = true;
             continue;
         }
-        for row in col + 1..k {
-            let f = g[row][col] / g[col][col];
-            for c in col..=k {
-                let v = g[col][c];
-                g[row][c] -= f * v;
+        let (top, rest) = g.split_at_mut(col + 1);
+        let pivot_row = &top[col];
+        for row in rest.iter_mut() {
+            let f = row[col] / pivot_row[col];
+            for (x, v) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * v;
             }
         }
     }

@@ -225,7 +225,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         backend.cxpaypbz(&r, -beta * omega, &v, beta, &mut p)?;
         (alpha_prev, beta_prev, rho) = (alpha, beta, rho_new);
     }
-    drop(a0);
+    // The shifted directions are not needed by the corrections.
     drop(dirs);
     stats.multishift_iterations = k;
 

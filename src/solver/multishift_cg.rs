@@ -299,8 +299,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     for i in 0..n {
         flush(backend, &mut partial[i], &mut tmp, &mut xs[i])?;
     }
-    drop(a0);
     stats.multishift_iterations = k;
+    // The shifted fields are not needed by the refinement: free them first.
     drop(ps);
     drop(partial);
 
