@@ -43,6 +43,9 @@ struct ShiftState {
     z: C64,
     z_prev: C64,
     lambda: C64,
+    /// The factor of a restart: after one from the residual `r`, this
+    /// system's residual is `scale · r` and its corrections scale with it.
+    scale: C64,
     active: bool,
 }
 
@@ -111,6 +114,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             z: one,
             z_prev: one,
             lambda: one,
+            scale: one,
             active: i != base,
         })
         .collect();
@@ -136,13 +140,22 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         confirm: true,
     };
     let mut k = 0;
+    let mut fresh = true;
+    let mut r_hat2 = b2;
     while k < maxiter && rr > stop[base] {
         a0.apply(&mut v, &p)?;
         stats.matvecs += 1;
         let r_hat_v = backend.cdot(&r_hat, &v)?;
         let v2 = backend.norm2(&v)?;
-        if r_hat_v.norm() <= BREAKDOWN * (b2 * v2).sqrt() {
-            return Err(breakdown("(r̂, A p)", r_hat_v, k));
+        if r_hat_v.norm() <= BREAKDOWN * (r_hat2 * v2).sqrt() {
+            if fresh {
+                return Err(breakdown("(r̂, A p)", r_hat_v, k));
+            }
+            restart(backend, &r, &mut r_hat, &mut p, &mut dirs, &mut state)?;
+            (rho, alpha_prev, beta_prev, r_hat2, fresh) =
+                (C64::new(rr, 0.0), one, C64::new(0.0, 0.0), rr, true);
+            stats.restarts += 1;
+            continue;
         }
         let alpha = rho / r_hat_v;
         // s = r − α v
@@ -166,7 +179,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             backend.caxpy(alpha, &p, &mut xs[base])?;
             for (i, st) in state.iter().enumerate() {
                 if st.active {
-                    let g = one / (st.lambda * st.z);
+                    let g = st.scale / (st.lambda * st.z);
                     let d = dirs[i].as_ref().ok_or_else(missing)?;
                     backend.caxpy(alpha_s[i] * g, d, &mut xs[i])?;
                 }
@@ -201,8 +214,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             let g_new = one / (lambda_new * zn);
             let d = dirs[i].as_mut().ok_or_else(missing)?;
             // x^σ += α^σ p^σ + ω^σ s^σ
-            backend.caxpy(alpha_s[i] * g, d, &mut xs[i])?;
-            backend.caxpy(omega_s * cs, &s, &mut xs[i])?;
+            backend.caxpy(st.scale * alpha_s[i] * g, d, &mut xs[i])?;
+            backend.caxpy(st.scale * omega_s * cs, &s, &mut xs[i])?;
             // P ← r + B (P − w α v − w (1 − z/z_new) s), B = β^σ g/g_new,
             // w = ω^σ/α^σ.
             let beta_s = beta * (st.z / zn) * (st.z / zn);
@@ -212,15 +225,25 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             backend.cxpaypbz(&r, -bb * w * (one - st.z / zn), &s, bb, d)?;
             (st.z_prev, st.z, st.lambda) = (st.z, zn, lambda_new);
             stats.shifts[i].multishift_iterations += 1;
-            if g_new.norm_sqr() * rr <= stop[i] {
+            if (st.scale * g_new).norm_sqr() * rr <= stop[i] {
                 st.active = false;
             }
         }
         stats.shifts[base].multishift_iterations += 1;
         report(monitor, &progress, "BiCGstab-M", k, (rr / b2).sqrt());
-        if rho_new.norm() <= BREAKDOWN * (b2 * rr).sqrt() && rr > stop[base] {
-            return Err(breakdown("(r̂, r)", rho_new, k));
+        if rho_new.norm() <= BREAKDOWN * (r_hat2 * rr).sqrt() && rr > stop[base] {
+            if fresh {
+                return Err(breakdown("(r̂, r)", rho_new, k));
+            }
+            // The shadow residual became orthogonal: start a new Krylov
+            // space from the current residuals, which are still collinear.
+            restart(backend, &r, &mut r_hat, &mut p, &mut dirs, &mut state)?;
+            (rho, alpha_prev, beta_prev, r_hat2, fresh) =
+                (C64::new(rr, 0.0), one, C64::new(0.0, 0.0), rr, true);
+            stats.restarts += 1;
+            continue;
         }
+        fresh = false;
         // p = r + β (p − ω v)
         backend.cxpaypbz(&r, -beta * omega, &v, beta, &mut p)?;
         (alpha_prev, beta_prev, rho) = (alpha, beta, rho_new);
@@ -247,6 +270,30 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         stats.shifts[i].converged = st.converged;
     }
     Ok(stats)
+}
+
+/// A new start from the current residual `r`: `r̂ = p = r`; each active
+/// shift's residual is `g r` (`g = 1/(Λ z)`), so its recurrences restart
+/// from `r` with `g` folded into its scale, and its direction is `r` again.
+fn restart<B: Backend>(
+    backend: &B,
+    r: &B::Spinor,
+    r_hat: &mut B::Spinor,
+    p: &mut B::Spinor,
+    dirs: &mut [Option<B::Spinor>],
+    state: &mut [ShiftState],
+) -> Result<()> {
+    let one = C64::new(1.0, 0.0);
+    backend.copy(r_hat, r)?;
+    backend.copy(p, r)?;
+    for (st, d) in state.iter_mut().zip(dirs.iter_mut()) {
+        if let (true, Some(d)) = (st.active, d) {
+            st.scale /= st.lambda * st.z;
+            (st.z, st.z_prev, st.lambda) = (one, one, one);
+            backend.copy(d, r)?;
+        }
+    }
+    Ok(())
 }
 
 fn breakdown(what: &str, value: C64, k: usize) -> Error {

@@ -84,6 +84,8 @@ pub struct MultiShiftStats {
     pub base: usize,
     pub matvecs: usize,
     pub reliable_updates: usize,
+    /// New Krylov spaces after a near-breakdown (BiCGstab-M).
+    pub restarts: usize,
 }
 
 impl MultiShiftStats {
