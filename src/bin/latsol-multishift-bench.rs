@@ -14,8 +14,13 @@
 //!
 //! ```text
 //! latsol-multishift-bench [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--beta B]
-//!                         [--sweeps N] [--seed S] [--kappa K] [--table clark|alexandru|both]
+//!                         [--sweeps N] [--seed S] [--kappa K] [--repeat N]
+//!                         [--sloppy double|single|half] [--table clark|alexandru|both]
 //! ```
+//!
+//! Every solve is run `--repeat` times (default 3) and the shortest time is
+//! reported: the iterations are the same each time, the time is not on a
+//! shared machine.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -44,6 +49,9 @@ struct Options {
     sweeps: usize,
     seed: u64,
     kappa: f64,
+    repeat: usize,
+    /// The single-mass sequence's sloppy precision.
+    sloppy: Precision,
     clark: bool,
     alexandru: bool,
 }
@@ -56,6 +64,8 @@ fn parse() -> Result<Options, String> {
         sweeps: 40,
         seed: 31,
         kappa: 0.155,
+        repeat: 3,
+        sloppy: Precision::Single,
         clark: true,
         alexandru: true,
     };
@@ -87,6 +97,20 @@ fn parse() -> Result<Options, String> {
             "--sweeps" => o.sweeps = val.parse().map_err(|_| bad())?,
             "--seed" => o.seed = val.parse().map_err(|_| bad())?,
             "--kappa" => o.kappa = val.parse().map_err(|_| bad())?,
+            "--sloppy" => {
+                o.sloppy = match val.as_str() {
+                    "double" => Precision::Double,
+                    "single" => Precision::Single,
+                    "half" => Precision::Half,
+                    _ => return Err(bad()),
+                }
+            }
+            "--repeat" => {
+                o.repeat = val.parse().map_err(|_| bad())?;
+                if o.repeat == 0 {
+                    return Err(bad());
+                }
+            }
             "--table" => {
                 (o.clark, o.alexandru) = match val.as_str() {
                     "clark" => (true, false),
@@ -107,7 +131,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let usage = "usage: latsol-multishift-bench [--backend auto|cpu|cuda] \
                          [--dims X,Y,Z,T] [--beta B] [--sweeps N] [--seed S] [--kappa K] \
-                         [--table clark|alexandru|both]";
+                         [--repeat N] [--sloppy double|single|half] [--table clark|alexandru|both]";
             if e.is_empty() {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
@@ -179,9 +203,25 @@ fn run(o: &Options) -> latsol::Result<()> {
         clark_table(&ctx, &load, o, &b)?;
     }
     if o.alexandru {
-        alexandru_table(&ctx, &load, &b)?;
+        alexandru_table(&ctx, &load, &b, o.repeat, o.sloppy)?;
     }
     Ok(())
+}
+
+/// The result of `solve` run `n` times with the shortest time (the
+/// iterations are the same every time).
+fn best_of(
+    n: usize,
+    mut solve: impl FnMut() -> latsol::Result<MultiResult>,
+) -> latsol::Result<MultiResult> {
+    let mut best = solve()?;
+    for _ in 1..n {
+        let r = solve()?;
+        if r.seconds < best.seconds {
+            best = r;
+        }
+    }
+    Ok(best)
 }
 
 /// clark2022 Table 3 in form: a light-quark RHMC-like solve.
@@ -228,17 +268,19 @@ fn clark_table(
             tol: 1e-8,
             ..Default::default()
         };
-        let mut xs = vec![vec![0.0; half.len()]; shifts.len()];
-        let outs = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
-        let r = ctx.invert_multishift(
-            &g,
-            &p,
-            &shifts,
-            Some(&tols),
-            HostReals::F64(half),
-            outs,
-            sloppy != Precision::Double,
-        )?;
+        let r = best_of(o.repeat, || {
+            let mut xs = vec![vec![0.0; half.len()]; shifts.len()];
+            let outs = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+            ctx.invert_multishift(
+                &g,
+                &p,
+                &shifts,
+                Some(&tols),
+                HostReals::F64(half),
+                outs,
+                sloppy != Precision::Double,
+            )
+        })?;
         runs.push((name, r));
     }
     println!(
@@ -344,8 +386,10 @@ fn alexandru_table(
     ctx: &Context,
     load: &dyn Fn(Precision) -> latsol::Result<Gauge>,
     b: &[f64],
+    repeat: usize,
+    sloppy: Precision,
 ) -> latsol::Result<()> {
-    let g = load(Precision::Single)?;
+    let g = load(sloppy)?;
     // m_0 a little above the lightest mass of the sets, found from the
     // unshifted near-critical κ = 0.16 region of β = 5.8 fields first.
     let (mc0, _) = critical_mass(ctx, &g, b, 0.15)?;
@@ -355,7 +399,8 @@ fn alexandru_table(
          m_c of this field: {mc:.4} (smallest eigenvalue of M(m_0) by inverse iteration; its \
          imaginary part {im:.1e}); the masses are alexandru2011 Table 2's at the same m − m_c \
          (its m_c = {PAPER_MC}). tol 1e-10 for every mass. BiCGstab-M: full system, double; \
-         sequence: even-odd BiCGstab, double-single reliable updates, heaviest first.\n"
+         sequence: even-odd BiCGstab, sloppy precision {sloppy:?} (reliable updates), heaviest \
+         first.\n"
     );
     println!(
         "| set | solver | total iters | ms/iter | time (s) | speed-up | true residual (worst) |"
@@ -370,7 +415,7 @@ fn alexandru_table(
             tol: 1e-10,
             maxiter: 200_000,
             mass_normalization: MassNormalization::Mass,
-            precision_sloppy: Precision::Single,
+            precision_sloppy: sloppy,
             ..Default::default()
         };
         let mut base = None;
@@ -390,9 +435,11 @@ fn alexandru_table(
             ),
             ("AUTO", MultiMassPolicy::Auto),
         ] {
-            let mut xs = vec![vec![0.0; b.len()]; kappas.len()];
-            let outs = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
-            let r = ctx.invert_multimass(&g, &p, &kappas, None, policy, HostReals::F64(b), outs)?;
+            let r = best_of(repeat, || {
+                let mut xs = vec![vec![0.0; b.len()]; kappas.len()];
+                let outs = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+                ctx.invert_multimass(&g, &p, &kappas, None, policy, HostReals::F64(b), outs)
+            })?;
             let base_s = *base.get_or_insert(r.seconds);
             let worst = r.shifts.iter().map(|s| s.true_residual).fold(0.0, f64::max);
             let label = if policy == MultiMassPolicy::Auto {
