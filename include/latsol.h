@@ -21,6 +21,12 @@
 #include <stdint.h>
 
 /**
+ * The most shifts (or masses) of one call; the per-shift arrays of
+ * `latsol_multishift_result` have this many entries.
+ */
+#define LATSOL_MAX_SHIFTS 32
+
+/**
  * A latsol context: one backend (the CPU's threads or one GPU), its
  * logger, and the gauge fields loaded into it. Opaque; made by
  * `latsol_init`, freed by `latsol_end`.
@@ -373,6 +379,85 @@ typedef struct latsol_invert_result {
 typedef int32_t latsol_operator;
 
 /**
+ * How `latsol_invert_multimass` solves `M(kappa_i) x_i = b`.
+ */
+typedef int32_t latsol_multimass_policy;
+
+/**
+ * What a multi-shift (or multi-mass) solve did. The caller sets
+ * `struct_size` (start from `latsol_multishift_result_default()`); latsol
+ * writes only that many bytes. Per-shift entries `[i]` follow the order of
+ * the caller's `shifts` (or `kappas`), for `i < num_shifts`; the rest are
+ * zero.
+ */
+typedef struct latsol_multishift_result {
+    /**
+     * `sizeof(latsol_multishift_result)` as the caller was compiled; set
+     * by the caller, never written by latsol.
+     */
+    size_t struct_size;
+    /**
+     * The number of systems solved.
+     */
+    int32_t num_shifts;
+    /**
+     * All iterations: the multi-shift phase plus every refinement (or
+     * every single-mass solve).
+     */
+    int32_t iterations;
+    /**
+     * Iterations of the shared multi-shift phase (0 for the single-mass
+     * sequence).
+     */
+    int32_t multishift_iterations;
+    /**
+     * 1 if every system met its tolerance, else 0.
+     */
+    int32_t converged;
+    /**
+     * Residual replacements in high precision (mixed-precision solves).
+     */
+    int32_t reliable_updates;
+    /**
+     * `LATSOL_MULTIMASS_*` the solve used (multi-mass solves; -1 for
+     * multi-shift).
+     */
+    latsol_multimass_policy policy_used;
+    /**
+     * Wall-clock seconds of the whole solve.
+     */
+    double seconds;
+    /**
+     * Effective Gflops of the operator applications (1320 flops per site
+     * per hopping term, 48 per site per axpy of the operator).
+     */
+    double gflops;
+    /**
+     * Per system: iterations spent on it alone (its refinement after the
+     * multi-shift phase, or its own single-mass solve).
+     */
+    int32_t shift_iterations[LATSOL_MAX_SHIFTS];
+    /**
+     * Per system: multi-shift iterations in which it was updated.
+     */
+    int32_t shift_multishift_iterations[LATSOL_MAX_SHIFTS];
+    /**
+     * Per system: `|b - A_i x_i| / |b|` recomputed in high precision.
+     */
+    double true_residual[LATSOL_MAX_SHIFTS];
+    /**
+     * Per system: the true residual after the sloppy multi-shift phase of
+     * a mixed-precision multi-shift CG (what the refinement started from);
+     * NaN where not measured (pure precision, multi-mass).
+     */
+    double residual_after_multishift[LATSOL_MAX_SHIFTS];
+    /**
+     * Per system: 1 if it met its tolerance, else 0.
+     */
+    int32_t shift_converged[LATSOL_MAX_SHIFTS];
+} latsol_multishift_result;
+
+/**
  * CUDA when a device is usable, else the CPU (with a log line saying why).
  */
 #define LATSOL_BACKEND_AUTO 0
@@ -593,6 +678,37 @@ typedef int32_t latsol_operator;
  * The hopping term `D` alone (full lattice, same boundary condition).
  */
 #define LATSOL_OP_DSLASH 3
+
+/**
+ * BiCGstab-M when its 2n+1 extra full fields fit in memory and its
+ * expected cost is the lower, else the single-mass sequence with
+ * polynomial guesses.
+ */
+#define LATSOL_MULTIMASS_AUTO 0
+
+/**
+ * Multi-shift BiCGstab on the full system, in `precision` (alexandru2011
+ * section 6.1).
+ */
+#define LATSOL_MULTIMASS_BICGSTAB_M 1
+
+/**
+ * One even-odd solve per mass, heaviest first, mixed precision as
+ * `precision_sloppy` says, each from the Lagrange extrapolation of the
+ * previous solutions (alexandru2011 section 6.2.1).
+ */
+#define LATSOL_MULTIMASS_SEQUENCE 2
+
+/**
+ * As SEQUENCE, each guess minimising the residual over the span of the
+ * previous solutions (alexandru2011 section 6.2.2).
+ */
+#define LATSOL_MULTIMASS_SEQUENCE_MINRES 3
+
+/**
+ * As SEQUENCE, every solve from zero (the baseline of alexandru2011 Fig. 6).
+ */
+#define LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS 4
 
 /**
  * The call succeeded.
@@ -824,6 +940,95 @@ latsol_status latsol_apply(struct latsol_context *ctx,
                            latsol_operator op,
                            void *out,
                            const void *in);
+
+/**
+ * An empty result with `struct_size` set, to pass to
+ * `latsol_invert_multishift` or `latsol_invert_multimass`.
+ */
+struct latsol_multishift_result latsol_multishift_result_default(void);
+
+/**
+ * Solves `(A + shifts[i]) x_i = b` for `num_shifts` shifts at once by
+ * multi-shift CG, where `A` is `M^dag M` on the full lattice
+ * (`solve_type` DIRECT or NORMOP) or `Mhat^dag Mhat` of the even-odd
+ * system on the parity of `matpc` (DIRECT_PC or NORMOP_PC), in the
+ * caller's normalization (`param->mass_normalization`; for the even-odd
+ * operator in mass normalization `Mhat = (4 + m)^2 - D_eo D_oe / 4`).
+ *
+ * - `shifts`: `num_shifts` (1 to `LATSOL_MAX_SHIFTS`) distinct, finite,
+ *   non-negative numbers, in any order.
+ * - `tol_shifts`: NULL (every shift to `param->tol`) or `num_shifts`
+ *   tolerances in (0, 1), `|b - (A + shifts[i]) x_i| / |b|`.
+ * - `solutions`: `num_shifts` pointers to separate arrays; `source`: one
+ *   array. Each holds V*24 reals for the full system, or (V/2)*24 reals of
+ *   the `matpc` parity for the even-odd system, in `param->dirac_order`,
+ *   `gamma_basis` and `host_precision`.
+ * - Mixed precision when `param->precision_sloppy` is coarser than
+ *   `precision` (clark2022 section 3.2): a sloppy multi-shift phase with
+ *   reliable updates, then a mixed-precision CG refinement per shift;
+ *   `param->solver`, `mixed` and `use_initial_guess` are not used (the
+ *   shifted recurrences start from zero).
+ *
+ * Returns `LATSOL_SUCCESS` when every shift met its tolerance;
+ * `LATSOL_ERROR_NOT_CONVERGED` when `maxiter` (all phases together) was
+ * reached first: the solutions and `result` are then written. Other
+ * errors (nothing written): NULL pointers, a `num_shifts` out of range,
+ * NaN/Inf, negative or duplicate shifts, a tolerance outside (0, 1),
+ * overlapping arrays, and the errors of `latsol_invert`.
+ *
+ * # Safety
+ * As `latsol_invert`; `shifts` (and `tol_shifts` unless NULL) point to
+ * `num_shifts` doubles; `solutions` to `num_shifts` pointers.
+ */
+latsol_status latsol_invert_multishift(struct latsol_context *ctx,
+                                       const struct latsol_gauge *gauge,
+                                       const struct latsol_invert_param *param,
+                                       int32_t num_shifts,
+                                       const double *shifts,
+                                       const double *tol_shifts,
+                                       void **solutions,
+                                       const void *source,
+                                       struct latsol_multishift_result *result);
+
+/**
+ * Solves `M(kappas[i]) x_i = b` for `num_masses` Wilson hopping
+ * parameters and one source (`param->kappa` is not used), in the
+ * normalization of `param->mass_normalization`. In the mass normalization
+ * `M(m) = (4 + m) - D/2` with `m = 1/(2 kappa) - 4`, the systems differ by
+ * multiples of the identity, which BiCGstab-M exploits.
+ *
+ * - `kappas`: `num_masses` (1 to `LATSOL_MAX_SHIFTS`) distinct positive
+ *   numbers, in any order.
+ * - `tol_masses`: NULL (every mass to `param->tol`) or `num_masses`
+ *   tolerances in (0, 1), `|b - M_i x_i| / |b|`.
+ * - `policy`: `LATSOL_MULTIMASS_BICGSTAB_M` (multi-shift BiCGstab on the
+ *   full lattice in `precision`), `LATSOL_MULTIMASS_SEQUENCE` (one
+ *   even-odd solve per mass, heaviest first, mixed precision when
+ *   `precision_sloppy` is coarser, initial guesses extrapolated from the
+ *   previous solutions; `_MINRES` and `_ZERO_GUESS` for the other guesses)
+ *   or `LATSOL_MULTIMASS_AUTO` (BiCGstab-M only when its 2n+1 extra fields
+ *   fit and its expected cost is lower). `result->policy_used` says which
+ *   ran.
+ * - `solutions`, `source`: full fields of V*24 reals, as for
+ *   `latsol_invert`; `result` as for `latsol_invert_multishift`.
+ *
+ * Returns as `latsol_invert_multishift`; an unknown `policy`, or a kappa
+ * that is not positive, is INVALID_ARGUMENT.
+ *
+ * # Safety
+ * As `latsol_invert_multishift`, with `kappas` and `tol_masses` for
+ * `shifts` and `tol_shifts`.
+ */
+latsol_status latsol_invert_multimass(struct latsol_context *ctx,
+                                      const struct latsol_gauge *gauge,
+                                      const struct latsol_invert_param *param,
+                                      int32_t num_masses,
+                                      const double *kappas,
+                                      const double *tol_masses,
+                                      latsol_multimass_policy policy,
+                                      void **solutions,
+                                      const void *source,
+                                      struct latsol_multishift_result *result);
 
 /**
  * The name of a status code as a NUL-terminated static string, e.g.

@@ -16,6 +16,9 @@
 //! systems, with reliable updates (BiCGstab; stabilised CG) or defect
 //! correction around a sloppy solver.
 
+pub mod multimass;
+pub mod multishift;
+
 use std::time::Instant;
 
 use crate::api::params::{

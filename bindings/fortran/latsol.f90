@@ -137,6 +137,19 @@ module latsol
     enumerator :: LATSOL_OP_DSLASH = 3
   end enum
 
+  ! latsol_multimass_policy
+  enum, bind(c)
+    enumerator :: LATSOL_MULTIMASS_AUTO = 0
+    enumerator :: LATSOL_MULTIMASS_BICGSTAB_M = 1
+    enumerator :: LATSOL_MULTIMASS_SEQUENCE = 2
+    enumerator :: LATSOL_MULTIMASS_SEQUENCE_MINRES = 3
+    enumerator :: LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS = 4
+  end enum
+
+  ! The most shifts (or masses) one multi-shift call takes: the length of
+  ! the per-shift arrays in latsol_multishift_result.
+  integer(c_int32_t), parameter :: LATSOL_MAX_SHIFTS = 32
+
   ! latsol_status
   enum, bind(c)
     enumerator :: LATSOL_SUCCESS = 0
@@ -220,9 +233,25 @@ module latsol
     integer(c_int32_t) :: reliable_updates
   end type latsol_invert_result
 
-  ! Where the multi-shift solver's param/result types go once
-  ! latsol_invert_multishift is in the header (tests/fortran_module.rs
-  ! names any header struct missing here).
+  ! What a multi-shift or multi-mass solve did. Set struct_size (start from
+  ! latsol_multishift_result_default()); entry (i) is the i-th shift or
+  ! kappa of the call, for i <= num_shifts.
+  type, bind(c) :: latsol_multishift_result
+    integer(c_size_t) :: struct_size
+    integer(c_int32_t) :: num_shifts
+    integer(c_int32_t) :: iterations          ! all phases together
+    integer(c_int32_t) :: multishift_iterations
+    integer(c_int32_t) :: converged           ! 1 if every shift met its tolerance
+    integer(c_int32_t) :: reliable_updates
+    integer(c_int32_t) :: policy_used         ! LATSOL_MULTIMASS_*
+    real(c_double) :: seconds
+    real(c_double) :: gflops
+    integer(c_int32_t) :: shift_iterations(LATSOL_MAX_SHIFTS)
+    integer(c_int32_t) :: shift_multishift_iterations(LATSOL_MAX_SHIFTS)
+    real(c_double) :: true_residual(LATSOL_MAX_SHIFTS)
+    real(c_double) :: residual_after_multishift(LATSOL_MAX_SHIFTS)
+    integer(c_int32_t) :: shift_converged(LATSOL_MAX_SHIFTS)
+  end type latsol_multishift_result
 
   ! ---- the C functions ------------------------------------------------------
 
@@ -312,8 +341,50 @@ module latsol
       integer(c_int32_t) :: status
     end function latsol_invert
 
-    ! When latsol_invert_multishift lands in the header, its interface goes
-    ! here (tests/fortran_module.rs fails, naming it, until it does).
+    function latsol_multishift_result_default() result(res) &
+         bind(c, name='latsol_multishift_result_default')
+      import :: latsol_multishift_result
+      type(latsol_multishift_result) :: res
+    end function latsol_multishift_result_default
+
+    ! (A + shifts(i)) x_i = b for num_shifts shifts by multi-shift CG.
+    ! solutions: a type(c_ptr) :: table(num_shifts) of c_loc(x_i); leave
+    ! tol_shifts out to solve every shift to param%tol.
+    function latsol_invert_multishift(ctx, gauge, param, num_shifts, shifts, &
+         tol_shifts, solutions, source, result) result(status) &
+         bind(c, name='latsol_invert_multishift')
+      import :: c_int32_t, c_ptr, c_double, latsol_invert_param, latsol_multishift_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_shifts
+      real(c_double), intent(in) :: shifts(*)
+      real(c_double), intent(in), optional :: tol_shifts(*)
+      type(c_ptr), intent(in) :: solutions(*)
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_multishift_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_multishift
+
+    ! M(kappas(i)) x_i = b for num_masses hopping parameters, as the
+    ! policy (LATSOL_MULTIMASS_*) says; solutions and tol_masses as for
+    ! latsol_invert_multishift.
+    function latsol_invert_multimass(ctx, gauge, param, num_masses, kappas, &
+         tol_masses, policy, solutions, source, result) result(status) &
+         bind(c, name='latsol_invert_multimass')
+      import :: c_int32_t, c_ptr, c_double, latsol_invert_param, latsol_multishift_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_masses
+      real(c_double), intent(in) :: kappas(*)
+      real(c_double), intent(in), optional :: tol_masses(*)
+      integer(c_int32_t), value :: policy
+      type(c_ptr), intent(in) :: solutions(*)
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_multishift_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_multimass
 
     function latsol_apply(ctx, gauge, param, op, out, in) result(status) &
          bind(c, name='latsol_apply')

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::gauge::Gauge;
+use super::multi::{self, MultiMassPolicy, MultiResult};
 use super::params::{
     BackendChoice, GaugeParams, InitParams, InvertParams, InvertResult, Logger, OperatorKind,
     Verbosity,
@@ -223,6 +224,168 @@ impl Context {
                 result.seconds,
                 result.gflops,
                 if result.converged { "" } else { ", NOT converged" }
+            ),
+        );
+        Ok(result)
+    }
+
+    /// Solves `(A + σ_i) x_i = b` for every shift `σ_i` (in any order,
+    /// distinct, ≥ 0), `A = M†M` (full lattice) or `M̂†M̂` (the parity of
+    /// `matpc`) as `solve_type` says, in the caller's normalization; `b`
+    /// and the `x_i` are fields of that subset (V or V/2 sites). Multi-shift
+    /// CG, mixed precision when `precision_sloppy` is coarser (seed
+    /// clark2022 §3.2); `tols[i]` (None: `tol`) is shift i's tolerance.
+    /// With `measure_phase1` each shift's true residual after the
+    /// multi-shift phase is recomputed (one more operator application per
+    /// shift). On an error the solutions are untouched.
+    #[allow(clippy::too_many_arguments)]
+    pub fn invert_multishift(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        shifts: &[f64],
+        tols: Option<&[f64]>,
+        source: HostReals,
+        solutions: Vec<HostRealsMut>,
+        measure_phase1: bool,
+    ) -> Result<MultiResult> {
+        params.validate_solve()?;
+        self.check_gauge(gauge, params)?;
+        multi::validate_systems(shifts, "shifts")?;
+        if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
+                 σ ≥ 0)"
+            )));
+        }
+        let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+        let lat = gauge.lattice().clone();
+        let sub = dispatch::multishift::system_subset(params);
+        let sites = lat.sites(sub);
+        multi::check_solution_lengths(
+            solutions.iter().map(|s| s.len()),
+            shifts.len(),
+            sites,
+            &format!("the system ({sub:?})"),
+        )?;
+        let src = layout::spinor::import(&lat, sub, params.dirac_order, params.gamma_basis, source)
+            .map_err(|e| name_field(e, "source"))?;
+        let mut xs: Vec<HostSpinor> = (0..shifts.len())
+            .map(|_| HostSpinor::zeros(lat.clone(), sub))
+            .collect();
+        let inner = &self.inner;
+        let monitor = |solver: &str, k: usize, res: f64| {
+            inner.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            );
+        };
+        let result = with_backend!(inner, gauge, |b, g, gs| {
+            dispatch::multishift::invert_multishift(
+                b,
+                g,
+                gs,
+                params,
+                shifts,
+                &tols,
+                &src,
+                &mut xs,
+                measure_phase1,
+                &monitor,
+            )?
+        });
+        for (x, out) in xs.iter().zip(solutions) {
+            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
+        }
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "multi-shift CG ({} shifts, {:?}/{:?}) on {}: {} iterations ({} multi-shift), {}",
+                shifts.len(),
+                params.precision,
+                params.precision_sloppy,
+                self.backend_name(),
+                result.iterations,
+                result.multishift_iterations,
+                result.summary_tail()
+            ),
+        );
+        Ok(result)
+    }
+
+    /// Solves `M(κ_i) x_i = b` for every hopping parameter `kappas[i]`
+    /// (distinct, > 0; `params.kappa` is not used) on full fields, in the
+    /// caller's normalization, by BiCGstab-M, the single-mass sequence or
+    /// the `Auto` choice between them (see `dispatch::multimass`);
+    /// `tols[i]` (None: `tol`) is mass i's tolerance. On an error the
+    /// solutions are untouched.
+    #[allow(clippy::too_many_arguments)]
+    pub fn invert_multimass(
+        &self,
+        gauge: &Gauge,
+        params: &InvertParams,
+        kappas: &[f64],
+        tols: Option<&[f64]>,
+        policy: MultiMassPolicy,
+        source: HostReals,
+        solutions: Vec<HostRealsMut>,
+    ) -> Result<MultiResult> {
+        multi::validate_systems(kappas, "kappas")?;
+        if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "kappas[{i}] = {k}: must be positive"
+            )));
+        }
+        let kappa_max = kappas.iter().copied().fold(f64::MIN, f64::max);
+        let params = &InvertParams {
+            kappa: kappa_max,
+            ..*params
+        };
+        params.validate_solve()?;
+        self.check_gauge(gauge, params)?;
+        let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
+        let lat = gauge.lattice().clone();
+        multi::check_solution_lengths(
+            solutions.iter().map(|s| s.len()),
+            kappas.len(),
+            lat.volume(),
+            &format!("a full field on {:?}", lat.dims()),
+        )?;
+        let src = layout::spinor::import(
+            &lat,
+            Subset::Full,
+            params.dirac_order,
+            params.gamma_basis,
+            source,
+        )
+        .map_err(|e| name_field(e, "source"))?;
+        let mut xs: Vec<HostSpinor> = (0..kappas.len())
+            .map(|_| HostSpinor::zeros(lat.clone(), Subset::Full))
+            .collect();
+        let inner = &self.inner;
+        let monitor = |solver: &str, k: usize, res: f64| {
+            inner.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            );
+        };
+        let result = with_backend!(inner, gauge, |b, g, gs| {
+            dispatch::multimass::invert_multimass(
+                b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
+            )?
+        });
+        for (x, out) in xs.iter().zip(solutions) {
+            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
+        }
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "multi-mass ({} masses, {:?}) on {}: {} iterations, {}",
+                kappas.len(),
+                result.policy_used,
+                self.backend_name(),
+                result.iterations,
+                result.summary_tail()
             ),
         );
         Ok(result)

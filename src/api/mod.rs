@@ -4,8 +4,10 @@
 
 mod context;
 mod gauge;
+pub mod multi;
 pub mod params;
 
 pub use context::Context;
 pub use gauge::Gauge;
+pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use params::*;

@@ -161,4 +161,14 @@ pub trait Backend: Send + Sync {
     /// `out = γ5 in` (UKQCD basis: γ5 swaps the upper and lower spin pairs
     /// with a minus sign).
     fn gamma5(&self, out: &mut Self::Spinor, inp: &Self::Spinor) -> Result<()>;
+
+    // ---- resources ------------------------------------------------------------
+
+    /// Bytes free for new fields, if the backend can tell; the multi-mass
+    /// policy uses it to refuse a multi-shift solver whose 2n+1 extra
+    /// fields would not fit. `None`: unknown (the policy then decides by
+    /// cost alone).
+    fn memory_available(&self) -> Option<usize> {
+        None
+    }
 }

@@ -107,3 +107,58 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
         2.0 * self.op.flops()
     }
 }
+
+impl<B: Backend, A: LinearOperator<B> + ?Sized> LinearOperator<B> for &mut A {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
+        (**self).apply(out, inp)
+    }
+    fn subset(&self) -> Subset {
+        (**self).subset()
+    }
+    fn lattice(&self) -> &Arc<Lattice> {
+        (**self).lattice()
+    }
+    fn precision(&self) -> Precision {
+        (**self).precision()
+    }
+    fn flops(&self) -> f64 {
+        (**self).flops()
+    }
+}
+
+/// `A + σ`: one system of a shifted family (multi-shift CG, BiCGstab-M),
+/// and the operator each shift's refinement solve inverts.
+pub struct Shifted<'b, B: Backend, A> {
+    backend: &'b B,
+    pub op: A,
+    pub sigma: f64,
+}
+
+impl<'b, B: Backend, A: LinearOperator<B>> Shifted<'b, B, A> {
+    pub fn new(backend: &'b B, op: A, sigma: f64) -> Self {
+        Shifted { backend, op, sigma }
+    }
+}
+
+impl<B: Backend, A: LinearOperator<B>> LinearOperator<B> for Shifted<'_, B, A> {
+    fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
+        self.op.apply(out, inp)?;
+        if self.sigma != 0.0 {
+            self.backend.axpy(self.sigma, inp, out)?;
+        }
+        Ok(())
+    }
+    fn subset(&self) -> Subset {
+        self.op.subset()
+    }
+    fn lattice(&self) -> &Arc<Lattice> {
+        self.op.lattice()
+    }
+    fn precision(&self) -> Precision {
+        self.op.precision()
+    }
+    fn flops(&self) -> f64 {
+        let sites = self.op.lattice().sites(self.op.subset()) as f64;
+        self.op.flops() + wilson::AXPY_FLOPS_PER_SITE * sites
+    }
+}

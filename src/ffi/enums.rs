@@ -8,8 +8,8 @@
 //! so decoding (C → Rust) and encoding (the defaults) cannot disagree.
 
 use crate::api::{
-    BackendChoice, DslashType, MassNormalization, MatPc, MixedScheme, OperatorKind, SolveType,
-    SolverType, Verbosity,
+    BackendChoice, DslashType, MassNormalization, MatPc, MixedScheme, MultiMassPolicy,
+    OperatorKind, SequenceGuess, SolveType, SolverType, Verbosity,
 };
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
@@ -151,6 +151,25 @@ pub const LATSOL_OP_MDAG: latsol_operator = 1;
 pub const LATSOL_OP_MDAG_M: latsol_operator = 2;
 /// The hopping term `D` alone (full lattice, same boundary condition).
 pub const LATSOL_OP_DSLASH: latsol_operator = 3;
+
+/// How `latsol_invert_multimass` solves `M(kappa_i) x_i = b`.
+pub type latsol_multimass_policy = i32;
+/// BiCGstab-M when its 2n+1 extra full fields fit in memory and its
+/// expected cost is the lower, else the single-mass sequence with
+/// polynomial guesses.
+pub const LATSOL_MULTIMASS_AUTO: latsol_multimass_policy = 0;
+/// Multi-shift BiCGstab on the full system, in `precision` (alexandru2011
+/// section 6.1).
+pub const LATSOL_MULTIMASS_BICGSTAB_M: latsol_multimass_policy = 1;
+/// One even-odd solve per mass, heaviest first, mixed precision as
+/// `precision_sloppy` says, each from the Lagrange extrapolation of the
+/// previous solutions (alexandru2011 section 6.2.1).
+pub const LATSOL_MULTIMASS_SEQUENCE: latsol_multimass_policy = 2;
+/// As SEQUENCE, each guess minimising the residual over the span of the
+/// previous solutions (alexandru2011 section 6.2.2).
+pub const LATSOL_MULTIMASS_SEQUENCE_MINRES: latsol_multimass_policy = 3;
+/// As SEQUENCE, every solve from zero (the baseline of alexandru2011 Fig. 6).
+pub const LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS: latsol_multimass_policy = 4;
 
 /// One C enumeration: its C type name and its values.
 pub(crate) struct CEnum<T: 'static> {
@@ -520,3 +539,34 @@ pub(crate) fn count(v: i32, field: &str) -> Result<usize> {
 pub(crate) fn to_c_count(v: usize) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
+
+pub(crate) static MULTIMASS_POLICY: CEnum<MultiMassPolicy> = CEnum {
+    type_name: "latsol_multimass_policy",
+    variants: &[
+        (
+            "LATSOL_MULTIMASS_AUTO",
+            LATSOL_MULTIMASS_AUTO,
+            MultiMassPolicy::Auto,
+        ),
+        (
+            "LATSOL_MULTIMASS_BICGSTAB_M",
+            LATSOL_MULTIMASS_BICGSTAB_M,
+            MultiMassPolicy::BiCgStabM,
+        ),
+        (
+            "LATSOL_MULTIMASS_SEQUENCE",
+            LATSOL_MULTIMASS_SEQUENCE,
+            MultiMassPolicy::Sequence(SequenceGuess::Polynomial),
+        ),
+        (
+            "LATSOL_MULTIMASS_SEQUENCE_MINRES",
+            LATSOL_MULTIMASS_SEQUENCE_MINRES,
+            MultiMassPolicy::Sequence(SequenceGuess::SolutionSpace),
+        ),
+        (
+            "LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS",
+            LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS,
+            MultiMassPolicy::Sequence(SequenceGuess::Zero),
+        ),
+    ],
+};

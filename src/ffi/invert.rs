@@ -117,7 +117,7 @@ impl latsol_invert_param {
     /// The safe parameters and the host precision; the numbers' ranges are
     /// checked by the safe API (same checks, same messages for Rust
     /// callers), the C-only ones (enums, signs of counts) here.
-    fn to_safe(self) -> Result<(InvertParams, HostPrecision)> {
+    pub(crate) fn to_safe(self) -> Result<(InvertParams, HostPrecision)> {
         if self.maxiter <= 0 {
             return Err(Error::InvalidArgument(format!(
                 "param->maxiter = {}: must be positive",

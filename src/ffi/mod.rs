@@ -14,7 +14,7 @@
 //!   behaviour) and their checked conversions.
 //! - `boundary`: the call guard, versioned structs (`struct_size`), checked
 //!   handles and host arrays.
-//! - `context`, `gauge`, `invert`: the entry points.
+//! - `context`, `gauge`, `invert`, `multishift`: the entry points.
 //!
 //! `include/latsol.h` is generated from these files by cbindgen
 //! (`cbindgen.toml`; `tests/ffi_header.rs` fails if it is stale). The doc
@@ -28,10 +28,12 @@ pub mod context;
 pub mod enums;
 pub mod gauge;
 pub mod invert;
+pub mod multishift;
 pub mod status;
 
 pub use context::*;
 pub use enums::*;
 pub use gauge::*;
 pub use invert::*;
+pub use multishift::*;
 pub use status::*;

@@ -34,6 +34,35 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     stabilised: bool,
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
+    solve_continued(
+        backend, a, a_sloppy, x, b, params, stabilised, None, monitor,
+    )
+}
+
+/// The Krylov state a solve goes on from: the last search direction `p_k`
+/// and `r_k† r_k`, the denominator of the next β. Multi-shift CG hands its
+/// unshifted system over with it (seed clark2022 §3.2: the unshifted system
+/// keeps its Krylov space), and the first step is then the one of a
+/// reliable update: the true residual, `p` re-projected onto its complement
+/// when `stabilised`, `p = r + (r†r / rr) p`.
+pub struct Continuation<'p, S> {
+    pub p: &'p S,
+    pub rr: f64,
+}
+
+/// `solve`, going on from `cont` instead of starting with `p = r`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    a_sloppy: &mut S,
+    x: &mut B::Spinor,
+    b: &B::Spinor,
+    params: &MixedParams,
+    stabilised: bool,
+    cont: Option<Continuation<'_, B::Spinor>>,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
     let (lat, subset) = (a.lattice().clone(), a.subset());
     let (hi, lo) = (a.precision(), a_sloppy.precision());
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
@@ -60,7 +89,17 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let mut rr = true_residual(backend, a, x, b, &mut r)?;
     stats.matvecs += 1;
     backend.copy(&mut rs, &r)?;
-    backend.copy(&mut ps[0], &rs)?;
+    match cont {
+        Some(c) if c.rr > 0.0 && rr > 0.0 => {
+            backend.copy(&mut ps[0], c.p)?;
+            if stabilised {
+                let rp = backend.cdot(&rs, &ps[0])?;
+                backend.caxpy(-rp / rr, &rs, &mut ps[0])?;
+            }
+            backend.xpay(&rs, rr / c.rr, &mut ps[0])?;
+        }
+        _ => backend.copy(&mut ps[0], &rs)?,
+    }
     let mut cur = 0;
     let mut max_rr = rr;
 

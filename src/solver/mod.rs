@@ -8,11 +8,13 @@
 //! convergence.
 
 pub mod bicgstab;
+pub mod bicgstab_m;
 pub mod bicgstab_reliable;
 pub mod cg;
 pub mod cg_reliable;
 pub mod cgnr;
 pub mod defect_correction;
+pub mod multishift_cg;
 
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;

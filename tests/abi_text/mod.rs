@@ -85,7 +85,7 @@ pub fn parse_header(text: &str) -> Header {
                     if field.is_empty() {
                         continue;
                     }
-                    fields.push(parse_c_field(field));
+                    fields.push(parse_c_field(field, &h.constants));
                 }
                 h.structs.insert(name, fields);
             } else {
@@ -115,14 +115,29 @@ pub fn parse_header(text: &str) -> Header {
     h
 }
 
-pub fn parse_c_field(line: &str) -> CField {
+/// `double x[3]` or `int32_t n[LATSOL_MAX_SHIFTS]` (a length named by a
+/// `#define` read earlier in the header).
+pub fn parse_c_field(line: &str, constants: &[(String, i64)]) -> CField {
     let line = line.trim_end_matches(';');
     let (decl, len) = match line.split_once('[') {
-        Some((d, n)) => (d, Some(n.trim_end_matches(']').parse().unwrap())),
+        Some((d, n)) => (d, Some(array_length(n.trim_end_matches(']'), constants))),
         None => (line, None),
     };
     let (ty, name) = split_c_decl(decl);
     CField { ty, name, len }
+}
+
+/// An array length: a number, or the name of a constant (C `#define` or
+/// Fortran `parameter`).
+pub fn array_length(text: &str, constants: &[(String, i64)]) -> usize {
+    let text = text.trim();
+    text.parse().unwrap_or_else(|_| {
+        let (_, v) = constants
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(text))
+            .unwrap_or_else(|| panic!("array length {text} is neither a number nor a constant"));
+        usize::try_from(*v).expect("array lengths are positive")
+    })
 }
 
 /// `const struct foo **name` → (`const struct foo **`, `name`).
@@ -275,7 +290,10 @@ pub fn parse_module(text: &str) -> Module {
                 i += 1;
             }
             m.types.insert(name.trim().to_string(), fields);
-        } else if let Some(e) = s.strip_prefix("enumerator ::") {
+        } else if let Some(e) = s
+            .strip_prefix("enumerator ::")
+            .or_else(|| s.strip_prefix("integer(c_int32_t), parameter ::"))
+        {
             let (name, value) = e.split_once('=').expect("enumerators have values");
             m.enumerators
                 .push((name.trim().to_uppercase(), value.trim().parse().unwrap()));

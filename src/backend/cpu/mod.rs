@@ -407,6 +407,14 @@ impl Backend for CpuBackend {
         });
         Ok(())
     }
+
+    /// The host's `MemAvailable` (Linux); `None` elsewhere.
+    fn memory_available(&self) -> Option<usize> {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
 }
 
 /// Views complex numbers as interleaved (re, im) reals.

@@ -206,7 +206,7 @@ pub struct CudaBackend {
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
     // Dropped last: everything above lives in this context.
-    _ctx: Arc<CudaContext>,
+    ctx: Arc<CudaContext>,
 }
 
 impl CudaBackend {
@@ -297,7 +297,7 @@ impl CudaBackend {
             tuner,
             scratch: Mutex::new(scratch),
             info,
-            _ctx: ctx,
+            ctx,
         })
     }
 
@@ -680,6 +680,12 @@ impl Backend for CudaBackend {
     fn gamma5(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {
         check_same("gamma5", inp, out)?;
         self.gamma5_impl(out, inp)
+    }
+
+    /// Free device memory as the driver reports it (other processes on the
+    /// GPU included), so the multi-mass policy sees what it can allocate.
+    fn memory_available(&self) -> Option<usize> {
+        self.ctx.mem_get_info().ok().map(|(free, _total)| free)
     }
 }
 

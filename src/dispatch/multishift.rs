@@ -1,0 +1,137 @@
+//! The multi-shift dispatcher: `(A + σ_i) x_i = b` for the Hermitian
+//! positive definite `A` the parameters select (CONVENTIONS.md, "Solver
+//! conventions"): `M†M` on the full lattice (`Direct`, `NormOp`) or
+//! `M̂†M̂` on the parity of `matpc` (`DirectPc`, `NormOpPc`), with `b` and
+//! the `x_i` fields of that subset.
+//!
+//! `A` is the caller's: with `M_c = M_κ / s` in the caller's normalization
+//! (`s` = 1 for kappa, 2κ for mass; for the even-odd operator `(2κ)²` for
+//! mass, as `M̂ = (4 + m)² − D D/4`, and 2κ for asymmetric mass), the
+//! solver iterates on `M_κ†M_κ + s²σ` with the source `s² b`; the relative
+//! residuals are those of the caller's systems.
+
+use std::time::Instant;
+
+use super::{dirac, system_of, System};
+use crate::api::multi::{MultiResult, ShiftResult};
+use crate::api::params::{InvertParams, MassNormalization};
+use crate::backend::Backend;
+use crate::dirac::{LinearOperator, Normal, Shifted};
+use crate::error::Result;
+use crate::field::HostSpinor;
+use crate::lattice::Subset;
+use crate::solver::multishift_cg::{self, MultiShiftParams};
+use crate::solver::Monitor;
+
+/// The subset the systems of `params` live on.
+pub fn system_subset(params: &InvertParams) -> Subset {
+    match system_of(params) {
+        System::Full => Subset::Full,
+        System::EvenOdd(p) => Subset::Single(p),
+    }
+}
+
+/// `M_c = M_κ / scale`: the caller's normalization of the iterated Dirac
+/// matrix.
+fn operator_scale(params: &InvertParams, system: System) -> f64 {
+    let k2 = 2.0 * params.kappa;
+    match (system, params.mass_normalization) {
+        (_, MassNormalization::Kappa) => 1.0,
+        (System::Full, _) => k2,
+        (System::EvenOdd(_), MassNormalization::Mass) => k2 * k2,
+        (System::EvenOdd(_), MassNormalization::AsymmetricMass) => k2,
+    }
+}
+
+/// Solves every shifted system; `xs[i]` receives the solution of shift `i`
+/// (host canonical fields of the system's subset).
+#[allow(clippy::too_many_arguments)]
+pub fn invert_multishift<B: Backend>(
+    backend: &B,
+    gauge: &B::Gauge,
+    gauge_sloppy: &B::Gauge,
+    params: &InvertParams,
+    shifts: &[f64],
+    tols: &[f64],
+    source: &HostSpinor,
+    xs: &mut [HostSpinor],
+    measure_phase1: bool,
+    monitor: &dyn Monitor,
+) -> Result<MultiResult> {
+    let start = Instant::now();
+    let system = system_of(params);
+    let lat = source.lattice().clone();
+    let sub = system_subset(params);
+    let (hi, lo) = (params.precision, params.precision_sloppy);
+    let s2 = operator_scale(params, system).powi(2);
+    let internal: Vec<f64> = shifts.iter().map(|s| s * s2).collect();
+
+    let mut b = backend.alloc_spinor(&lat, sub, hi)?;
+    backend.upload_spinor(&mut b, source)?;
+    if s2 != 1.0 {
+        backend.ax(s2, &mut b)?;
+    }
+    let mut a = Normal::new(backend, dirac(backend, gauge, params.kappa, hi, system)?)?;
+    let flops = a.flops();
+    let mut x = (0..shifts.len())
+        .map(|_| backend.alloc_spinor(&lat, sub, hi))
+        .collect::<Result<Vec<_>>>()?;
+    let mp = MultiShiftParams {
+        tols,
+        maxiter: params.maxiter,
+        progress_every: params.progress_every,
+        delta: params.reliable_delta,
+        stabilised: params.cg_stabilised,
+        measure_phase1,
+    };
+    let stats = if lo == hi {
+        let mut a2 = Normal::new(backend, dirac(backend, gauge, params.kappa, hi, system)?)?;
+        multishift_cg::solve(
+            backend, &mut a, &mut a2, &internal, &mut x, &b, &mp, monitor,
+        )?
+    } else {
+        let mut a_lo = Normal::new(
+            backend,
+            dirac(backend, gauge_sloppy, params.kappa, lo, system)?,
+        )?;
+        multishift_cg::solve(
+            backend, &mut a, &mut a_lo, &internal, &mut x, &b, &mp, monitor,
+        )?
+    };
+
+    // The true residuals, in high precision, of the caller's systems.
+    let b2 = backend.norm2(&b)?;
+    let mut r = backend.alloc_spinor(&lat, sub, hi)?;
+    let mut shifts_out = Vec::with_capacity(shifts.len());
+    for (i, xi) in x.iter().enumerate() {
+        let mut ai = Shifted::new(backend, &mut a, internal[i]);
+        ai.apply(&mut r, xi)?;
+        let rr = backend.xmy_norm2(&b, &mut r)?;
+        let true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
+        let st = stats.shifts[i];
+        shifts_out.push(ShiftResult {
+            iterations: st.refinement_iterations,
+            multishift_iterations: st.multishift_iterations,
+            true_residual,
+            residual_after_multishift: st.phase1_residual,
+            converged: true_residual <= tols[i],
+        });
+        backend.download_spinor(xi, &mut xs[i])?;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let total_flops = flops * (stats.matvecs + shifts.len()) as f64;
+    Ok(MultiResult {
+        converged: shifts_out.iter().all(|s| s.converged),
+        shifts: shifts_out,
+        iterations: stats.iterations(),
+        multishift_iterations: stats.multishift_iterations,
+        seconds,
+        gflops: if seconds > 0.0 {
+            total_flops / seconds * 1e-9
+        } else {
+            0.0
+        },
+        reliable_updates: stats.reliable_updates,
+        policy_used: None,
+    })
+}
