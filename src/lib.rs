@@ -9,6 +9,7 @@
 pub mod api;
 pub mod backend;
 pub mod dirac;
+pub mod deviation;
 pub mod dispatch;
 pub mod error;
 pub mod ffi;

@@ -105,10 +105,10 @@ impl GaugeParams {
         if self.su3_tolerance.is_nan() {
             return Err(Error::InvalidArgument("su3_tolerance is NaN".into()));
         }
-        if matches!(self.precision, Precision::Half | Precision::Quarter) {
+        if self.precision.is_sloppy_only() {
             return Err(Error::InvalidArgument(format!(
                 "gauge precision = {:?}: the precise gauge field must be double or single \
-                 (half and quarter are sloppy formats)",
+                 (half, quarter and the packed formats are sloppy formats)",
                 self.precision
             )));
         }

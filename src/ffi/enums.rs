@@ -45,6 +45,12 @@ pub const LATSOL_PRECISION_SINGLE: latsol_precision = 1;
 pub const LATSOL_PRECISION_HALF: latsol_precision = 2;
 /// 8-bit fixed point with a per-site norm (device-side sloppy fields only).
 pub const LATSOL_PRECISION_QUARTER: latsol_precision = 3;
+/// 20-bit integers with one shared exponent per site (sloppy spinors; links
+/// in 16-bit fixed point).
+pub const LATSOL_PRECISION_PACKED20: latsol_precision = 4;
+/// 30-bit integers with one shared exponent per site (sloppy spinors; links
+/// in 32-bit fixed point; arithmetic in double).
+pub const LATSOL_PRECISION_PACKED30: latsol_precision = 5;
 
 /// How many reals of each 3x3 link the library stores; the value is the
 /// count.
@@ -262,6 +268,16 @@ pub(crate) static PRECISION: CEnum<Precision> = CEnum {
             "LATSOL_PRECISION_QUARTER",
             LATSOL_PRECISION_QUARTER,
             Precision::Quarter,
+        ),
+        (
+            "LATSOL_PRECISION_PACKED20",
+            LATSOL_PRECISION_PACKED20,
+            Precision::Packed20,
+        ),
+        (
+            "LATSOL_PRECISION_PACKED30",
+            LATSOL_PRECISION_PACKED30,
+            Precision::Packed30,
         ),
     ],
 };

@@ -1,7 +1,10 @@
 //! CPU storage of gauge links: `[parity][cb][mu]`, each link as 18, 12 or 8
-//! reals (`reconstruct`) in double, single, half or quarter precision. The
-//! fixed-point formats store `value / scale` with `scale` the largest
-//! stored magnitude (1 for SU(3) links: CONVENTIONS.md, "Precision formats").
+//! reals (`reconstruct`) in double, single, half or quarter precision, and
+//! for the packed spinor formats the links seed clark2022 §4 pairs with
+//! them: 16-bit fixed point beside 20-bit spinors, 32-bit fixed point beside
+//! 30-bit ones. The fixed-point formats store `value / scale` with `scale`
+//! the largest stored magnitude (1 for SU(3) links: CONVENTIONS.md,
+//! "Precision formats").
 //! Links are stored as the caller gave them; the anti-periodic sign is
 //! applied by the dslash on the hops across the T boundary, since 12/8
 //! compression cannot carry a sign.
@@ -18,12 +21,15 @@ enum LinkData {
     F32(Vec<f32>),
     Half(Vec<i16>),
     Quarter(Vec<i8>),
+    Fixed32(Vec<i32>),
 }
 
 /// The links of one gauge field in one storage format.
 #[derive(Debug, Clone)]
 pub struct Links {
     data: LinkData,
+    /// The precision asked for (packed formats share the fixed-point data).
+    precision: Precision,
     reconstruct: Reconstruct,
     /// Fixed-point scale (`stored · scale / MAX` is the value).
     scale: f64,
@@ -49,23 +55,20 @@ impl Links {
         let data = match precision {
             Precision::Double => LinkData::F64(reals),
             Precision::Single => LinkData::F32(reals.iter().map(|&v| v as f32).collect()),
-            Precision::Half => LinkData::Half(to_fixed(&reals, scale)),
+            Precision::Half | Precision::Packed20 => LinkData::Half(to_fixed(&reals, scale)),
             Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale)),
+            Precision::Packed30 => LinkData::Fixed32(to_fixed(&reals, scale)),
         };
         Links {
             data,
+            precision,
             reconstruct,
             scale,
         }
     }
 
     pub fn precision(&self) -> Precision {
-        match self.data {
-            LinkData::F64(_) => Precision::Double,
-            LinkData::F32(_) => Precision::Single,
-            LinkData::Half(_) => Precision::Half,
-            LinkData::Quarter(_) => Precision::Quarter,
-        }
+        self.precision
     }
 
     pub fn reconstruct(&self) -> Reconstruct {
@@ -96,6 +99,12 @@ impl Links {
             }
             LinkData::Quarter(d) => {
                 let s = self.scale / <i8 as Fixed>::MAX;
+                for (o, x) in v.iter_mut().zip(&d[range]) {
+                    *o = x.to_f64() * s;
+                }
+            }
+            LinkData::Fixed32(d) => {
+                let s = self.scale / <i32 as Fixed>::MAX;
                 for (o, x) in v.iter_mut().zip(&d[range]) {
                     *o = x.to_f64() * s;
                 }

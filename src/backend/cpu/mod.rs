@@ -5,6 +5,7 @@
 
 mod blas;
 mod links;
+mod packed;
 mod storage;
 mod wilson;
 
