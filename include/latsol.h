@@ -175,6 +175,14 @@ typedef struct latsol_gauge_param {
      * only).
      */
     double su3_tolerance;
+    /**
+     * Nonzero: the field is in temporal gauge, every T link off the last
+     * time slice (t < T-1) is the unit matrix; the library checks that at
+     * load (within the SU(3) tolerance, or its default when that is
+     * negative) and then neither stores nor loads those links. Default 0.
+     * Added after the first version: callers built without it get 0.
+     */
+    int32_t gauge_fixed;
 } latsol_gauge_param;
 
 /**
@@ -425,6 +433,18 @@ typedef int32_t latsol_operator;
  * 8-bit fixed point with a per-site norm (device-side sloppy fields only).
  */
 #define LATSOL_PRECISION_QUARTER 3
+
+/**
+ * 20-bit integers with one shared exponent per site (sloppy spinors; links
+ * in 16-bit fixed point).
+ */
+#define LATSOL_PRECISION_PACKED20 4
+
+/**
+ * 30-bit integers with one shared exponent per site (sloppy spinors; links
+ * in 32-bit fixed point; arithmetic in double).
+ */
+#define LATSOL_PRECISION_PACKED30 5
 
 /**
  * All 18 reals (no compression).

@@ -63,7 +63,9 @@ impl Reference {
         let mut dev = Vec::with_capacity(y.data().len() * 2);
         for i in 0..y.sites() {
             let (a, b) = (y.site(i), self.out.site(i));
-            let max = b.iter().fold(0.0f64, |m, z| m.max(z.re.abs()).max(z.im.abs()));
+            let max = b
+                .iter()
+                .fold(0.0f64, |m, z| m.max(z.re.abs()).max(z.im.abs()));
             for (u, v) in a.iter().zip(b) {
                 dev.push((u.re - v.re).abs() / max);
                 dev.push((u.im - v.im).abs() / max);

@@ -8,8 +8,8 @@
 
 pub mod api;
 pub mod backend;
-pub mod dirac;
 pub mod deviation;
+pub mod dirac;
 pub mod dispatch;
 pub mod error;
 pub mod ffi;

@@ -70,6 +70,10 @@ pub struct GaugeParams {
     /// `|det U − 1|`); 0 picks 1e-10 for double and 1e-5 for single host
     /// fields; negative skips the check.
     pub su3_tolerance: f64,
+    /// The field is in temporal gauge: every T link off the last time
+    /// slice is the unit matrix (checked at load, within `su3_tolerance`),
+    /// and the backend need not store or load those links.
+    pub gauge_fixed: bool,
 }
 
 impl Default for GaugeParams {
@@ -84,6 +88,7 @@ impl Default for GaugeParams {
             reconstruct: Reconstruct::Full18,
             reconstruct_sloppy: Reconstruct::Full18,
             su3_tolerance: 0.0,
+            gauge_fixed: false,
         }
     }
 }

@@ -213,10 +213,7 @@ fn deviation_table(o: &Options, what: &str, field: &GaugeField) -> latsol::Resul
             }
         })
         .collect();
-    println!(
-        "| format | links | ε | {} | max/ε |",
-        q.join(" | ")
-    );
+    println!("| format | links | ε | {} | max/ε |", q.join(" | "));
     println!("|---|---|---|{}---|", "---|".repeat(q.len()));
     let formats = [Precision::Double]
         .into_iter()

@@ -70,6 +70,13 @@ impl GaugeStorage for CpuGauge {
     }
 }
 
+impl CpuGauge {
+    /// Whether the unit T links of temporal gauge are left out.
+    pub fn temporal_gauge(&self) -> bool {
+        self.links.temporal_gauge()
+    }
+}
+
 /// The CPU backend with its own thread pool.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
@@ -171,7 +178,23 @@ impl Backend for CpuBackend {
             lattice: gauge.lattice().clone(),
             links: self
                 .pool
-                .install(|| Links::new(gauge, precision, reconstruct)),
+                .install(|| Links::new(gauge, precision, reconstruct, false)),
+            t_sign: t_boundary.sign(),
+        })
+    }
+
+    fn upload_gauge_temporal(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<CpuGauge> {
+        Ok(CpuGauge {
+            lattice: gauge.lattice().clone(),
+            links: self
+                .pool
+                .install(|| Links::new(gauge, precision, reconstruct, true)),
             t_sign: t_boundary.sign(),
         })
     }

@@ -99,7 +99,11 @@ pub fn store(bits: u32, w: &mut [u32], i: usize, x: &[f64; SITE]) {
     let e = ((ratio.to_bits() >> 52) & 0x7ff) as i32 - 1023;
     let e = (e + 1).min(BIAS);
     let inv = pow2(-e);
-    let mask = if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 };
+    let mask = if bits == 32 {
+        u32::MAX
+    } else {
+        (1u32 << bits) - 1
+    };
     for (k, v) in x.iter().enumerate() {
         let q = (v * inv).round().clamp(-m, m) as i32;
         write_bits(site, k * bits as usize, bits, q as u32 & mask);
@@ -161,7 +165,12 @@ mod tests {
             assert_eq!(load(b, &w, 0), [0.0; SITE], "site 0 untouched");
             for k in 0..SITE {
                 // max = 1 → s = 2/M at most: error ≤ 1/M.
-                assert!((x[k] - y[k]).abs() <= 1.0 / m, "{b} bits, k {k}: {} vs {}", x[k], y[k]);
+                assert!(
+                    (x[k] - y[k]).abs() <= 1.0 / m,
+                    "{b} bits, k {k}: {} vs {}",
+                    x[k],
+                    y[k]
+                );
                 assert_eq!(x[k].signum(), y[k].signum(), "{b} bits, k {k}");
             }
         }
@@ -180,7 +189,10 @@ mod tests {
                 let y = load(b, &w, 0);
                 let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 for k in 0..SITE {
-                    assert!((x[k] - y[k]).abs() <= max / max_int(b), "{b} bits, 1e{e}, k {k}");
+                    assert!(
+                        (x[k] - y[k]).abs() <= max / max_int(b),
+                        "{b} bits, 1e{e}, k {k}"
+                    );
                 }
             }
         }

@@ -72,10 +72,19 @@ impl Fixed for i8 {
 pub enum Data {
     F64(Vec<f64>),
     F32(Vec<f32>),
-    Half { v: Vec<i16>, norm: Vec<f32> },
-    Quarter { v: Vec<i8>, norm: Vec<f32> },
+    Half {
+        v: Vec<i16>,
+        norm: Vec<f32>,
+    },
+    Quarter {
+        v: Vec<i8>,
+        norm: Vec<f32>,
+    },
     /// `packed::words(bits)` 32-bit words per site.
-    Packed { bits: u32, w: Vec<u32> },
+    Packed {
+        bits: u32,
+        w: Vec<u32>,
+    },
 }
 
 impl Data {
