@@ -192,6 +192,9 @@ pub enum MixedScheme {
     /// Defect correction (seed clark2010 Algorithm 1), inner tolerance
     /// `tol_inner`.
     DefectCorrection,
+    /// Defect correction with the CG direction carried from one inner
+    /// solve into the next (seed cps-mixed-precision-cg §3.2); CG only.
+    DefectCorrectionCorrected,
 }
 
 /// What `invert` and `apply` are asked to do.
@@ -305,7 +308,14 @@ impl InvertParams {
                 self.tol_inner
             )));
         }
-        if self.mixed == MixedScheme::DefectCorrection
+        if self.mixed == MixedScheme::DefectCorrectionCorrected && self.solver != SolverType::Cg {
+            return Err(Error::InvalidArgument(format!(
+                "mixed = DefectCorrectionCorrected with solver = {:?}: the corrected scheme \
+                 carries a CG direction between inner solves (solver must be CG)",
+                self.solver
+            )));
+        }
+        if self.mixed != MixedScheme::ReliableUpdates
             && self.tol_inner <= self.precision_sloppy.epsilon()
         {
             return Err(Error::InvalidArgument(format!(

@@ -75,9 +75,9 @@ fn parse() -> Options {
         threads: 0,
         deviation: true,
         iterations: true,
-        kappas: vec![0.150, 0.165, 0.170, 0.172],
+        kappas: vec![0.150, 0.160, 0.165, 0.170],
         tol: 1e-12,
-        maxiter: 20_000,
+        maxiter: 6_000,
         reconstruct_sloppy: Reconstruct::Full18,
         quick: false,
     };

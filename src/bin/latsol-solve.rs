@@ -8,7 +8,7 @@
 //!              [--kappa K] [--solver bicgstab|cg] [--solve direct|direct-pc|normop|normop-pc]
 //!              [--tol T] [--maxiter N] [--precision double|single] [--seed S] [--every N]
 //!              [--sloppy double|single|half|quarter|packed20|packed30] [--reconstruct-sloppy 18|12|8]
-//!              [--mixed reliable|defect] [--delta D] [--tol-inner E] [--plain-cg]
+//!              [--mixed reliable|defect|defect-corrected] [--delta D] [--tol-inner E] [--plain-cg]
 //! ```
 //!
 //! `--field PATH` reads a configuration written by `latsol-heatbath` (its
@@ -142,6 +142,7 @@ fn parse() -> Result<Options, String> {
                 o.mixed = match val.as_str() {
                     "reliable" => MixedScheme::ReliableUpdates,
                     "defect" => MixedScheme::DefectCorrection,
+                    "defect-corrected" => MixedScheme::DefectCorrectionCorrected,
                     _ => return Err(bad()),
                 }
             }

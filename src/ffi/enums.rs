@@ -146,6 +146,9 @@ pub type latsol_mixed_scheme = i32;
 pub const LATSOL_MIXED_RELIABLE_UPDATES: latsol_mixed_scheme = 0;
 /// Defect correction, inner tolerance `tol_inner`.
 pub const LATSOL_MIXED_DEFECT_CORRECTION: latsol_mixed_scheme = 1;
+/// Defect correction with the CG search direction carried from one inner
+/// solve into the next (corrected mixed-precision CG); solver CG only.
+pub const LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED: latsol_mixed_scheme = 2;
 
 /// The operator `latsol_apply` computes, on full fields.
 pub type latsol_operator = i32;
@@ -475,6 +478,11 @@ pub(crate) static MIXED_SCHEME: CEnum<MixedScheme> = CEnum {
             "LATSOL_MIXED_DEFECT_CORRECTION",
             LATSOL_MIXED_DEFECT_CORRECTION,
             MixedScheme::DefectCorrection,
+        ),
+        (
+            "LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED",
+            LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED,
+            MixedScheme::DefectCorrectionCorrected,
         ),
     ],
 };
