@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! latsol-bench-mixed [--field PATH] [--hot-dims X,Y,Z,T] [--backend cpu|cuda]
-//!                    [--threads N] [--tables deviation,iterations]
+//!                    [--threads N] [--tables deviation,iterations,corrected]
 //!                    [--kappas K1,K2,..] [--tol T] [--reconstruct-sloppy 18|12|8]
 //!                    [--maxiter N] [--quick]
 //! ```
@@ -14,7 +14,9 @@
 //!   at several ε_in from every sloppy format, BiCGstab and CG, at each κ;
 //!   then reliable-update CG with and without the stabilisations of seed
 //!   clark2022 §3.1. Entries are iterations and the overhead against pure
-//!   double; `--quick` runs a subset (for a smoke test).
+//!   double; `--quick` runs a subset (for a smoke test);
+//! - corrected: CG defect correction, plain (clark2010 Algorithm 1) and
+//!   corrected (cps seed §3.2), against pure double CG.
 //!
 //! Tables are printed as Markdown on stdout, progress on stderr.
 
@@ -47,6 +49,7 @@ struct Options {
     threads: usize,
     deviation: bool,
     iterations: bool,
+    corrected: bool,
     kappas: Vec<f64>,
     tol: f64,
     maxiter: usize,
@@ -57,7 +60,7 @@ struct Options {
 fn usage() -> ! {
     eprintln!(
         "usage: latsol-bench-mixed [--field PATH] [--hot-dims X,Y,Z,T] [--backend cpu|cuda] \
-         [--threads N] [--tables deviation,iterations] [--kappas K1,K2,..] [--tol T] \
+         [--threads N] [--tables deviation,iterations,corrected] [--kappas K1,K2,..] [--tol T] \
          [--reconstruct-sloppy 18|12|8] [--maxiter N] [--quick]"
     );
     std::process::exit(2)
@@ -75,6 +78,7 @@ fn parse() -> Options {
         threads: 0,
         deviation: true,
         iterations: true,
+        corrected: true,
         kappas: vec![0.150, 0.160, 0.165, 0.170],
         tol: 1e-12,
         maxiter: 6_000,
@@ -113,6 +117,7 @@ fn parse() -> Options {
             "--tables" => {
                 o.deviation = val.contains("deviation");
                 o.iterations = val.contains("iterations");
+                o.corrected = val.contains("corrected");
                 true
             }
             "--kappas" => list(val).map(|k| o.kappas = k).is_some(),
@@ -172,6 +177,13 @@ fn run(o: &Options, thermalised: Option<&GaugeField>) -> latsol::Result<()> {
             std::process::exit(2)
         };
         iteration_tables(o, f)?;
+    }
+    if o.corrected {
+        let Some(f) = thermalised else {
+            eprintln!("the defect-correction table needs --field (a thermalised configuration)");
+            std::process::exit(2)
+        };
+        corrected_table(o, f)?;
     }
     Ok(())
 }
@@ -428,7 +440,7 @@ impl Bench<'_> {
     }
 }
 
-fn iteration_tables(o: &Options, field: &GaugeField) -> latsol::Result<()> {
+fn bench<'a>(o: &'a Options, field: &'a GaugeField) -> latsol::Result<Bench<'a>> {
     let lat = field.lattice();
     let mut milc = vec![0.0f64; lat.volume() * 72];
     layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)])?;
@@ -442,58 +454,114 @@ fn iteration_tables(o: &Options, field: &GaugeField) -> latsol::Result<()> {
         verbosity: Verbosity::Silent,
         ..Default::default()
     })?;
-    let mut bench = Bench {
+    Ok(Bench {
         ctx,
         field,
         milc,
         source,
         gauges: Default::default(),
         o,
-    };
-    let header = |title: &str| {
-        println!(
-            "\n### {title}, {:?}, ε = {:e}, sloppy links {}\n",
-            lat.dims(),
-            o.tol,
-            rec(o.reconstruct_sloppy)
-        );
-        println!(
-            "| scheme | {} |",
-            o.kappas
-                .iter()
-                .map(|k| format!("κ = {k}"))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        println!("|---|{}", "---|".repeat(o.kappas.len()));
-    };
+    })
+}
+
+fn header(o: &Options, lat: &Lattice, title: &str) {
+    println!(
+        "\n### {title}, {:?}, ε = {:e}, sloppy links {}\n",
+        lat.dims(),
+        o.tol,
+        rec(o.reconstruct_sloppy)
+    );
+    println!(
+        "| scheme | {} |",
+        o.kappas
+            .iter()
+            .map(|k| format!("κ = {k}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|{}", "---|".repeat(o.kappas.len()));
+}
+
+/// Runs `rows` with CG (or BiCGstab) at every κ; the first row is the
+/// reference the overheads are against.
+fn table(bench: &mut Bench, rows: &[Row], solver: SolverType) {
+    let o = bench.o;
+    let mut reference = vec![0usize; o.kappas.len()];
+    for (j, row) in rows.iter().enumerate() {
+        let mut cells = vec![];
+        for (i, &k) in o.kappas.iter().enumerate() {
+            let c = bench.solve(row, solver, k);
+            let cell = match c.parse::<usize>() {
+                Ok(n) if j == 0 => {
+                    reference[i] = n;
+                    c
+                }
+                Ok(n) if reference[i] > 0 => {
+                    format!(
+                        "{n} ({:+.0}%)",
+                        100.0 * (n as f64 / reference[i] as f64 - 1.0)
+                    )
+                }
+                _ => c,
+            };
+            cells.push(cell);
+        }
+        println!("| {} | {} |", row.label, cells.join(" | "));
+    }
+}
+
+fn corrected_table(o: &Options, field: &GaugeField) -> latsol::Result<()> {
+    let mut bench = bench(o, field)?;
+    header(
+        o,
+        field.lattice(),
+        "CG defect correction, plain vs corrected (direction carried), iterations (overhead vs double)",
+    );
+    let mut rows = vec![Row {
+        label: "double".into(),
+        sloppy: Precision::Double,
+        mixed: MixedScheme::ReliableUpdates,
+        delta: 0.1,
+        tol_inner: 0.1,
+        stabilised: true,
+    }];
+    for p in [Precision::Single, Precision::Half, Precision::Packed20] {
+        for e in [0.1, 0.01] {
+            for (mixed, name) in [
+                (MixedScheme::DefectCorrection, "plain"),
+                (MixedScheme::DefectCorrectionCorrected, "corrected"),
+            ] {
+                rows.push(Row {
+                    label: format!("double-{} ε_in={e} {name}", short(p)),
+                    sloppy: p,
+                    mixed,
+                    delta: 0.1,
+                    tol_inner: e,
+                    stabilised: true,
+                });
+            }
+        }
+    }
+    table(&mut bench, &rows, SolverType::Cg);
+    Ok(())
+}
+
+fn iteration_tables(o: &Options, field: &GaugeField) -> latsol::Result<()> {
+    let lat = field.lattice();
+    let mut bench = bench(o, field)?;
     for solver in [SolverType::BiCgStab, SolverType::Cg] {
         let what = match solver {
             SolverType::BiCgStab => "BiCGstab on M̂ (even-odd)",
             SolverType::Cg => "CG on M̂†M̂ (even-odd)",
         };
-        header(&format!("Iterations (overhead vs double), {what}"));
-        let mut double = vec![0usize; o.kappas.len()];
-        for row in rows(o) {
-            let mut cells = vec![];
-            for (i, &k) in o.kappas.iter().enumerate() {
-                let c = bench.solve(&row, solver, k);
-                let cell = match c.parse::<usize>() {
-                    Ok(n) if row.sloppy == Precision::Double => {
-                        double[i] = n;
-                        c
-                    }
-                    Ok(n) if double[i] > 0 => {
-                        format!("{n} ({:+.0}%)", 100.0 * (n as f64 / double[i] as f64 - 1.0))
-                    }
-                    _ => c,
-                };
-                cells.push(cell);
-            }
-            println!("| {} | {} |", row.label, cells.join(" | "));
-        }
+        header(o, lat, &format!("Iterations (overhead vs double), {what}"));
+        table(&mut bench, &rows(o), solver);
     }
-    header("Reliable-update CG with and without the clark2022 §3.1 stabilisations");
+    header(
+        o,
+        lat,
+        "Reliable-update CG with and without the clark2022 §3.1 stabilisations",
+    );
     for row in cg_rows(o) {
         let cells: Vec<String> = o
             .kappas
