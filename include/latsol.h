@@ -181,6 +181,15 @@ typedef struct latsol_gauge_param {
      * only).
      */
     double su3_tolerance;
+    /**
+     * 1: the field is in temporal gauge, every T link off the last time
+     * slice (t < T-1) is the unit matrix; the library checks that at load
+     * (within the SU(3) tolerance, or its default when that is negative)
+     * and then neither stores nor loads those links. 0 (the default): a
+     * general field. Other values are refused. Added after the first
+     * version: callers built without it get 0.
+     */
+    int32_t gauge_fixed;
 } latsol_gauge_param;
 
 /**
@@ -513,6 +522,18 @@ typedef struct latsol_multishift_result {
 #define LATSOL_PRECISION_QUARTER 3
 
 /**
+ * 20-bit integers with one shared exponent per site (sloppy spinors; links
+ * in 16-bit fixed point).
+ */
+#define LATSOL_PRECISION_PACKED20 4
+
+/**
+ * 30-bit integers with one shared exponent per site (sloppy spinors; links
+ * in 32-bit fixed point; arithmetic in double).
+ */
+#define LATSOL_PRECISION_PACKED30 5
+
+/**
  * All 18 reals (no compression).
  */
 #define LATSOL_RECONSTRUCT_18 18
@@ -658,6 +679,12 @@ typedef struct latsol_multishift_result {
  * Defect correction, inner tolerance `tol_inner`.
  */
 #define LATSOL_MIXED_DEFECT_CORRECTION 1
+
+/**
+ * Defect correction with the CG search direction carried from one inner
+ * solve into the next (corrected mixed-precision CG); solver CG only.
+ */
+#define LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED 2
 
 /**
  * `M` in the chosen normalization.

@@ -281,6 +281,10 @@ fn solve_system<B: Backend>(
                     inner_solve(backend, solver, &mut a_lo, e, r, p, monitor)
                 })?
             }
+            // validate_solve allows it with CG only.
+            (MixedScheme::DefectCorrectionCorrected, _) => {
+                defect_correction::solve_corrected(backend, &mut a, &mut a_lo, x, &bn, mixed)?
+            }
         };
         return Ok((stats, 2.0 * flops));
     }
@@ -293,6 +297,11 @@ fn solve_system<B: Backend>(
             defect_correction::solve(backend, &mut a, lo, x, rhs, mixed, &mut |e, r, p| {
                 inner_solve(backend, SolverType::BiCgStab, &mut a_lo, e, r, p, monitor)
             })?
+        }
+        MixedScheme::DefectCorrectionCorrected => {
+            return Err(crate::error::Error::Internal(
+                "the corrected defect correction needs the normal equations (CG)".into(),
+            ))
         }
     };
     Ok((stats, flops))

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod deviation;
 pub mod dirac;
 pub mod dispatch;
 pub mod error;

@@ -10,6 +10,12 @@ pub enum Precision {
     Half,
     /// 8-bit fixed point with a per-site norm (mixed-precision issue).
     Quarter,
+    /// 24 signed 20-bit integers sharing one power-of-two exponent per site
+    /// (seed clark2022 §4, Appendix A); links in 16-bit fixed point.
+    Packed20,
+    /// 24 signed 30-bit integers sharing one exponent per site (seed
+    /// clark2022 §4); links in 32-bit fixed point, arithmetic in double.
+    Packed30,
 }
 
 impl Precision {
@@ -20,17 +26,42 @@ impl Precision {
             Precision::Single => f32::EPSILON as f64 / 2.0,
             Precision::Half => 1.0 / 32767.0 / 2.0,
             Precision::Quarter => 1.0 / 127.0 / 2.0,
+            // The shared scale is a power of two between max/M and
+            // 2·max/M (M = 2^(B−1) − 1), so the rounding error of a
+            // component is at most max/M, not max/(2M) as for half.
+            Precision::Packed20 => 1.0 / ((1u64 << 19) - 1) as f64,
+            Precision::Packed30 => 1.0 / ((1u64 << 29) - 1) as f64,
         }
     }
 
-    /// Bytes per real number in storage (norms excluded).
+    /// Bytes per real number in storage (norms excluded; the packed
+    /// formats round up to whole bytes).
     pub fn bytes_per_real(self) -> usize {
         match self {
             Precision::Double => 8,
             Precision::Single => 4,
             Precision::Half => 2,
             Precision::Quarter => 1,
+            Precision::Packed20 => 3,
+            Precision::Packed30 => 4,
         }
+    }
+
+    /// Unit roundoff of the gauge links stored beside spinors of this
+    /// format: the packed formats pair with 16-bit (20-bit spinors) and
+    /// 32-bit (30-bit spinors) fixed-point links (seed clark2022 §4).
+    pub fn link_epsilon(self) -> f64 {
+        match self {
+            Precision::Packed20 => Precision::Half.epsilon(),
+            Precision::Packed30 => 0.5 / 2147483647.0,
+            p => p.epsilon(),
+        }
+    }
+
+    /// Whether the format is only a sloppy (storage) format: the precise
+    /// fields of a solve must be double or single.
+    pub fn is_sloppy_only(self) -> bool {
+        !matches!(self, Precision::Double | Precision::Single)
     }
 }
 

@@ -299,6 +299,32 @@ fn struct_size_wrong() {
         );
     }
 
+    // A caller built before gauge_fixed existed (struct_size = the first
+    // version's) loads a general field; its struct ends before gauge_fixed,
+    // so a garbage value there must be ignored, not read.
+    let mut gp = gauge_param(s.dims);
+    gp.struct_size = std::mem::offset_of!(latsol_gauge_param, gauge_fixed);
+    gp.gauge_fixed = 7;
+    let mut g = ptr::null_mut();
+    ok(unsafe { latsol_gauge_load(s.ctx, &gp, table.as_ptr().cast(), &mut g) });
+    ok(unsafe { latsol_gauge_free(g) });
+    // The current struct: only 0 and 1, and 1 only for a field in temporal
+    // gauge (this random one is not).
+    let mut gp = gauge_param(s.dims);
+    for (v, needle) in [
+        (7, "param->gauge_fixed = 7"),
+        (1, "gauge_fixed: the T link"),
+    ] {
+        gp.gauge_fixed = v;
+        load_fails(
+            s.ctx,
+            &gp,
+            table.as_ptr().cast(),
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &[needle],
+        );
+    }
+
     for size in [size_of::<latsol_invert_param>() * 2, size_of::<usize>()] {
         let mut ip = invert_param();
         ip.struct_size = size;

@@ -3,7 +3,8 @@
 //! shift; for the even-odd system `M̂ = 1 − κ² D_eo D_oe` built from the
 //! hopping term and `M̂† = γ5 M̂ γ5`), meets its own tolerance for 1, 4 and
 //! 12 shifts, on the full and the even-odd system, in pure double and from
-//! single and half sloppy fields; each solution matches a single-shift
+//! every sloppy format (single, half, quarter, packed 20- and 30-bit);
+//! each solution matches a single-shift
 //! solve of its system. The field is a thermalised quenched configuration
 //! (β = 5.8) and κ = 0.16 is near its κ_c, so `M†M` is ill-conditioned.
 
@@ -150,7 +151,14 @@ fn every_shift_meets_its_tolerance_on_both_systems_and_every_sloppy_precision() 
             0.5, 0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 1.0, 2.0, 5.0,
         ],
     ];
-    for sloppy in [Precision::Double, Precision::Single, Precision::Half] {
+    for sloppy in [
+        Precision::Double,
+        Precision::Single,
+        Precision::Half,
+        Precision::Quarter,
+        Precision::Packed20,
+        Precision::Packed30,
+    ] {
         let g = load(&ctx, &field, sloppy);
         for solve_type in [SolveType::NormOp, SolveType::NormOpPc] {
             let sites = if solve_type == SolveType::NormOp {

@@ -54,6 +54,8 @@ module latsol
     enumerator :: LATSOL_PRECISION_SINGLE = 1
     enumerator :: LATSOL_PRECISION_HALF = 2
     enumerator :: LATSOL_PRECISION_QUARTER = 3
+    enumerator :: LATSOL_PRECISION_PACKED20 = 4
+    enumerator :: LATSOL_PRECISION_PACKED30 = 5
   end enum
 
   ! latsol_reconstruct (the value is the number of reals stored per link)
@@ -127,6 +129,7 @@ module latsol
   enum, bind(c)
     enumerator :: LATSOL_MIXED_RELIABLE_UPDATES = 0
     enumerator :: LATSOL_MIXED_DEFECT_CORRECTION = 1
+    enumerator :: LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED = 2
   end enum
 
   ! latsol_operator
@@ -193,6 +196,7 @@ module latsol
     integer(c_int32_t) :: reconstruct     ! LATSOL_RECONSTRUCT_*
     integer(c_int32_t) :: reconstruct_sloppy
     real(c_double) :: su3_tolerance       ! 0: by precision; < 0: no check
+    integer(c_int32_t) :: gauge_fixed     ! 1: temporal gauge (unit T links off the last slice)
   end type latsol_gauge_param
 
   ! What latsol_invert and latsol_apply are asked to do.

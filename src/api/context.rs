@@ -86,20 +86,27 @@ impl ContextInner {
         precision: crate::precision::Precision,
         reconstruct: crate::precision::Reconstruct,
     ) -> Result<Box<dyn Any + Send + Sync>> {
+        fn upload<B: Backend>(
+            b: &B,
+            field: &crate::field::GaugeField,
+            params: &GaugeParams,
+            precision: crate::precision::Precision,
+            reconstruct: crate::precision::Reconstruct,
+        ) -> Result<Box<dyn Any + Send + Sync>>
+        where
+            B::Gauge: 'static,
+        {
+            let t = params.t_boundary;
+            Ok(if params.gauge_fixed {
+                Box::new(b.upload_gauge_temporal(field, t, precision, reconstruct)?)
+            } else {
+                Box::new(b.upload_gauge(field, t, precision, reconstruct)?)
+            })
+        }
         match &self.backend {
-            AnyBackend::Cpu(b) => Ok(Box::new(b.upload_gauge(
-                field,
-                params.t_boundary,
-                precision,
-                reconstruct,
-            )?)),
+            AnyBackend::Cpu(b) => upload(b, field, params, precision, reconstruct),
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => Ok(Box::new(b.upload_gauge(
-                field,
-                params.t_boundary,
-                precision,
-                reconstruct,
-            )?)),
+            AnyBackend::Cuda(b) => upload(b.as_ref(), field, params, precision, reconstruct),
         }
     }
 }

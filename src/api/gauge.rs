@@ -39,6 +39,9 @@ impl Gauge {
         }
         let field = layout::gauge::import(&lattice, host)?;
         check_su3(&field, params, host)?;
+        if params.gauge_fixed {
+            check_temporal_gauge(&field, params, host)?;
+        }
         let plaquette = field.plaquette();
         let storage =
             ctx.inner
@@ -90,6 +93,54 @@ impl Gauge {
     }
     pub(crate) fn storage_sloppy(&self) -> &(dyn Any + Send + Sync) {
         self.sloppy.as_deref().unwrap_or(self.storage.as_ref())
+    }
+}
+
+/// With `gauge_fixed`, refuses a field whose T links off the last time
+/// slice are not unit within the SU(3) tolerance: the backend would replace
+/// them by 1 and solve a different system.
+fn check_temporal_gauge(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Result<()> {
+    // Not optional (a negative su3_tolerance skips only the SU(3) check):
+    // a non-unit link here would silently be replaced by 1.
+    let tol = link_tolerance(params, host);
+    let lat = field.lattice();
+    let t_last = lat.dims()[3] - 1;
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            let x = lat.coords(p, cb);
+            if x[3] == t_last {
+                continue;
+            }
+            let u = field.link(p, cb, 3);
+            let dev = (0..3)
+                .flat_map(|i| (0..3).map(move |j| (i, j)))
+                .map(|(i, j)| (u.0[i][j] - if i == j { 1.0 } else { 0.0 }).norm())
+                .fold(0.0f64, f64::max);
+            if dev > tol {
+                return Err(Error::InvalidArgument(format!(
+                    "gauge_fixed: the T link at x = {x:?} differs from the unit matrix by \
+                     {dev:.3e} > {tol:.1e}; in temporal gauge only the last time slice \
+                     (t = {t_last}) may hold non-unit T links"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The tolerance of the link checks: the caller's, or 1e-10 for double and
+/// 1e-5 for single host fields.
+fn link_tolerance(params: &GaugeParams, host: &HostGauge) -> f64 {
+    let single_host = matches!(
+        host,
+        HostGauge::Milc(HostReals::F32(_))
+            | HostGauge::CpsWilson(HostReals::F32(_))
+            | HostGauge::Qdp([HostReals::F32(_), ..])
+    );
+    match params.su3_tolerance {
+        t if t > 0.0 => t,
+        _ if single_host => 1e-5,
+        _ => 1e-10,
     }
 }
 

@@ -70,6 +70,10 @@ pub struct GaugeParams {
     /// `|det U − 1|`); 0 picks 1e-10 for double and 1e-5 for single host
     /// fields; negative skips the check.
     pub su3_tolerance: f64,
+    /// The field is in temporal gauge: every T link off the last time
+    /// slice is the unit matrix (checked at load, within `su3_tolerance`),
+    /// and the backend need not store or load those links.
+    pub gauge_fixed: bool,
 }
 
 impl Default for GaugeParams {
@@ -84,6 +88,7 @@ impl Default for GaugeParams {
             reconstruct: Reconstruct::Full18,
             reconstruct_sloppy: Reconstruct::Full18,
             su3_tolerance: 0.0,
+            gauge_fixed: false,
         }
     }
 }
@@ -105,10 +110,10 @@ impl GaugeParams {
         if self.su3_tolerance.is_nan() {
             return Err(Error::InvalidArgument("su3_tolerance is NaN".into()));
         }
-        if matches!(self.precision, Precision::Half | Precision::Quarter) {
+        if self.precision.is_sloppy_only() {
             return Err(Error::InvalidArgument(format!(
                 "gauge precision = {:?}: the precise gauge field must be double or single \
-                 (half and quarter are sloppy formats)",
+                 (half, quarter and the packed formats are sloppy formats)",
                 self.precision
             )));
         }
@@ -187,6 +192,9 @@ pub enum MixedScheme {
     /// Defect correction (seed clark2010 Algorithm 1), inner tolerance
     /// `tol_inner`.
     DefectCorrection,
+    /// Defect correction with the CG direction carried from one inner
+    /// solve into the next (seed cps-mixed-precision-cg §3.2); CG only.
+    DefectCorrectionCorrected,
 }
 
 /// What `invert` and `apply` are asked to do.
@@ -300,7 +308,14 @@ impl InvertParams {
                 self.tol_inner
             )));
         }
-        if self.mixed == MixedScheme::DefectCorrection
+        if self.mixed == MixedScheme::DefectCorrectionCorrected && self.solver != SolverType::Cg {
+            return Err(Error::InvalidArgument(format!(
+                "mixed = DefectCorrectionCorrected with solver = {:?}: the corrected scheme \
+                 carries a CG direction between inner solves (solver must be CG)",
+                self.solver
+            )));
+        }
+        if self.mixed != MixedScheme::ReliableUpdates
             && self.tol_inner <= self.precision_sloppy.epsilon()
         {
             return Err(Error::InvalidArgument(format!(

@@ -59,6 +59,20 @@ pub trait Backend: Send + Sync {
         reconstruct: Reconstruct,
     ) -> Result<Self::Gauge>;
 
+    /// As `upload_gauge`, for a field in temporal gauge: every T link off
+    /// the last time slice is the unit matrix (the caller has checked it),
+    /// so a backend may leave those links out of storage and out of the
+    /// dslash. The default stores them as they are: correct, saving nothing.
+    fn upload_gauge_temporal(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<Self::Gauge> {
+        self.upload_gauge(gauge, t_boundary, precision, reconstruct)
+    }
+
     /// A zeroed field.
     fn alloc_spinor(
         &self,

@@ -7,8 +7,8 @@
 //! latsol-solve [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--field smooth|hot|unit|PATH]
 //!              [--kappa K] [--solver bicgstab|cg] [--solve direct|direct-pc|normop|normop-pc]
 //!              [--tol T] [--maxiter N] [--precision double|single] [--seed S] [--every N]
-//!              [--sloppy double|single|half|quarter] [--reconstruct-sloppy 18|12|8]
-//!              [--mixed reliable|defect] [--delta D] [--tol-inner E] [--plain-cg]
+//!              [--sloppy double|single|half|quarter|packed20|packed30] [--reconstruct-sloppy 18|12|8]
+//!              [--mixed reliable|defect|defect-corrected] [--delta D] [--tol-inner E] [--plain-cg]
 //! ```
 //!
 //! `--field PATH` reads a configuration written by `latsol-heatbath` (its
@@ -53,6 +53,8 @@ fn precision(val: &str) -> Option<Precision> {
         "single" => Precision::Single,
         "half" => Precision::Half,
         "quarter" => Precision::Quarter,
+        "packed20" => Precision::Packed20,
+        "packed30" => Precision::Packed30,
         _ => return None,
     })
 }
@@ -140,6 +142,7 @@ fn parse() -> Result<Options, String> {
                 o.mixed = match val.as_str() {
                     "reliable" => MixedScheme::ReliableUpdates,
                     "defect" => MixedScheme::DefectCorrection,
+                    "defect-corrected" => MixedScheme::DefectCorrectionCorrected,
                     _ => return Err(bad()),
                 }
             }

@@ -45,6 +45,12 @@ pub const LATSOL_PRECISION_SINGLE: latsol_precision = 1;
 pub const LATSOL_PRECISION_HALF: latsol_precision = 2;
 /// 8-bit fixed point with a per-site norm (device-side sloppy fields only).
 pub const LATSOL_PRECISION_QUARTER: latsol_precision = 3;
+/// 20-bit integers with one shared exponent per site (sloppy spinors; links
+/// in 16-bit fixed point).
+pub const LATSOL_PRECISION_PACKED20: latsol_precision = 4;
+/// 30-bit integers with one shared exponent per site (sloppy spinors; links
+/// in 32-bit fixed point; arithmetic in double).
+pub const LATSOL_PRECISION_PACKED30: latsol_precision = 5;
 
 /// How many reals of each 3x3 link the library stores; the value is the
 /// count.
@@ -140,6 +146,9 @@ pub type latsol_mixed_scheme = i32;
 pub const LATSOL_MIXED_RELIABLE_UPDATES: latsol_mixed_scheme = 0;
 /// Defect correction, inner tolerance `tol_inner`.
 pub const LATSOL_MIXED_DEFECT_CORRECTION: latsol_mixed_scheme = 1;
+/// Defect correction with the CG search direction carried from one inner
+/// solve into the next (corrected mixed-precision CG); solver CG only.
+pub const LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED: latsol_mixed_scheme = 2;
 
 /// The operator `latsol_apply` computes, on full fields.
 pub type latsol_operator = i32;
@@ -281,6 +290,16 @@ pub(crate) static PRECISION: CEnum<Precision> = CEnum {
             "LATSOL_PRECISION_QUARTER",
             LATSOL_PRECISION_QUARTER,
             Precision::Quarter,
+        ),
+        (
+            "LATSOL_PRECISION_PACKED20",
+            LATSOL_PRECISION_PACKED20,
+            Precision::Packed20,
+        ),
+        (
+            "LATSOL_PRECISION_PACKED30",
+            LATSOL_PRECISION_PACKED30,
+            Precision::Packed30,
         ),
     ],
 };
@@ -478,6 +497,11 @@ pub(crate) static MIXED_SCHEME: CEnum<MixedScheme> = CEnum {
             "LATSOL_MIXED_DEFECT_CORRECTION",
             LATSOL_MIXED_DEFECT_CORRECTION,
             MixedScheme::DefectCorrection,
+        ),
+        (
+            "LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED",
+            LATSOL_MIXED_DEFECT_CORRECTION_CORRECTED,
+            MixedScheme::DefectCorrectionCorrected,
         ),
     ],
 };

@@ -68,11 +68,19 @@ pub struct latsol_gauge_param {
     /// single host fields; negative skips the check (uncompressed links
     /// only).
     pub su3_tolerance: f64,
+    /// 1: the field is in temporal gauge, every T link off the last time
+    /// slice (t < T-1) is the unit matrix; the library checks that at load
+    /// (within the SU(3) tolerance, or its default when that is negative)
+    /// and then neither stores nor loads those links. 0 (the default): a
+    /// general field. Other values are refused. Added after the first
+    /// version: callers built without it get 0.
+    pub gauge_fixed: i32,
 }
 
 unsafe impl Versioned for latsol_gauge_param {
     const NAME: &'static str = "latsol_gauge_param";
-    const V1_SIZE: usize = size_of::<latsol_gauge_param>();
+    // The first version ended with su3_tolerance.
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_gauge_param, gauge_fixed);
     fn defaults() -> Self {
         let d = GaugeParams::default();
         latsol_gauge_param {
@@ -87,6 +95,7 @@ unsafe impl Versioned for latsol_gauge_param {
             reconstruct: RECONSTRUCT.encode(d.reconstruct),
             reconstruct_sloppy: RECONSTRUCT.encode(d.reconstruct_sloppy),
             su3_tolerance: d.su3_tolerance,
+            gauge_fixed: i32::from(d.gauge_fixed),
         }
     }
 }
@@ -112,6 +121,15 @@ impl latsol_gauge_param {
             reconstruct_sloppy: RECONSTRUCT
                 .decode(self.reconstruct_sloppy, "param->reconstruct_sloppy")?,
             su3_tolerance: self.su3_tolerance,
+            gauge_fixed: match self.gauge_fixed {
+                0 => false,
+                1 => true,
+                v => {
+                    return Err(Error::InvalidArgument(format!(
+                        "param->gauge_fixed = {v}: must be 0 or 1"
+                    )))
+                }
+            },
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))
@@ -139,6 +157,7 @@ pub extern "C" fn latsol_gauge_param_default() -> latsol_gauge_param {
             reconstruct: 0,
             reconstruct_sloppy: 0,
             su3_tolerance: 0.0,
+            gauge_fixed: 0,
         },
         latsol_gauge_param::defaults,
     )

@@ -12,6 +12,7 @@ use super::{report, true_residual, Monitor, SolverStats};
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;
 use crate::error::{Error, Result};
+use crate::precision::Precision;
 use crate::solver::MixedParams;
 
 /// Below this relative size an inner product counts as zero.
@@ -33,8 +34,27 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
     let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
     let alloc = || backend.alloc_spinor(&lat, subset, lo);
-    let (mut rs, mut xs, mut r_hat, mut p, mut v, mut t) =
-        (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
+    let (mut rs, mut r_hat, mut p, mut v, mut t) =
+        (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
+    // The partial solution x̂ collects every α p and ω s between updates. In
+    // a fixed-point format each accumulation would round all of x̂ to the
+    // format's ε (1.5e-5 for half) of its norm, an error that the next
+    // update exposes in the true residual and that, near κ_c, undoes much of
+    // a cycle. So x̂ is kept in single (the arithmetic precision of those
+    // formats) when the sloppy format is coarser, as seed clark2022 §3.1
+    // keeps CG's solution out of the sloppy format; the cost is a copy to
+    // single of the two vectors accumulated per iteration.
+    let acc = if lo.epsilon() > Precision::Single.epsilon() {
+        Precision::Single
+    } else {
+        lo
+    };
+    let mut xs = backend.alloc_spinor(&lat, subset, acc)?;
+    let mut widened = if acc != lo {
+        Some(backend.alloc_spinor(&lat, subset, acc)?)
+    } else {
+        None
+    };
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;
@@ -113,8 +133,15 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let ss = backend.caxpy_norm2(-alpha, &v, &mut rs)?;
         k += 1;
         stats.matvecs += 1;
+        // With a widened x̂ the α p term goes in now, through the copy;
+        // otherwise it is fused into the update below (or added here on exit).
+        if let Some(w) = widened.as_mut() {
+            accumulate(backend, alpha, &p, &mut xs, w)?;
+        }
         if ss <= stop {
-            backend.caxpy(alpha, &p, &mut xs)?;
+            if widened.is_none() {
+                backend.caxpy(alpha, &p, &mut xs)?;
+            }
             rr = ss;
             max_rr = max_rr.max(rr);
             report(
@@ -133,10 +160,15 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
         }
         omega = ts / tt;
-        // x̂ += α p + ω s (α p was not added above on this path), r = s − ω t.
-        let (rho_r, r2) =
-            backend.bicgstab_update(alpha, &p, omega, &mut rs, &mut xs, &t, &r_hat)?;
-        (rr, rho_next) = (r2, Some(rho_r));
+        if let Some(w) = widened.as_mut() {
+            accumulate(backend, omega, &rs, &mut xs, w)?;
+            rr = backend.caxpy_norm2(-omega, &t, &mut rs)?;
+        } else {
+            // x̂ += α p + ω s, r = s − ω t and the next (r̂, r), in one pass.
+            let (rho_r, r2) =
+                backend.bicgstab_update(alpha, &p, omega, &mut rs, &mut xs, &t, &r_hat)?;
+            (rr, rho_next) = (r2, Some(rho_r));
+        }
         max_rr = max_rr.max(rr);
         fresh = false;
         report(
@@ -158,6 +190,19 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     stats.iterations = k;
     stats.iterated_residual = (rr / b2).sqrt();
     Ok(stats)
+}
+
+/// `x̂ += a y` for `y` in a coarser precision than x̂, through `widened` (a
+/// field of x̂'s precision): backends combine fields of one precision.
+fn accumulate<B: Backend>(
+    backend: &B,
+    a: C64,
+    y: &B::Spinor,
+    xs: &mut B::Spinor,
+    widened: &mut B::Spinor,
+) -> Result<()> {
+    backend.copy(widened, y)?;
+    backend.caxpy(a, widened, xs)
 }
 
 fn breakdown(what: &str, value: C64, k: usize) -> Error {

@@ -1,13 +1,23 @@
 //! CPU storage of gauge links: `[parity][cb][mu]`, each link as 18, 12 or 8
-//! reals (`reconstruct`) in double, single, half or quarter precision. The
-//! fixed-point formats store `value / scale` with `scale` the largest
-//! stored magnitude (1 for SU(3) links: CONVENTIONS.md, "Precision formats").
+//! reals (`reconstruct`) in double, single, half or quarter precision, and
+//! for the packed spinor formats the links seed clark2022 §4 pairs with
+//! them: 16-bit fixed point beside 20-bit spinors, 32-bit fixed point beside
+//! 30-bit ones. The fixed-point formats store `value / scale` with `scale`
+//! the largest stored magnitude (1 for SU(3) links: CONVENTIONS.md,
+//! "Precision formats").
 //! Links are stored as the caller gave them; the anti-periodic sign is
 //! applied by the dslash on the hops across the T boundary, since 12/8
 //! compression cannot carry a sign.
+//!
+//! Temporal gauge (`gauge_fixed`): every T link off the last time slice is
+//! the unit matrix, so only the spatial links (`[parity][cb][mu < 3]`) and
+//! the T links of the last slice (`[parity][cb of that slice]`) are stored,
+//! and `load` answers `None` (the identity) for the others: a quarter less
+//! link traffic, as seed clark2010 §4.6 counts it.
 
 use super::storage::Fixed;
 use crate::field::GaugeField;
+use crate::lattice::{Lattice, Parity};
 use crate::precision::{Precision, Reconstruct};
 use crate::reconstruct;
 use crate::su3::Su3;
@@ -18,15 +28,31 @@ enum LinkData {
     F32(Vec<f32>),
     Half(Vec<i16>),
     Quarter(Vec<i8>),
+    Fixed32(Vec<i32>),
 }
 
 /// The links of one gauge field in one storage format.
 #[derive(Debug, Clone)]
 pub struct Links {
     data: LinkData,
+    /// The precision asked for (packed formats share the fixed-point data).
+    precision: Precision,
     reconstruct: Reconstruct,
     /// Fixed-point scale (`stored · scale / MAX` is the value).
     scale: f64,
+    /// Set when the field is in temporal gauge (unit T links not stored).
+    temporal: Option<Temporal>,
+    /// Sites per parity.
+    vh: usize,
+}
+
+/// Where the stored T links of a field in temporal gauge live.
+#[derive(Debug, Clone, Copy)]
+struct Temporal {
+    /// Sites of one parity on one time slice.
+    slice: usize,
+    /// The first checkerboard index of the last time slice.
+    last_start: usize,
 }
 
 fn to_fixed<T: Fixed>(reals: &[f64], scale: f64) -> Vec<T> {
@@ -37,44 +63,82 @@ fn to_fixed<T: Fixed>(reals: &[f64], scale: f64) -> Vec<T> {
 }
 
 impl Links {
-    pub fn new(field: &GaugeField, precision: Precision, reconstruct: Reconstruct) -> Links {
+    /// Stores `field`; with `temporal_gauge` the T links off the last time
+    /// slice are taken to be unit (the caller has checked that) and dropped.
+    pub fn new(
+        field: &GaugeField,
+        precision: Precision,
+        reconstruct: Reconstruct,
+        temporal_gauge: bool,
+    ) -> Links {
+        let lat: &Lattice = field.lattice();
+        let vh = lat.half_volume();
+        let temporal = temporal_gauge.then(|| {
+            let d = lat.dims();
+            let slice = d[0] * d[1] * d[2] / 2;
+            Temporal {
+                slice,
+                last_start: (d[3] - 1) * slice,
+            }
+        });
+        let stored = match temporal {
+            None => 4 * 2 * vh,
+            Some(t) => 3 * 2 * vh + 2 * t.slice,
+        };
         let r = reconstruct.reals();
-        let mut reals = vec![0.0f64; field.links().len() * r];
-        for (u, out) in field.links().iter().zip(reals.chunks_exact_mut(r)) {
-            let mut buf = [0.0; 18];
-            reconstruct::compress(u, reconstruct, &mut buf);
-            out.copy_from_slice(&buf[..r]);
+        let mut reals = vec![0.0f64; stored * r];
+        for p in [Parity::Even, Parity::Odd] {
+            for cb in 0..vh {
+                for mu in 0..4 {
+                    if let Some(i) = slot(temporal, vh, p.index(), cb, mu) {
+                        let mut buf = [0.0; 18];
+                        reconstruct::compress(field.link(p, cb, mu), reconstruct, &mut buf);
+                        reals[i * r..(i + 1) * r].copy_from_slice(&buf[..r]);
+                    }
+                }
+            }
         }
         let scale = reals.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let data = match precision {
             Precision::Double => LinkData::F64(reals),
             Precision::Single => LinkData::F32(reals.iter().map(|&v| v as f32).collect()),
-            Precision::Half => LinkData::Half(to_fixed(&reals, scale)),
+            Precision::Half | Precision::Packed20 => LinkData::Half(to_fixed(&reals, scale)),
             Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale)),
+            Precision::Packed30 => LinkData::Fixed32(to_fixed(&reals, scale)),
         };
         Links {
             data,
+            precision,
             reconstruct,
             scale,
+            temporal,
+            vh,
         }
     }
 
+    /// Whether the T links off the last slice are implicit unit matrices.
+    pub fn temporal_gauge(&self) -> bool {
+        self.temporal.is_some()
+    }
+
+    /// The link `U_mu` at checkerboard site `cb` of parity `p`; `None` for
+    /// an unstored unit link (temporal gauge).
+    #[inline(always)]
+    pub fn link(&self, p: Parity, cb: usize, mu: usize) -> Option<Su3> {
+        slot(self.temporal, self.vh, p.index(), cb, mu).map(|i| self.load(i))
+    }
+
     pub fn precision(&self) -> Precision {
-        match self.data {
-            LinkData::F64(_) => Precision::Double,
-            LinkData::F32(_) => Precision::Single,
-            LinkData::Half(_) => Precision::Half,
-            LinkData::Quarter(_) => Precision::Quarter,
-        }
+        self.precision
     }
 
     pub fn reconstruct(&self) -> Reconstruct {
         self.reconstruct
     }
 
-    /// The link with index `(parity · Vh + cb) · 4 + mu`.
+    /// The stored link with index `index` (`slot`).
     #[inline(always)]
-    pub fn load(&self, index: usize) -> Su3 {
+    fn load(&self, index: usize) -> Su3 {
         let r = self.reconstruct.reals();
         if let (LinkData::F64(d), Reconstruct::Full18) = (&self.data, self.reconstruct) {
             return Su3::from_row_major(&d[index * 18..index * 18 + 18]);
@@ -100,7 +164,73 @@ impl Links {
                     *o = x.to_f64() * s;
                 }
             }
+            LinkData::Fixed32(d) => {
+                let s = self.scale / <i32 as Fixed>::MAX;
+                for (o, x) in v.iter_mut().zip(&d[range]) {
+                    *o = x.to_f64() * s;
+                }
+            }
         }
         reconstruct::decompress(&v[..r], self.reconstruct)
+    }
+}
+
+/// The storage index of link `(parity, cb, mu)`: `(parity · Vh + cb) · 4 + mu`,
+/// or in temporal gauge `(parity · Vh + cb) · 3 + mu` for the spatial links
+/// and `6 Vh + parity · slice + (cb − last_start)` for the T links of the last
+/// slice; `None` for the unstored unit T links.
+#[inline(always)]
+fn slot(
+    temporal: Option<Temporal>,
+    vh: usize,
+    parity: usize,
+    cb: usize,
+    mu: usize,
+) -> Option<usize> {
+    match temporal {
+        None => Some((parity * vh + cb) * 4 + mu),
+        Some(_) if mu < 3 => Some((parity * vh + cb) * 3 + mu),
+        Some(t) if cb >= t.last_start => Some(6 * vh + parity * t.slice + (cb - t.last_start)),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::random;
+
+    /// In temporal gauge only the spatial links and the last slice's T links
+    /// are stored (3/4 of the links plus one slice), every stored link reads
+    /// back as given, and the others read as the implicit unit matrix.
+    #[test]
+    fn temporal_gauge_stores_only_what_is_not_unit() {
+        let lat = Arc::new(Lattice::new([4, 4, 2, 6]).unwrap());
+        let field = random::hot_gauge(&lat, 9);
+        let full = Links::new(&field, Precision::Double, Reconstruct::Full18, false);
+        let tg = Links::new(&field, Precision::Double, Reconstruct::Full18, true);
+        let len = |l: &Links| match &l.data {
+            LinkData::F64(v) => v.len() / 18,
+            _ => unreachable!(),
+        };
+        let slice = 4 * 4 * 2;
+        assert_eq!(len(&full), 4 * lat.volume());
+        assert_eq!(len(&tg), 3 * lat.volume() + slice);
+        for p in [Parity::Even, Parity::Odd] {
+            for cb in 0..lat.half_volume() {
+                let t = lat.coords(p, cb)[3];
+                for mu in 0..4 {
+                    let u = tg.link(p, cb, mu);
+                    assert_eq!(full.link(p, cb, mu), Some(*field.link(p, cb, mu)));
+                    if mu == 3 && t != 5 {
+                        assert!(u.is_none(), "{p:?} {cb} {mu}");
+                    } else {
+                        assert_eq!(u, Some(*field.link(p, cb, mu)), "{p:?} {cb} {mu}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 mod blas;
 mod links;
+mod packed;
 mod storage;
 mod wilson;
 
@@ -66,6 +67,13 @@ impl GaugeStorage for CpuGauge {
     }
     fn reconstruct(&self) -> Reconstruct {
         self.links.reconstruct()
+    }
+}
+
+impl CpuGauge {
+    /// Whether the unit T links of temporal gauge are left out.
+    pub fn temporal_gauge(&self) -> bool {
+        self.links.temporal_gauge()
     }
 }
 
@@ -170,7 +178,23 @@ impl Backend for CpuBackend {
             lattice: gauge.lattice().clone(),
             links: self
                 .pool
-                .install(|| Links::new(gauge, precision, reconstruct)),
+                .install(|| Links::new(gauge, precision, reconstruct, false)),
+            t_sign: t_boundary.sign(),
+        })
+    }
+
+    fn upload_gauge_temporal(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<CpuGauge> {
+        Ok(CpuGauge {
+            lattice: gauge.lattice().clone(),
+            links: self
+                .pool
+                .install(|| Links::new(gauge, precision, reconstruct, true)),
             t_sign: t_boundary.sign(),
         })
     }

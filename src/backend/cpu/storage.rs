@@ -10,10 +10,14 @@
 //! Formats (CONVENTIONS.md, "Precision formats"; seed clark2010 §4.6,
 //! clark2022 §2): double, single; half and quarter: 16- and 8-bit signed
 //! fixed point scaled per site by the site's largest absolute component,
-//! stored beside them as an f32 norm.
+//! stored beside them as an f32 norm. Packed 20- and 30-bit (clark2022 §4,
+//! Appendix A): the 24 components as signed B-bit integers sharing one
+//! power-of-two scale per site, whose 8-bit biased exponent ends the site's
+//! bit string (`packed`).
 
 use rayon::prelude::*;
 
+use super::packed;
 use crate::precision::Precision;
 
 /// Reals per site of a Wilson spinor.
@@ -39,6 +43,18 @@ impl Fixed for i16 {
     }
 }
 
+impl Fixed for i32 {
+    const MAX: f64 = 2147483647.0;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn from_scaled(v: f64) -> Self {
+        v.round().clamp(-<Self as Fixed>::MAX, <Self as Fixed>::MAX) as i32
+    }
+}
+
 impl Fixed for i8 {
     const MAX: f64 = 127.0;
     #[inline(always)]
@@ -56,8 +72,19 @@ impl Fixed for i8 {
 pub enum Data {
     F64(Vec<f64>),
     F32(Vec<f32>),
-    Half { v: Vec<i16>, norm: Vec<f32> },
-    Quarter { v: Vec<i8>, norm: Vec<f32> },
+    Half {
+        v: Vec<i16>,
+        norm: Vec<f32>,
+    },
+    Quarter {
+        v: Vec<i8>,
+        norm: Vec<f32>,
+    },
+    /// `packed::words(bits)` 32-bit words per site.
+    Packed {
+        bits: u32,
+        w: Vec<u32>,
+    },
 }
 
 impl Data {
@@ -74,6 +101,13 @@ impl Data {
                 v: vec![0; n],
                 norm: vec![0.0; sites],
             },
+            Precision::Packed20 | Precision::Packed30 => {
+                let bits = packed::bits(precision);
+                Data::Packed {
+                    bits,
+                    w: vec![0; sites * packed::words(bits)],
+                }
+            }
         }
     }
 
@@ -83,6 +117,7 @@ impl Data {
             Data::F32(_) => Precision::Single,
             Data::Half { .. } => Precision::Half,
             Data::Quarter { .. } => Precision::Quarter,
+            Data::Packed { bits, .. } => packed::precision(*bits),
         }
     }
 
@@ -92,6 +127,7 @@ impl Data {
             Data::F32(v) => v.len() / SITE,
             Data::Half { norm, .. } => norm.len(),
             Data::Quarter { norm, .. } => norm.len(),
+            Data::Packed { bits, w } => w.len() / packed::words(*bits),
         }
     }
 
@@ -103,6 +139,10 @@ impl Data {
             Data::F32(v) => Sites::F32(&v[a..b]),
             Data::Half { v, norm } => Sites::Half(&v[a..b], &norm[start..start + count]),
             Data::Quarter { v, norm } => Sites::Quarter(&v[a..b], &norm[start..start + count]),
+            Data::Packed { bits, w } => {
+                let n = packed::words(*bits);
+                Sites::Packed(*bits, &w[start * n..(start + count) * n])
+            }
         }
     }
 
@@ -116,6 +156,10 @@ impl Data {
             Data::Quarter { v, norm } => {
                 SitesMut::Quarter(&mut v[a..b], &mut norm[start..start + count])
             }
+            Data::Packed { bits, w } => {
+                let n = packed::words(*bits);
+                SitesMut::Packed(*bits, &mut w[start * n..(start + count) * n])
+            }
         }
     }
 }
@@ -127,6 +171,7 @@ pub enum Sites<'a> {
     F32(&'a [f32]),
     Half(&'a [i16], &'a [f32]),
     Quarter(&'a [i8], &'a [f32]),
+    Packed(u32, &'a [u32]),
 }
 
 /// Write access to a run of sites of any format.
@@ -135,6 +180,7 @@ pub enum SitesMut<'a> {
     F32(&'a mut [f32]),
     Half(&'a mut [i16], &'a mut [f32]),
     Quarter(&'a mut [i8], &'a mut [f32]),
+    Packed(u32, &'a mut [u32]),
 }
 
 #[inline(always)]
@@ -178,6 +224,7 @@ impl Sites<'_> {
             }
             Sites::Half(v, n) => load_fixed(v, n[i], i),
             Sites::Quarter(v, n) => load_fixed(v, n[i], i),
+            Sites::Packed(bits, w) => packed::load(*bits, w, i),
         }
     }
 
@@ -186,6 +233,7 @@ impl Sites<'_> {
             Sites::F64(v) => v.len() / SITE,
             Sites::F32(v) => v.len() / SITE,
             Sites::Half(_, n) | Sites::Quarter(_, n) => n.len(),
+            Sites::Packed(bits, w) => w.len() / packed::words(*bits),
         }
     }
 }
@@ -212,6 +260,10 @@ impl SitesMut<'_> {
                 .zip(norm.par_chunks_mut(n))
                 .enumerate()
                 .for_each(|(c, (s, m))| f(c, SitesMut::Quarter(s, m))),
+            SitesMut::Packed(bits, w) => w
+                .par_chunks_mut(n * packed::words(bits))
+                .enumerate()
+                .for_each(|(c, s)| f(c, SitesMut::Packed(bits, s))),
         }
     }
 
@@ -246,6 +298,11 @@ impl SitesMut<'_> {
                 .zip(parts)
                 .enumerate()
                 .for_each(|(c, ((s, m), p))| p.copy_from_slice(&f(c, SitesMut::Quarter(s, m)))),
+            SitesMut::Packed(bits, w) => w
+                .par_chunks_mut(n * packed::words(bits))
+                .zip(parts)
+                .enumerate()
+                .for_each(|(c, (s, p))| p.copy_from_slice(&f(c, SitesMut::Packed(bits, s)))),
         }
     }
 
@@ -256,6 +313,7 @@ impl SitesMut<'_> {
             SitesMut::F32(v) => Sites::F32(v).load(i),
             SitesMut::Half(v, n) => load_fixed(v, n[i], i),
             SitesMut::Quarter(v, n) => load_fixed(v, n[i], i),
+            SitesMut::Packed(bits, w) => packed::load(*bits, w, i),
         }
     }
 
@@ -271,6 +329,7 @@ impl SitesMut<'_> {
             }
             SitesMut::Half(v, n) => store_fixed(v, &mut n[i], i, x),
             SitesMut::Quarter(v, n) => store_fixed(v, &mut n[i], i, x),
+            SitesMut::Packed(bits, w) => packed::store(*bits, w, i, x),
         }
     }
 
@@ -279,6 +338,7 @@ impl SitesMut<'_> {
             SitesMut::F64(v) => v.len() / SITE,
             SitesMut::F32(v) => v.len() / SITE,
             SitesMut::Half(_, n) | SitesMut::Quarter(_, n) => n.len(),
+            SitesMut::Packed(bits, w) => w.len() / packed::words(*bits),
         }
     }
 }
@@ -305,6 +365,9 @@ mod tests {
             (Precision::Single, 6.0e-8),
             (Precision::Half, 0.5 / 32767.0 * 1.0001),
             (Precision::Quarter, 0.5 / 127.0 * 1.0001),
+            // The packed formats' epsilon is already their worst case.
+            (Precision::Packed20, Precision::Packed20.epsilon()),
+            (Precision::Packed30, Precision::Packed30.epsilon()),
         ] {
             let mut d = Data::zeros(p, 3);
             for site in 0..3 {

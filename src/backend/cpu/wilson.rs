@@ -124,21 +124,25 @@ fn hop_site(h: &Hop, cb: usize) -> Spinor {
 /// the boundary factors `f_fwd`, `f_bwd`.
 #[inline(always)]
 fn hop_direction<const MU: usize>(h: &Hop, cb: usize, f_fwd: f64, f_bwd: f64, acc: &mut Spinor) {
-    let vh = h.lat.half_volume();
     let (p, q) = (h.p, h.p.other());
     let nf = h.lat.neighbour_table(p, MU, true)[cb] as usize;
-    let u = h.links.load((p.index() * vh + cb) * 4 + MU);
     let s = project::<MU>(h.s_fwd, &load_spinor(&h.inp, nf));
-    let mut us = [u.mul_vec(&s[0]), u.mul_vec(&s[1])];
+    // An unstored link is the unit matrix (temporal gauge): no multiply.
+    let mut us = match h.links.link(p, cb, MU) {
+        Some(u) => [u.mul_vec(&s[0]), u.mul_vec(&s[1])],
+        None => s,
+    };
     if f_fwd != 1.0 {
         us = us.map(|v| scale(C64::new(f_fwd, 0.0), &v));
     }
     accumulate::<MU>(h.s_fwd, &us, acc);
 
     let nb = h.lat.neighbour_table(p, MU, false)[cb] as usize;
-    let u = h.links.load((q.index() * vh + nb) * 4 + MU);
     let s = project::<MU>(-h.s_fwd, &load_spinor(&h.inp, nb));
-    let mut us = [u.adj_mul_vec(&s[0]), u.adj_mul_vec(&s[1])];
+    let mut us = match h.links.link(q, nb, MU) {
+        Some(u) => [u.adj_mul_vec(&s[0]), u.adj_mul_vec(&s[1])],
+        None => s,
+    };
     if f_bwd != 1.0 {
         us = us.map(|v| scale(C64::new(f_bwd, 0.0), &v));
     }

@@ -102,6 +102,9 @@ pub(crate) fn suffix(p: Precision) -> &'static str {
         Precision::Single => "f32",
         Precision::Half => "f16",
         Precision::Quarter => "f8",
+        // No kernels: CudaBackend::alloc refuses these formats.
+        Precision::Packed20 => "p20",
+        Precision::Packed30 => "p30",
     }
 }
 

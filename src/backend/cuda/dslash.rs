@@ -109,7 +109,7 @@ impl CudaBackend {
         }
         let vh = lat.half_volume();
         let s = &self.stream;
-        let elem = super::real_bytes(prec);
+        let elem = prec.bytes_per_real();
         let stride = out.stride;
         if inp.stride != stride || x.is_some_and(|x| x.stride != stride) {
             return Err(Error::Internal(

@@ -98,21 +98,11 @@ fn spinor_vec(p: Precision) -> usize {
     }
 }
 
-/// Bytes per stored real.
-fn real_bytes(p: Precision) -> usize {
-    match p {
-        Precision::Double => 8,
-        Precision::Single => 4,
-        Precision::Half => 2,
-        Precision::Quarter => 1,
-    }
-}
-
 /// Stored elements of one spinor parity block of `stride` sites: 24 reals
 /// per site, then (half, quarter) one f32 norm per site.
 pub(crate) fn spinor_block_len(p: Precision, stride: usize) -> usize {
     match p {
-        Precision::Half | Precision::Quarter => stride * (SPINOR_REALS + 4 / real_bytes(p)),
+        Precision::Half | Precision::Quarter => stride * (SPINOR_REALS + 4 / p.bytes_per_real()),
         _ => stride * SPINOR_REALS,
     }
 }
@@ -353,6 +343,13 @@ impl CudaBackend {
             }
             Precision::Quarter => {
                 DeviceData::I8(self.stream.alloc_zeros(len).map_err(device_err(what))?)
+            }
+            Precision::Packed20 | Precision::Packed30 => {
+                return Err(Error::Unsupported(format!(
+                    "{precision:?} fields on the CUDA backend (the packed 20/30-bit formats \
+                     run on the CPU backend; on CUDA use half or quarter as the sloppy \
+                     precision)"
+                )))
             }
         })
     }
