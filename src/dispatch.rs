@@ -24,7 +24,7 @@ use std::time::Instant;
 use crate::api::params::{
     InvertParams, InvertResult, MatPc, MixedScheme, OperatorKind, SolveType, SolverType,
 };
-use crate::backend::Backend;
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::wilson::{WilsonEvenOdd, WilsonFull};
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
 use crate::error::Result;
@@ -87,6 +87,30 @@ pub fn invert<B: Backend>(
     x: &mut HostSpinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
+    let lat = source.lattice().clone();
+    let prec = params.precision;
+    let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
+    backend.upload_spinor(&mut b, source)?;
+    let mut xd = backend.alloc_spinor(&lat, Subset::Full, prec)?;
+    backend.upload_spinor(&mut xd, x)?;
+    let result = invert_on_device(backend, gauge, gauge_sloppy, params, &b, &mut xd, monitor)?;
+    backend.download_spinor(&xd, x)?;
+    Ok(result)
+}
+
+/// `invert` on fields already on the backend: `source` and `x` are full
+/// fields in `params.precision`, in the caller's normalization; `x` holds
+/// the initial guess on entry. The single-mass sequence chains solves this
+/// way without a trip to the host between them.
+pub(crate) fn invert_on_device<B: Backend>(
+    backend: &B,
+    gauge: &B::Gauge,
+    gauge_sloppy: &B::Gauge,
+    params: &InvertParams,
+    source: &B::Spinor,
+    x: &mut B::Spinor,
+    monitor: &dyn Monitor,
+) -> Result<InvertResult> {
     // The solver's own time, as QUDA reports it: host-side reordering and
     // transfers of the source and solution are not part of it.
     let mut solver_seconds = 0.0;
@@ -95,9 +119,10 @@ pub fn invert<B: Backend>(
     let kappa = params.kappa;
     let system = system_of(params);
 
-    // The kappa-normalized source: M_mass x = b ⇔ (1 − κD) x = 2κ b.
+    // The kappa-normalized source: M_mass x = b ⇔ (1 − κD) x = 2κ b; the
+    // solution is the same field in either normalization.
     let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
-    backend.upload_spinor(&mut b, source)?;
+    backend.copy(&mut b, source)?;
     if params.source_scale() != 1.0 {
         backend.ax(params.source_scale(), &mut b)?;
     }
@@ -123,8 +148,11 @@ pub fn invert<B: Backend>(
         params.tol
     };
 
-    let mut xd = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut xs = backend.alloc_spinor(&lat, sub, prec)?;
+    let mut xq = match system {
+        System::Full => None,
+        System::EvenOdd(p) => Some(backend.alloc_spinor(&lat, Subset::Single(p.other()), prec)?),
+    };
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut full = WilsonFull::new(backend, gauge, kappa, prec);
 
@@ -138,8 +166,8 @@ pub fn invert<B: Backend>(
         }
         // The current solution restricted to the iterated system.
         match system {
-            System::Full => backend.upload_spinor(&mut xs, x)?,
-            System::EvenOdd(p) => backend.upload_spinor(&mut xs, &x.parity_part(p))?,
+            System::Full => backend.copy(&mut xs, x)?,
+            System::EvenOdd(p) => backend.extract_parity(&mut xs, x, p)?,
         }
         let mixed = MixedParams {
             tol: inner_tol,
@@ -168,26 +196,20 @@ pub fn invert<B: Backend>(
         total.iterated_residual = stats.iterated_residual;
         flops += op_flops * stats.matvecs as f64;
 
-        // Back to the full solution on the host.
-        match system {
-            System::Full => backend.download_spinor(&xs, x)?,
-            System::EvenOdd(p) => {
+        // The full solution.
+        match (system, xq.as_mut()) {
+            (System::EvenOdd(p), Some(xq)) => {
                 let q = p.other();
                 // x_p̄ = b_p̄ + κ D_{p̄ p} x_p
-                let mut xq = backend.alloc_spinor(&lat, Subset::Single(q), prec)?;
-                backend.wilson_dslash(&mut xq, q, gauge, &xs, false, kappa, Some(&b))?;
-                let mut host = HostSpinor::zeros(lat.clone(), Subset::Single(p));
-                backend.download_spinor(&xs, &mut host)?;
-                x.set_parity_part(p, &host);
-                let mut host = HostSpinor::zeros(lat.clone(), Subset::Single(q));
-                backend.download_spinor(&xq, &mut host)?;
-                x.set_parity_part(q, &host);
+                backend.wilson_dslash(xq, q, gauge, &xs, false, kappa, Some(&b))?;
+                backend.insert_parity(x, p, &xs)?;
+                backend.insert_parity(x, q, xq)?;
             }
+            _ => backend.copy(x, &xs)?,
         }
 
         // The true residual of the full kappa-normalized system.
-        backend.upload_spinor(&mut xd, x)?;
-        full.apply(&mut r, &xd, false)?;
+        full.apply(&mut r, x, false)?;
         let rr = backend.xmy_norm2(&b, &mut r)?;
         flops += full.flops();
         true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };

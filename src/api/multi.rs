@@ -35,6 +35,8 @@ pub struct MultiResult {
     /// Iterations of the shared multi-shift phase.
     pub multishift_iterations: usize,
     pub seconds: f64,
+    /// Of `seconds`, the multi-shift phase (multi-shift CG; 0 otherwise).
+    pub multishift_seconds: f64,
     /// Operator flops over time (1320 per site per hopping term, 48 per
     /// site per axpy of the operators; the shifts' BLAS not counted).
     pub gflops: f64,

@@ -73,6 +73,14 @@ pub trait Backend: Send + Sync {
         self.upload_gauge(gauge, t_boundary, precision, reconstruct)
     }
 
+    /// `part = full_p`: the sites of parity `p` of a full field into a
+    /// single-parity field of that parity, both in one precision.
+    fn extract_parity(&self, part: &mut Self::Spinor, full: &Self::Spinor, p: Parity)
+        -> Result<()>;
+
+    /// `full_p = part`, the converse of `extract_parity`.
+    fn insert_parity(&self, full: &mut Self::Spinor, p: Parity, part: &Self::Spinor) -> Result<()>;
+
     /// A zeroed field.
     fn alloc_spinor(
         &self,
@@ -184,5 +192,30 @@ pub trait Backend: Send + Sync {
     /// cost alone).
     fn memory_available(&self) -> Option<usize> {
         None
+    }
+}
+
+/// The check shared by the backends' `extract_parity`/`insert_parity`: a
+/// full field and a field of parity `p` on one lattice, in one precision.
+pub(crate) fn check_parity_pair<S: SpinorField>(
+    what: &str,
+    full: &S,
+    part: &S,
+    p: Parity,
+) -> Result<()> {
+    let ok = full.subset() == Subset::Full
+        && part.subset() == Subset::Single(p)
+        && full.lattice().dims() == part.lattice().dims()
+        && full.precision() == part.precision();
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::error::Error::Internal(format!(
+            "{what}: a full field ({:?}, {:?}) and a field of parity {p:?} ({:?}, {:?}) are needed",
+            full.subset(),
+            full.precision(),
+            part.subset(),
+            part.precision()
+        )))
     }
 }

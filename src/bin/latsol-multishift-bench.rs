@@ -15,7 +15,7 @@
 //! ```text
 //! latsol-multishift-bench [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--beta B]
 //!                         [--sweeps N] [--seed S] [--kappa K] [--repeat N]
-//!                         [--sloppy double|single|half] [--table clark|alexandru|both]
+//!                         [--sloppy double|single|half] [--table clark|alexandru|both] [--mc M]
 //! ```
 //!
 //! Every solve is run `--repeat` times (default 3) and the shortest time is
@@ -49,6 +49,8 @@ struct Options {
     sweeps: usize,
     seed: u64,
     kappa: f64,
+    /// m_c given by the caller (skips its measurement).
+    mc: Option<f64>,
     repeat: usize,
     /// The single-mass sequence's sloppy precision.
     sloppy: Precision,
@@ -64,6 +66,7 @@ fn parse() -> Result<Options, String> {
         sweeps: 40,
         seed: 31,
         kappa: 0.155,
+        mc: None,
         repeat: 3,
         sloppy: Precision::Single,
         clark: true,
@@ -97,6 +100,7 @@ fn parse() -> Result<Options, String> {
             "--sweeps" => o.sweeps = val.parse().map_err(|_| bad())?,
             "--seed" => o.seed = val.parse().map_err(|_| bad())?,
             "--kappa" => o.kappa = val.parse().map_err(|_| bad())?,
+            "--mc" => o.mc = Some(val.parse().map_err(|_| bad())?),
             "--sloppy" => {
                 o.sloppy = match val.as_str() {
                     "double" => Precision::Double,
@@ -131,7 +135,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let usage = "usage: latsol-multishift-bench [--backend auto|cpu|cuda] \
                          [--dims X,Y,Z,T] [--beta B] [--sweeps N] [--seed S] [--kappa K] \
-                         [--repeat N] [--sloppy double|single|half] [--table clark|alexandru|both]";
+                         [--repeat N] [--sloppy double|single|half] [--table clark|alexandru|both] [--mc M]";
             if e.is_empty() {
                 println!("{usage}");
                 return ExitCode::SUCCESS;
@@ -203,7 +207,7 @@ fn run(o: &Options) -> latsol::Result<()> {
         clark_table(&ctx, &load, o, &b)?;
     }
     if o.alexandru {
-        alexandru_table(&ctx, &load, &b, o.repeat, o.sloppy)?;
+        alexandru_table(&ctx, &load, &b, o.repeat, o.sloppy, o.mc)?;
     }
     Ok(())
 }
@@ -329,6 +333,30 @@ fn clark_table(
         print!(" {:.3} | |", r.seconds);
     }
     println!(" | |");
+    print!("| of which multi-shift phase (s) | |");
+    for (_, r) in &runs {
+        print!(" {:.3} | |", r.multishift_seconds);
+    }
+    println!(" | |");
+    print!("| ms per multi-shift iteration | |");
+    for (_, r) in &runs {
+        print!(
+            " {:.3} | |",
+            1e3 * r.multishift_seconds / r.multishift_iterations.max(1) as f64
+        );
+    }
+    println!(" | |");
+    print!("| ms per refinement iteration | |");
+    for (_, r) in &runs {
+        match r.iterations - r.multishift_iterations {
+            0 => print!(" - | |"),
+            refine => print!(
+                " {:.3} | |",
+                1e3 * (r.seconds - r.multishift_seconds) / refine as f64
+            ),
+        }
+    }
+    println!(" | |");
     print!("| speed-up over double | |");
     for (_, r) in &runs {
         print!(" {:.2} | |", runs[0].1.seconds / r.seconds);
@@ -349,16 +377,26 @@ fn critical_mass(ctx: &Context, g: &Gauge, b: &[f64], kappa0: f64) -> latsol::Re
     let p = InvertParams {
         kappa: kappa0,
         mass_normalization: MassNormalization::Mass,
-        tol: 1e-9,
-        maxiter: 100_000,
+        // Inverse iteration needs only modest solves: the eigenvalue comes
+        // from the Rayleigh quotient ⟨v, M v⟩, computed exactly.
+        tol: 1e-6,
+        maxiter: 20_000,
         ..Default::default()
     };
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let mut v: Vec<f64> = b.iter().map(|x| x / norm(b)).collect();
+    let nb = norm(b);
+    let mut v: Vec<f64> = b.iter().map(|x| x / nb).collect();
     let mut lambda = (0.0, 0.0);
-    for _ in 0..30 {
+    // Inverse iteration converges as (|λ_1| / |λ_2|)^k; from m_0 close to
+    // m_c that ratio is small, and 10 steps fix m_c to far better than the
+    // mass spacings of the sets (each step is a near-critical solve).
+    for _ in 0..10 {
         let mut w = vec![0.0; v.len()];
-        ctx.invert(g, &p, HostReals::F64(&v), HostRealsMut::F64(&mut w))?;
+        let r = ctx.invert(g, &p, HostReals::F64(&v), HostRealsMut::F64(&mut w))?;
+        eprintln!(
+            "  inverse iteration at κ = {kappa0:.5}: {} iterations, {:.2} s",
+            r.iterations, r.seconds
+        );
         let n = norm(&w);
         v = w.iter().map(|x| x / n).collect();
         let mut mv = vec![0.0; v.len()];
@@ -388,19 +426,34 @@ fn alexandru_table(
     b: &[f64],
     repeat: usize,
     sloppy: Precision,
+    given_mc: Option<f64>,
 ) -> latsol::Result<()> {
     let g = load(sloppy)?;
     // m_0 a little above the lightest mass of the sets, found from the
     // unshifted near-critical κ = 0.16 region of β = 5.8 fields first.
-    let (mc0, _) = critical_mass(ctx, &g, b, 0.15)?;
-    let (mc, im) = critical_mass(ctx, &g, b, 0.5 / (4.0 + mc0 + 0.02))?;
+    let (mc, im) = match given_mc {
+        Some(mc) => (mc, f64::NAN),
+        None => {
+            let (mc0, _) = critical_mass(ctx, &g, b, 0.15)?;
+            // The second round from m_0 = m_c + 0.05: close enough to converge in
+            // a few steps, far enough that an m_c estimate off by a little does not
+            // put m_0 at or below the critical mass (where the solves stall).
+            let (mc, im) = critical_mass(ctx, &g, b, 0.5 / (4.0 + mc0 + 0.05))?;
+            eprintln!("m_c = {mc:.4} (imaginary part {im:.1e})");
+            (mc, im)
+        }
+    };
     println!(
         "\n### Multi-mass M(m_i) x_i = b (alexandru2011 Table 3 style)\n\n\
-         m_c of this field: {mc:.4} (smallest eigenvalue of M(m_0) by inverse iteration; its \
-         imaginary part {im:.1e}); the masses are alexandru2011 Table 2's at the same m − m_c \
+         m_c of this field: {mc:.4} ({}); the masses are alexandru2011 Table 2's at the same m − m_c \
          (its m_c = {PAPER_MC}). tol 1e-10 for every mass. BiCGstab-M: full system, double; \
          sequence: even-odd BiCGstab, sloppy precision {sloppy:?} (reliable updates), heaviest \
-         first.\n"
+         first.\n",
+        if given_mc.is_some() {
+            "given with --mc".to_string()
+        } else {
+            format!("smallest eigenvalue of M(m_0) by inverse iteration; its imaginary part {im:.1e}")
+        }
     );
     println!(
         "| set | solver | total iters | ms/iter | time (s) | speed-up | true residual (worst) |"

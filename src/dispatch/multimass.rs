@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use num_complex::Complex64 as C64;
 
-use super::invert;
+use super::invert_on_device;
 use crate::api::multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult};
 use crate::api::params::{InvertParams, MassNormalization, SolveType};
 use crate::backend::Backend;
@@ -117,7 +117,6 @@ fn by_bicgstab_m<B: Backend>(
     xs: &mut [HostSpinor],
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
-    let start = Instant::now();
     let lat = source.lattice().clone();
     let prec = params.precision;
     let masses: Vec<f64> = kappas.iter().map(|&k| mass_of(k)).collect();
@@ -126,6 +125,8 @@ fn by_bicgstab_m<B: Backend>(
     let shifts: Vec<f64> = masses.iter().map(|m| 2.0 * ks * (m - ms)).collect();
     let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     backend.upload_spinor(&mut b, source)?;
+    // Solver time from here: the host reordering above is not in it.
+    let start = Instant::now();
     backend.ax(2.0 * ks, &mut b)?;
     let mut a = Direct(WilsonFull::new(backend, gauge, ks, prec));
     let flops = a.flops();
@@ -146,10 +147,16 @@ fn by_bicgstab_m<B: Backend>(
     let b2 = backend.norm2(&b)?;
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut out = Vec::with_capacity(kappas.len());
+    // Residuals, then the time, then the copies to the host (as for
+    // multi-shift CG and one solve: host reordering is not solver time).
+    let mut rrs = Vec::with_capacity(x.len());
     for (i, xi) in x.iter().enumerate() {
         let mut ai = Shifted::new(backend, &mut a, shifts[i]);
         ai.apply(&mut r, xi)?;
-        let rr = backend.xmy_norm2(&b, &mut r)?;
+        rrs.push(backend.xmy_norm2(&b, &mut r)?);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
         let res = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
         let st = stats.shifts[i];
         out.push(ShiftResult {
@@ -161,12 +168,12 @@ fn by_bicgstab_m<B: Backend>(
         });
         backend.download_spinor(xi, &mut xs[i])?;
     }
-    let seconds = start.elapsed().as_secs_f64();
     Ok(MultiResult {
         shifts: out,
         iterations: stats.iterations(),
         multishift_iterations: stats.multishift_iterations,
         seconds,
+        multishift_seconds: seconds,
         gflops: if seconds > 0.0 {
             flops * (stats.matvecs + kappas.len()) as f64 / seconds * 1e-9
         } else {
@@ -178,7 +185,10 @@ fn by_bicgstab_m<B: Backend>(
     })
 }
 
-/// The single-mass sequence, heaviest mass first.
+/// The single-mass sequence, heaviest mass first. Everything stays on the
+/// backend: the source is uploaded once, each solve starts from a guess
+/// made of the earlier solutions there, and the solutions come back to the
+/// host at the end (not counted in the time, as for every solve).
 #[allow(clippy::too_many_arguments)]
 fn by_sequence<B: Backend>(
     backend: &B,
@@ -193,20 +203,31 @@ fn by_sequence<B: Backend>(
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
     let lat = source.lattice().clone();
+    let prec = params.precision;
     let masses: Vec<f64> = kappas.iter().map(|&k| mass_of(k)).collect();
     let mut order: Vec<usize> = (0..kappas.len()).collect();
     order.sort_by(|&i, &j| masses[j].total_cmp(&masses[i]));
     let mut out = vec![ShiftResult::default(); kappas.len()];
+    let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
+    backend.upload_spinor(&mut b, source)?;
+    let mut x = (0..kappas.len())
+        .map(|_| backend.alloc_spinor(&lat, Subset::Full, prec))
+        .collect::<Result<Vec<_>>>()?;
     let start = Instant::now();
     let (mut iterations, mut reliable, mut gflop) = (0, 0, 0.0);
     let mut done: Vec<usize> = Vec::with_capacity(kappas.len());
     for &i in &order {
-        let mut x = match guess {
-            _ if done.is_empty() => HostSpinor::zeros(lat.clone(), Subset::Full),
-            SequenceGuess::Zero => HostSpinor::zeros(lat.clone(), Subset::Full),
-            SequenceGuess::Polynomial => lagrange(&masses, &done, xs, masses[i]),
-            SequenceGuess::SolutionSpace => minimal_residual(&masses, &done, xs, source, masses[i]),
-        };
+        let (solved, rest) = split_solutions(&mut x, i);
+        match guess {
+            _ if done.is_empty() => backend.zero(rest)?,
+            SequenceGuess::Zero => backend.zero(rest)?,
+            SequenceGuess::Polynomial => {
+                lagrange(backend, &masses, &done, &solved, masses[i], rest)?
+            }
+            SequenceGuess::SolutionSpace => {
+                minimal_residual(backend, &masses, &done, &solved, &b, masses[i], rest)?
+            }
+        }
         let p = InvertParams {
             kappa: kappas[i],
             mass_normalization: MassNormalization::Mass,
@@ -216,7 +237,7 @@ fn by_sequence<B: Backend>(
             use_initial_guess: true,
             ..*params
         };
-        let r = invert(backend, gauge, gauge_sloppy, &p, source, &mut x, monitor)?;
+        let r = invert_on_device(backend, gauge, gauge_sloppy, &p, &b, &mut x[i], monitor)?;
         iterations += r.iterations;
         reliable += r.reliable_updates;
         gflop += r.gflops * r.seconds;
@@ -227,15 +248,20 @@ fn by_sequence<B: Backend>(
             residual_after_multishift: f64::NAN,
             converged: r.converged,
         };
-        xs[i] = x;
         done.push(i);
     }
+    // A reduction waits for the device before the clock stops.
+    backend.norm2(&x[order[order.len() - 1]])?;
     let seconds = start.elapsed().as_secs_f64();
+    for (xd, xh) in x.iter().zip(xs.iter_mut()) {
+        backend.download_spinor(xd, xh)?;
+    }
     Ok(MultiResult {
         shifts: out,
         iterations,
         multishift_iterations: 0,
         seconds,
+        multishift_seconds: 0.0,
         gflops: if seconds > 0.0 { gflop / seconds } else { 0.0 },
         converged: false,
         reliable_updates: reliable,
@@ -243,61 +269,89 @@ fn by_sequence<B: Backend>(
     })
 }
 
-/// `ψ(m) = Σ_j ψ_j Π_{i≠j} (m − m_i)/(m_j − m_i)` over the solved masses
+/// The solutions other than `i` (by index, `None` at `i`) and solution `i`
+/// itself, borrowed apart.
+fn split_solutions<S>(x: &mut [S], i: usize) -> (Vec<Option<&S>>, &mut S) {
+    let (head, tail) = x.split_at_mut(i);
+    let (xi, tail) = tail.split_first_mut().expect("i < x.len()");
+    let others = head
+        .iter()
+        .map(Some)
+        .chain(std::iter::once(None))
+        .chain(tail.iter().map(Some))
+        .collect();
+    (others, xi)
+}
+
+/// `out = Σ_j ψ_j Π_{i≠j} (m − m_i)/(m_j − m_i)` over the solved masses
 /// (alexandru2011 eq. 17).
-fn lagrange(masses: &[f64], done: &[usize], xs: &[HostSpinor], m: f64) -> HostSpinor {
-    let mut g = HostSpinor::zeros(xs[done[0]].lattice().clone(), Subset::Full);
+fn lagrange<B: Backend>(
+    backend: &B,
+    masses: &[f64],
+    done: &[usize],
+    solved: &[Option<&B::Spinor>],
+    m: f64,
+    out: &mut B::Spinor,
+) -> Result<()> {
+    backend.zero(out)?;
     for &j in done {
         let w: f64 = done
             .iter()
             .filter(|&&i| i != j)
             .map(|&i| (m - masses[i]) / (masses[j] - masses[i]))
             .product();
-        for (o, v) in g.data_mut().iter_mut().zip(xs[j].data()) {
-            *o += w * v;
-        }
+        backend.axpy(w, solved[j].ok_or_else(unsolved)?, out)?;
     }
-    g
+    Ok(())
 }
 
 /// The combination `Σ c_j ψ_j` of the solved masses' solutions that
 /// minimises `‖b − M(m) v‖`, with `M(m) ψ_j ≈ d_j = b + (m − m_j) ψ_j`
 /// (alexandru2011 eqs. 18–20): the normal equations `Σ_j (d_i, d_j) c_j =
-/// (d_i, b)`.
-fn minimal_residual(
+/// (d_i, b)`. The inner products of the `d_j` are expanded in those of `b`
+/// and the `ψ_j` (the shifts `m − m_j` are real), so no `d_j` is formed.
+#[allow(clippy::too_many_arguments)]
+fn minimal_residual<B: Backend>(
+    backend: &B,
     masses: &[f64],
     done: &[usize],
-    xs: &[HostSpinor],
-    b: &HostSpinor,
+    solved: &[Option<&B::Spinor>],
+    b: &B::Spinor,
     m: f64,
-) -> HostSpinor {
+    out: &mut B::Spinor,
+) -> Result<()> {
     let k = done.len();
-    let d: Vec<Vec<C64>> = done
-        .iter()
-        .map(|&j| {
-            b.data()
-                .iter()
-                .zip(xs[j].data())
-                .map(|(bv, x)| bv + (m - masses[j]) * x)
-                .collect()
-        })
-        .collect();
-    let dot = |u: &[C64], v: &[C64]| u.iter().zip(v).map(|(a, b)| a.conj() * b).sum::<C64>();
+    let psi = |j: usize| solved[done[j]].ok_or_else(unsolved);
+    let s: Vec<f64> = done.iter().map(|&j| m - masses[j]).collect();
+    let bb = C64::new(backend.norm2(b)?, 0.0);
+    let pb = (0..k)
+        .map(|j| backend.cdot(psi(j)?, b))
+        .collect::<Result<Vec<C64>>>()?;
+    // (ψ_i, ψ_j): the upper triangle by reductions, the rest by symmetry.
+    let mut pp = vec![vec![C64::new(0.0, 0.0); k]; k];
+    for (i, j) in (0..k).flat_map(|i| (i..k).map(move |j| (i, j))) {
+        let d = backend.cdot(psi(i)?, psi(j)?)?;
+        pp[i][j] = d;
+        pp[j][i] = d.conj();
+    }
+    // (d_i, d_j) = (b,b) + s_j (b,ψ_j) + s_i (ψ_i,b) + s_i s_j (ψ_i,ψ_j)
     let mut g = vec![vec![C64::new(0.0, 0.0); k + 1]; k];
     for i in 0..k {
         for j in 0..k {
-            g[i][j] = dot(&d[i], &d[j]);
+            g[i][j] = bb + s[j] * pb[j].conj() + s[i] * pb[i] + s[i] * s[j] * pp[i][j];
         }
-        g[i][k] = dot(&d[i], b.data());
+        g[i][k] = bb + s[i] * pb[i];
     }
     let c = solve_dense(g);
-    let mut out = HostSpinor::zeros(b.lattice().clone(), Subset::Full);
-    for (cj, &j) in c.iter().zip(done) {
-        for (o, v) in out.data_mut().iter_mut().zip(xs[j].data()) {
-            *o += cj * v;
-        }
+    backend.zero(out)?;
+    for (j, cj) in c.iter().enumerate() {
+        backend.caxpy(*cj, psi(j)?, out)?;
     }
-    out
+    Ok(())
+}
+
+fn unsolved() -> Error {
+    Error::Internal("single-mass sequence: a guess refers to an unsolved mass".into())
 }
 
 /// Gaussian elimination with partial pivoting on the augmented `k × (k+1)`
@@ -366,7 +420,8 @@ fn choose<B: Backend>(
     let field_bytes = |p: Precision, sites: usize| sites * 24 * p.bytes_per_real() + sites * 4;
     let full = field_bytes(params.precision, lat.volume());
     let need_m = (2 * (n - 1) + BICGSTAB_M_BASE_FIELDS) * full;
-    let need_seq = SEQUENCE_FIELDS * full;
+    // The sequence keeps every solution on the backend.
+    let need_seq = (SEQUENCE_FIELDS + n) * full;
     if let Some(free) = backend.memory_available() {
         if need_m > free {
             if need_seq > free {

@@ -58,7 +58,6 @@ pub fn invert_multishift<B: Backend>(
     measure_phase1: bool,
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
-    let start = Instant::now();
     let system = system_of(params);
     let lat = source.lattice().clone();
     let sub = system_subset(params);
@@ -68,6 +67,8 @@ pub fn invert_multishift<B: Backend>(
 
     let mut b = backend.alloc_spinor(&lat, sub, hi)?;
     backend.upload_spinor(&mut b, source)?;
+    // Solver time from here: the host reordering above is not in it.
+    let start = Instant::now();
     if s2 != 1.0 {
         backend.ax(s2, &mut b)?;
     }
@@ -103,10 +104,17 @@ pub fn invert_multishift<B: Backend>(
     let b2 = backend.norm2(&b)?;
     let mut r = backend.alloc_spinor(&lat, sub, hi)?;
     let mut shifts_out = Vec::with_capacity(shifts.len());
+    // The true residuals first (each ends in a reduction, which waits for
+    // the device), then the time, then the copies to the host: as for one
+    // solve, the solver time leaves out host reordering.
+    let mut rrs = Vec::with_capacity(shifts.len());
     for (i, xi) in x.iter().enumerate() {
         let mut ai = Shifted::new(backend, &mut a, internal[i]);
         ai.apply(&mut r, xi)?;
-        let rr = backend.xmy_norm2(&b, &mut r)?;
+        rrs.push(backend.xmy_norm2(&b, &mut r)?);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
         let true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
         let st = stats.shifts[i];
         shifts_out.push(ShiftResult {
@@ -118,7 +126,6 @@ pub fn invert_multishift<B: Backend>(
         });
         backend.download_spinor(xi, &mut xs[i])?;
     }
-    let seconds = start.elapsed().as_secs_f64();
     let total_flops = flops * (stats.matvecs + shifts.len()) as f64;
     Ok(MultiResult {
         converged: shifts_out.iter().all(|s| s.converged),
@@ -126,6 +133,7 @@ pub fn invert_multishift<B: Backend>(
         iterations: stats.iterations(),
         multishift_iterations: stats.multishift_iterations,
         seconds,
+        multishift_seconds: stats.phase_seconds,
         gflops: if seconds > 0.0 {
             total_flops / seconds * 1e-9
         } else {

@@ -40,6 +40,7 @@ use super::{cg, report, true_residual, MixedParams, Monitor, SolverParams};
 use crate::backend::Backend;
 use crate::dirac::{LinearOperator, Shifted};
 use crate::error::{Error, Result};
+use crate::precision::Precision;
 
 /// What a multi-shift solve is asked for.
 #[derive(Debug, Clone, Copy)]
@@ -86,6 +87,9 @@ pub struct MultiShiftStats {
     pub reliable_updates: usize,
     /// New Krylov spaces after a near-breakdown (BiCGstab-M).
     pub restarts: usize,
+    /// Wall time of the multi-shift phase (to its last reduction, which
+    /// waits for the device), for the tables' split of the time.
+    pub phase_seconds: f64,
 }
 
 impl MultiShiftStats {
@@ -161,6 +165,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     params: &MultiShiftParams,
     monitor: &dyn Monitor,
 ) -> Result<MultiShiftStats> {
+    let started = std::time::Instant::now();
     let n = shifts.len();
     let (mut stats, b2) = begin(backend, "multi-shift CG", shifts, xs, b, params.tols.len())?;
     if b2 == 0.0 {
@@ -321,6 +326,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         flush(backend, &mut partial[i], &mut tmp, &mut xs[i])?;
     }
     stats.multishift_iterations = k;
+    stats.phase_seconds = started.elapsed().as_secs_f64();
     // The shifted fields are not needed by the refinement: free them first.
     drop(ps);
     drop(partial);
@@ -340,6 +346,13 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&i, &j| shifts[i].total_cmp(&shifts[j]));
     let mut used = k;
+    // The stabilisations of clark2022 §3.1 accumulate the solution in high
+    // precision every iteration (a copy and an axpy of a precise field per
+    // iteration). A refinement starts near the target and needs few
+    // iterations; with a single-precision sloppy format plain reliable
+    // updates take the same iterations (docs/numerics.md) at less cost, so
+    // the stabilisations are kept for the coarser formats only.
+    let stabilised = params.stabilised && lo.epsilon() > Precision::Single.epsilon();
     for &i in &order {
         let left = params.maxiter.saturating_sub(used);
         let mut ai = Shifted::new(backend, &mut *a, shifts[i]);
@@ -357,15 +370,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             });
             let mut ai_lo = Shifted::new(backend, &mut *a_sloppy, shifts[i]);
             cg_reliable::solve_continued(
-                backend,
-                &mut ai,
-                &mut ai_lo,
-                &mut xs[i],
-                b,
-                &mp,
-                params.stabilised,
-                cont,
-                monitor,
+                backend, &mut ai, &mut ai_lo, &mut xs[i], b, &mp, stabilised, cont, monitor,
             )?
         } else {
             let sp = SolverParams {

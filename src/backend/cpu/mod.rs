@@ -245,6 +245,21 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    fn extract_parity(&self, part: &mut CpuSpinor, full: &CpuSpinor, p: Parity) -> Result<()> {
+        super::check_parity_pair("extract_parity", full, part, p)?;
+        let vh = full.lattice.half_volume();
+        // Full fields hold the even sites, then the odd ones.
+        part.data.copy_sites(0, &full.data, p.index() * vh, vh);
+        Ok(())
+    }
+
+    fn insert_parity(&self, full: &mut CpuSpinor, p: Parity, part: &CpuSpinor) -> Result<()> {
+        super::check_parity_pair("insert_parity", full, part, p)?;
+        let vh = full.lattice.half_volume();
+        full.data.copy_sites(p.index() * vh, &part.data, 0, vh);
+        Ok(())
+    }
+
     fn copy(&self, dst: &mut CpuSpinor, src: &CpuSpinor) -> Result<()> {
         check_same("copy", src, dst)?;
         self.pool

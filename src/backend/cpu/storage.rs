@@ -121,6 +121,31 @@ impl Data {
         }
     }
 
+    /// Copies `sites` sites from `src` (from site `from`) into `self` (from
+    /// site `to`), both in the same format.
+    pub fn copy_sites(&mut self, to: usize, src: &Data, from: usize, sites: usize) -> bool {
+        fn part<T: Copy>(d: &mut [T], s: &[T], to: usize, from: usize, n: usize, per: usize) {
+            d[to * per..(to + n) * per].copy_from_slice(&s[from * per..(from + n) * per]);
+        }
+        match (self, src) {
+            (Data::F64(d), Data::F64(s)) => part(d, s, to, from, sites, SITE),
+            (Data::F32(d), Data::F32(s)) => part(d, s, to, from, sites, SITE),
+            (Data::Half { v, norm }, Data::Half { v: sv, norm: sn }) => {
+                part(v, sv, to, from, sites, SITE);
+                part(norm, sn, to, from, sites, 1);
+            }
+            (Data::Quarter { v, norm }, Data::Quarter { v: sv, norm: sn }) => {
+                part(v, sv, to, from, sites, SITE);
+                part(norm, sn, to, from, sites, 1);
+            }
+            (Data::Packed { bits, w }, Data::Packed { bits: sb, w: sw }) if bits == sb => {
+                part(w, sw, to, from, sites, packed::words(*bits));
+            }
+            _ => return false,
+        }
+        true
+    }
+
     pub fn sites(&self) -> usize {
         match self {
             Data::F64(v) => v.len() / SITE,

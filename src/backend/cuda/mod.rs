@@ -558,6 +558,38 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
+    fn extract_parity(&self, part: &mut CudaSpinor, full: &CudaSpinor, p: Parity) -> Result<()> {
+        crate::backend::check_parity_pair("extract_parity", full, part, p)?;
+        // A full field is the even block then the odd one, each of the
+        // single-parity field's layout (same stride, norms inside).
+        let n = spinor_block_len(full.precision(), full.stride);
+        let r = p.index() * n..(p.index() + 1) * n;
+        let (s, what) = (&self.stream, "parity copy");
+        match (&mut part.data, &full.data) {
+            (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(&x.slice(r), d),
+            _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
+        }
+        .map_err(device_err(what))
+    }
+
+    fn insert_parity(&self, full: &mut CudaSpinor, p: Parity, part: &CudaSpinor) -> Result<()> {
+        crate::backend::check_parity_pair("insert_parity", full, part, p)?;
+        let n = spinor_block_len(full.precision(), full.stride);
+        let r = p.index() * n..(p.index() + 1) * n;
+        let (s, what) = (&self.stream, "parity copy");
+        match (&mut full.data, &part.data) {
+            (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
+        }
+        .map_err(device_err(what))
+    }
+
     fn copy(&self, dst: &mut CudaSpinor, src: &CudaSpinor) -> Result<()> {
         check_same("copy", src, dst)?;
         self.copy_impl(dst, src)
