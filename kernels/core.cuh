@@ -12,17 +12,21 @@
 //   Half (quarter): 6 short4 (char4) per site like single, fixed point
 //   relative to a per-site f32 norm, the largest |real| of the site
 //   (clark2010 §4.5); the block's `stride` norms follow its vectors.
-// - gauge, reconstruct 18 (12): per parity and direction 9 (6: the first two
-//   rows) complex numbers per link, row-major (`U[row][col]` at
-//   k = 3 row + col), one per double2 / float2 / short2 / char2, at
-//   `((parity 4 + mu) R/2 + k) stride + cb`. Fixed-point links are
+// - gauge, reconstruct 18 (12, 8): per parity and direction R/2 complex
+//   numbers per link (18: row-major `U[row][col]` at k = 3 row + col; 12: the
+//   first two rows; 8: a2, a3, b1 and the phases of a1 and c1 over π, see
+//   src/reconstruct.rs). Reconstruct 18 and double: one complex number per
+//   double2 / float2 / short2 / char2, number k at `((parity 4 + mu) R/2 + k)
+//   stride + cb`. Reconstruct 12 and 8 in single, half and quarter: two per
+//   float4 / short4 / char4 (one wide load instead of two), pair j at
+//   `((parity 4 + mu) R/4 + j) stride + cb`. Fixed-point links are
 //   `stored · gauge_scale` (gauge_scale = 1/32767 or 1/127 for unitary links).
 // A full field is the even block followed by the odd block. `stride` is the
 // site count of one block (Vh plus padding).
 //
 // Each accessor loads into / stores from `cplx<Float>` arrays indexed only by
 // compile-time constants (unrolled loops), so nothing lands in local memory.
-// Later formats (half, quarter, reconstruct 12/8) add accessors, not bodies.
+// A new format adds accessors, not bodies.
 #pragma once
 
 typedef unsigned long long u64;
@@ -223,43 +227,94 @@ template <typename Float> struct Link {
   cplx<Float> m[9];
 };
 
-/// One stored complex number of a link: its vector type and its value.
+/// One stored complex number of a link: its vector type and its value; for
+/// the narrow types also a vector of two (`Pair`, `get2`).
 template <typename S> struct LinkElem;
 template <> struct LinkElem<double> {
   typedef double2 Vec;
   typedef double F;
+  static constexpr bool paired = false;  // a double2 is already a 16-byte load
   static __device__ __forceinline__ cplx<double> get(Vec v, double) { return mk(v.x, v.y); }
 };
 template <> struct LinkElem<float> {
   typedef float2 Vec;
+  typedef float4 Pair;
   typedef float F;
+  static constexpr bool paired = true;
   static __device__ __forceinline__ cplx<float> get(Vec v, float) { return mk(v.x, v.y); }
+  static __device__ __forceinline__ void get2(Pair v, float, cplx<float> *z) {
+    z[0] = mk(v.x, v.y);
+    z[1] = mk(v.z, v.w);
+  }
 };
-template <> struct LinkElem<short> {
-  typedef short2 Vec;
+/// Half and quarter links: fixed point times the field's scale.
+template <typename S, typename V2, typename V4> struct FixedLinkElem {
+  typedef V2 Vec;
+  typedef V4 Pair;
   typedef float F;
+  static constexpr bool paired = true;
   static __device__ __forceinline__ cplx<float> get(Vec v, float s) { return mk(s * float(v.x), s * float(v.y)); }
+  static __device__ __forceinline__ void get2(Pair v, float s, cplx<float> *z) {
+    z[0] = mk(s * float(v.x), s * float(v.y));
+    z[1] = mk(s * float(v.z), s * float(v.w));
+  }
 };
-template <> struct LinkElem<signed char> {
-  typedef char2 Vec;
-  typedef float F;
-  static __device__ __forceinline__ cplx<float> get(Vec v, float s) { return mk(s * float(v.x), s * float(v.y)); }
-};
+template <> struct LinkElem<short> : FixedLinkElem<short, short2, short4> {};
+template <> struct LinkElem<signed char> : FixedLinkElem<signed char, char2, char4> {};
+
+__device__ __forceinline__ void sincospi_(double x, double *s, double *c) { sincospi(x, s, c); }
+__device__ __forceinline__ void sincospi_(float x, float *s, float *c) { sincospif(x, s, c); }
+
+/// The link from its 8 stored numbers z = (a2, a3, b1, (θ_a1, θ_c1)/π), in
+/// the arithmetic of `src/reconstruct.rs` (seed clark2010 Appendix A, with
+/// its fix for a negative square-root argument).
+template <typename F> __device__ __forceinline__ void rebuild8(const cplx<F> *z, Link<F> &u) {
+  const cplx<F> a2 = z[0], a3 = z[1], b1 = z[2];
+  const F n2 = a2.re * a2.re + a2.im * a2.im + a3.re * a3.re + a3.im * a3.im;
+  F s, c;
+  sincospi_(z[3].re, &s, &c);
+  const F a1_abs = sqrt(fmax(F(1) - n2, F(0)));
+  const cplx<F> a1 = mk(a1_abs * c, a1_abs * s);
+  const F c1_abs = sqrt(fmax(F(1) - a1_abs * a1_abs - (b1.re * b1.re + b1.im * b1.im), F(0)));
+  sincospi_(z[3].im, &s, &c);
+  const cplx<F> c1 = mk(c1_abs * c, c1_abs * s);
+  const F n = sqrt(n2), inv_n = F(1) / n;
+  // b' = (0, −a3*, a2*)/N, c' = (N, −a1* a2/N, −a1* a3/N).
+  const cplx<F> bp[3] = {mk(F(0), F(0)), mk(-a3.re * inv_n, a3.im * inv_n), mk(a2.re * inv_n, -a2.im * inv_n)};
+  const cplx<F> zero = mk(F(0), F(0));
+  const cplx<F> cp[3] = {mk(n, F(0)), (-inv_n) * cjmadd(a1, a2, zero), (-inv_n) * cjmadd(a1, a3, zero)};
+  // b = p1 b' + p2 c', c = −p2* b' + p1* c', p1 = c1*/N, p2 = b1/N.
+  const cplx<F> p1 = mk(c1.re * inv_n, -c1.im * inv_n), p2 = inv_n * b1;
+  u.m[0] = a1;
+  u.m[1] = a2;
+  u.m[2] = a3;
+#pragma unroll
+  for (int k = 0; k < 3; k++) {
+    u.m[3 + k] = cmadd(p2, cp[k], cmadd(p1, bp[k], zero));
+    u.m[6 + k] = cjmadd(p1, cp[k], mk(F(0), F(0)) - cjmadd(p2, bp[k], zero));
+  }
+}
 
 /// Links stored as R/2 complex numbers (R = 18: all; R = 12: the first two
 /// rows, the third rebuilt as the conjugate cross product, exact for SU(3);
-/// seed clark2010 §4.3, Appendix A).
+/// R = 8: rebuilt from unitarity; seed clark2010 §4.3, Appendix A).
 template <typename S, int R> struct GaugeSoA {
   typedef LinkElem<S> E;
   typedef typename E::Vec Vec;
   typedef typename E::F F;
+  static constexpr bool paired = E::paired && R != 18;
   static __device__ __forceinline__ Link<F> load(const Vec *g, int stride, int parity, int mu, int cb, F scale) {
     Link<F> u;
     constexpr int n = R / 2;
-    const Vec *q = g + ((parity * 4 + mu) * n) * stride + cb;
+    cplx<F> z[n];
+    load_stored<paired>(g, stride, parity, mu, cb, scale, z);
+    if constexpr (R == 8) {
+      rebuild8(z, u);
+    } else {
 #pragma unroll
-    for (int k = 0; k < n; k++) u.m[k] = E::get(ld_stream(q + k * stride), scale);
-    if (R == 12) {
+      for (int k = 0; k < n; k++) u.m[k] = z[k];
+    }
+    if constexpr (R == 12) {
       // c = (a × b)*: c_i = conj(a_j b_k − a_k b_j), (i, j, k) cyclic.
 #pragma unroll
       for (int i = 0; i < 3; i++) {
@@ -271,6 +326,22 @@ template <typename S, int R> struct GaugeSoA {
       }
     }
     return u;
+  }
+  /// The R/2 stored complex numbers of one link, one or two per load.
+  template <bool pairs>
+  static __device__ __forceinline__ void load_stored(const Vec *g, int stride, int parity, int mu, int cb, F scale,
+                                                     cplx<F> *z) {
+    constexpr int n = R / 2;
+    if constexpr (pairs) {
+      typedef typename E::Pair P;
+      const P *q = reinterpret_cast<const P *>(g) + ((parity * 4 + mu) * (n / 2)) * stride + cb;
+#pragma unroll
+      for (int j = 0; j < n / 2; j++) E::get2(ld_stream(q + j * stride), scale, z + 2 * j);
+    } else {
+      const Vec *q = g + ((parity * 4 + mu) * n) * stride + cb;
+#pragma unroll
+      for (int k = 0; k < n; k++) z[k] = E::get(ld_stream(q + k * stride), scale);
+    }
   }
 };
 

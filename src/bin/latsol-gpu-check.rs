@@ -320,7 +320,7 @@ mod check {
 
     /// The hopping term in every form on one lattice.
     fn check_dslash<T: Backend>(pair: &Pair<T>, gauge: &GaugeField, rep: &mut Report) -> R<()> {
-        for rec in [Reconstruct::Full18, Reconstruct::Twelve] {
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
             check_dslash_with(pair, gauge, rec, rep)?;
         }
         Ok(())
@@ -442,7 +442,7 @@ mod check {
         rep: &mut Report,
         rows: &mut Vec<BenchRow>,
     ) -> R<()> {
-        for rec in [Reconstruct::Full18, Reconstruct::Twelve] {
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
             bench_dslash_with(pair, dims, rec, roof, rep, rows)?;
         }
         Ok(())
@@ -688,6 +688,7 @@ mod check {
         let formats = [
             (Precision::Single, Reconstruct::Full18),
             (Precision::Half, Reconstruct::Twelve),
+            (Precision::Half, Reconstruct::Eight),
             (Precision::Quarter, Reconstruct::Twelve),
         ];
         for (sloppy, rec) in formats {

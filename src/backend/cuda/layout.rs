@@ -19,6 +19,7 @@
 use rayon::prelude::*;
 
 use crate::field::SPINOR_REALS;
+use crate::precision::Precision;
 
 /// Reals per stored link (reconstruct 18).
 pub const LINK_REALS: usize = 18;
@@ -62,13 +63,26 @@ impl SoaShape {
         }
     }
 
-    /// Links of `reals` (18 or 12) reals, one complex number per vector.
-    pub fn link(reals: usize, sites: usize, stride: usize) -> SoaShape {
+    /// Links of `reals` (18, 12 or 8) reals, `vec` (2 or 4) reals per vector.
+    pub fn link(reals: usize, vec: usize, sites: usize, stride: usize) -> SoaShape {
+        debug_assert!(reals.is_multiple_of(vec));
         SoaShape {
             reals,
-            vec: 2,
+            vec,
             sites,
             stride,
+        }
+    }
+
+    /// The vector width of stored links (`kernels/core.cuh`, `GaugeSoA`):
+    /// two complex numbers per float4 / short4 / char4 for reconstruct 12
+    /// and 8 in the narrow precisions, one per vector otherwise (18 is odd
+    /// in complex numbers; a double2 is already a 16-byte load).
+    pub fn link_vec(precision: Precision, reals: usize) -> usize {
+        if precision != Precision::Double && reals.is_multiple_of(4) {
+            4
+        } else {
+            2
         }
     }
 
@@ -161,7 +175,9 @@ mod tests {
         for shape in [
             SoaShape::spinor(2, 10, 10),
             SoaShape::spinor(4, 6, 6),
-            SoaShape::link(LINK_REALS, 8, 8),
+            SoaShape::link(LINK_REALS, 2, 8, 8),
+            SoaShape::link(12, 4, 8, 8),
+            SoaShape::link(8, 4, 7, 7),
         ] {
             let mut seen = vec![false; shape.block_len()];
             for cb in 0..shape.sites {
@@ -189,8 +205,15 @@ mod tests {
         assert!((0..12).all(|n| s.index(6, n) < s.block_len() / 2));
         assert!((12..24).all(|n| s.index(0, n) >= s.block_len() / 2));
         // gauge: complex k = 3 row + col of the link is double2/float2 number k·stride + cb.
-        let g = SoaShape::link(LINK_REALS, 9, 9);
+        let g = SoaShape::link(LINK_REALS, 2, 9, 9);
         assert_eq!(g.index(4, 2 * 8 + 1), (8 * 9 + 4) * 2 + 1);
+        // reconstruct 12 in single: complex k in float4 k/2 at position 2·(k % 2).
+        let g = SoaShape::link(12, 4, 9, 11);
+        assert_eq!(g.index(4, 2 * 5 + 1), ((5 / 2) * 11 + 4) * 4 + 2 + 1);
+        assert_eq!(SoaShape::link_vec(Precision::Half, 12), 4);
+        assert_eq!(SoaShape::link_vec(Precision::Quarter, 8), 4);
+        assert_eq!(SoaShape::link_vec(Precision::Single, 18), 2);
+        assert_eq!(SoaShape::link_vec(Precision::Double, 12), 2);
     }
 
     #[test]
@@ -199,7 +222,8 @@ mod tests {
             SoaShape::spinor(2, 12, 12),
             SoaShape::spinor(2, 12, 17),
             SoaShape::spinor(4, 12, 32),
-            SoaShape::link(LINK_REALS, 12, 13),
+            SoaShape::link(LINK_REALS, 2, 12, 13),
+            SoaShape::link(8, 4, 12, 13),
         ] {
             let blocks = 3;
             let canonical: Vec<f64> = (0..blocks * shape.canonical_len())

@@ -4,7 +4,7 @@
 //! hopping term and the vector algebra as CUDA kernels compiled at run time
 //! by NVRTC and cached on disk. Double, single, half and quarter (fixed
 //! point with a per-site norm), links in the spinors' precision with
-//! reconstruct 18 or 12.
+//! reconstruct 18, 12 or 8.
 //!
 //! The host code is a thin typed wrapper: it checks fields, picks a kernel
 //! and launches it. cudarc drives the device; NVRTC and the driver library
@@ -139,8 +139,8 @@ impl CudaSpinor {
     }
 }
 
-/// A gauge field in device memory: the links as given (compressed to 12
-/// reals for reconstruct 12); the kernel applies the time boundary sign.
+/// A gauge field in device memory: the links as given (compressed to 12 or
+/// 8 reals for reconstruct 12 or 8); the kernel applies the time boundary sign.
 #[derive(Debug)]
 pub struct CudaGauge {
     lattice: Arc<Lattice>,
@@ -440,11 +440,6 @@ impl Backend for CudaBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CudaGauge> {
-        if reconstruct == Reconstruct::Eight {
-            return Err(Error::Unsupported(
-                "reconstruct 8 on the CUDA backend (18 and 12 are available)".into(),
-            ));
-        }
         let lat = gauge.lattice().clone();
         Self::check_lattice(&lat)?;
         let vh = lat.half_volume();
@@ -476,7 +471,8 @@ impl Backend for CudaBackend {
             1.0
         };
         let stride = layout::padded_stride(vh);
-        let shape = SoaShape::link(reals, vh, stride);
+        let vec = SoaShape::link_vec(precision, reals);
+        let shape = SoaShape::link(reals, vec, vh, stride);
         let mut links = self.alloc(precision, 8 * shape.block_len())?;
         self.upload_soa(&mut links, shape, &canonical, 1.0 / scale)?;
         Ok(CudaGauge {

@@ -16,9 +16,16 @@ use cudarc::nvrtc::Ptx;
 use super::cache::{module_key, DiskCache};
 use super::nvrtc::{Image, Nvrtc};
 use crate::error::{Error, Result};
+use crate::precision::Precision;
 
 /// Headers every kernel source may include, by include name.
-pub const HEADERS: &[(&str, &str)] = &[("core.cuh", include_str!("../../../kernels/core.cuh"))];
+pub const HEADERS: &[(&str, &str)] = &[
+    ("core.cuh", include_str!("../../../kernels/core.cuh")),
+    (
+        "wilson_dslash.cuh",
+        include_str!("../../../kernels/wilson_dslash.cuh"),
+    ),
+];
 
 /// The options file shared with CI.
 const OPTIONS: &str = include_str!("../../../kernels/options.txt");
@@ -30,11 +37,29 @@ pub struct Source {
     pub kernels: fn() -> Vec<String>,
 }
 
+/// Every module; compiled in parallel threads at the first start, so the
+/// hopping term is one module per storage format (the largest part of the
+/// compilation) rather than one module for all.
 pub const SOURCES: &[Source] = &[
     Source {
-        name: "wilson_dslash",
-        text: include_str!("../../../kernels/wilson_dslash.cu"),
-        kernels: super::dslash::kernel_names,
+        name: "wilson_dslash_f64",
+        text: include_str!("../../../kernels/wilson_dslash_f64.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Double),
+    },
+    Source {
+        name: "wilson_dslash_f32",
+        text: include_str!("../../../kernels/wilson_dslash_f32.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Single),
+    },
+    Source {
+        name: "wilson_dslash_f16",
+        text: include_str!("../../../kernels/wilson_dslash_f16.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Half),
+    },
+    Source {
+        name: "wilson_dslash_f8",
+        text: include_str!("../../../kernels/wilson_dslash_f8.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Quarter),
     },
     Source {
         name: "blas",

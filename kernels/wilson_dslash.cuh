@@ -1,4 +1,4 @@
-// wilson_dslash.cu: the Wilson hopping term on one parity, UKQCD basis
+// wilson_dslash.cuh: the Wilson hopping term on one parity, UKQCD basis
 // (CONVENTIONS.md, "The Wilson operator"; seed clark2010 §4 and Appendix B):
 //
 //   out[p] = a · Σ_μ [ (1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂) ]  (+ x[p])
@@ -14,6 +14,7 @@
 // the lower pair: a temporal hop reads half of the neighbour's spinor.
 // The time boundary sign multiplies the hops that cross the last time slice
 // (links are stored as given, so that reconstruct 12 stays exact).
+#pragma once
 #include "core.cuh"
 
 /// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
@@ -178,18 +179,11 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 #define LATSOL_DSLASH(name, S, R, dagger, xpay) \
   extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, R, dagger, xpay>(P); }
 
-// Every storage format (links in the spinors' precision) and reconstruction.
+// Each wilson_dslash_<precision>.cu instantiates every form and
+// reconstruction of one storage format (links in the spinors' precision):
+// four small modules that NVRTC compiles in parallel at the first start.
 #define LATSOL_DSLASH_FORMS(prefix, S, R)                    \
   LATSOL_DSLASH(prefix, S, R, false, false)                  \
   LATSOL_DSLASH(prefix##_dag, S, R, true, false)             \
   LATSOL_DSLASH(prefix##_xpay, S, R, false, true)            \
   LATSOL_DSLASH(prefix##_dag_xpay, S, R, true, true)
-
-LATSOL_DSLASH_FORMS(wilson_dslash_f64_r18, double, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f64_r12, double, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f32_r18, float, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f32_r12, float, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f8_r18, signed char, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f8_r12, signed char, 12)

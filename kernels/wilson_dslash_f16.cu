@@ -1,0 +1,14 @@
+// wilson_dslash_f16.cu: the Wilson hopping term (wilson_dslash.cuh) in half (16-bit fixed point),
+// reconstruct 18, 12 and 8.
+// At most 80 registers (three blocks of 256 per SM): the compiler's choice
+// (119 for reconstruct 12) left too few warps in flight to cover the memory
+// latency; 80 measured best on the H100 (docs/performance.md). Overridable
+// for experiments, as in wilson_dslash.cuh.
+#ifndef LATSOL_DSLASH_BOUNDS
+#define LATSOL_DSLASH_BOUNDS 256, 3
+#endif
+#include "wilson_dslash.cuh"
+
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r8, short, 8)
