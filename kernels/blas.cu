@@ -199,6 +199,44 @@ struct BicgstabUpdate {
   }
 };
 
+/// `BicgstabUpdate` with x̂ kept in single while the other four fields are
+/// half or quarter (the widened partial solution of
+/// src/solver/bicgstab_reliable.rs): one thread per site, x̂ read and written
+/// as the site's six float4 (core.cuh), the rest as `Items<Float>` sites. One
+/// pass instead of a conversion to single and a single `caxpy` per term.
+struct BicgstabUpdateWide {
+  static constexpr bool five = true;
+  static constexpr int nred = 3;
+  template <typename Float> static __device__ __forceinline__ void item(const BlasParams &P, long long i, double *r) {
+    typedef Items<Float> A;
+    typedef Items<float> X;
+    static_assert(A::nc == 12, "the narrow fields must be half or quarter sites");
+    z64 p[12], s[12], x[12], t[12], h[12];
+    A::load(P, P.x, i, p);
+    A::load(P, P.y, i, s);
+    A::load(P, P.w, i, t);
+    A::load(P, P.v, i, h);
+    const long long b = i / P.stride, cb = i - b * P.stride;
+#pragma unroll
+    for (int v = 0; v < 6; v++) X::load(P, P.z, (b * 6 + v) * P.stride + cb, x + 2 * v);
+    const z64 alpha = mk(P.a_re, P.a_im), omega = mk(P.b_re, P.b_im);
+#pragma unroll
+    for (int k = 0; k < 12; k++) {
+      x[k] = x[k] + cmul(alpha, p[k]) + cmul(omega, s[k]);
+      s[k] = s[k] - cmul(omega, t[k]);
+    }
+#pragma unroll
+    for (int v = 0; v < 6; v++) X::store(P, P.z, (b * 6 + v) * P.stride + cb, x + 2 * v);
+    A::store(P, P.y, i, s);
+#pragma unroll
+    for (int k = 0; k < 12; k++) {
+      r[0] += h[k].re * s[k].re + h[k].im * s[k].im;
+      r[1] += h[k].re * s[k].im - h[k].im * s[k].re;
+      r[2] += norm(s[k]);
+    }
+  }
+};
+
 /// The three-field ops.
 template <typename Float, typename Op>
 __device__ __forceinline__ void apply3(const BlasParams &P, long long i, double *r) {
@@ -311,6 +349,8 @@ LATSOL_REDUCE(axpy_norm2, AxpyNorm2)
 LATSOL_REDUCE(caxpy_norm2, CaxpyNorm2)
 LATSOL_REDUCE(xmy_norm2, XmyNorm2)
 LATSOL_REDUCE(bicgstab_update, BicgstabUpdate)
+LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f16, short, BicgstabUpdateWide)
+LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
 
 extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_1(u64 p, int nb, u64 out) {
   reduce_final<1>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));

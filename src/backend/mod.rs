@@ -142,7 +142,9 @@ pub trait Backend: Send + Sync {
 
     /// BiCGstab's closing update (seed clark2010 §4.8: one pass where QUDA
     /// fuses it): `x += α p + ω s`, then `s −= ω t` (now the new residual
-    /// `r`); returns `(r̂† r, ‖r‖²)`. All fields in one precision.
+    /// `r`); returns `(r̂† r, ‖r‖²)`. All fields in one precision, except that
+    /// `x` may be in single when the others are half or quarter (the widened
+    /// partial solution of `solver::bicgstab_reliable`).
     #[allow(clippy::too_many_arguments)]
     fn bicgstab_update(
         &self,

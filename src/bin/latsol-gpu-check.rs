@@ -284,6 +284,41 @@ mod check {
             rel_scalar(rg.1.into(), rc.1.into()),
             tol,
         );
+        // The same with x̂ in single beside half or quarter fields (the
+        // widened partial solution of the mixed BiCGstab).
+        if matches!(prec, Precision::Half | Precision::Quarter) {
+            let (mut cs, mut gs) = pair.up(&hy)?;
+            let single = Precision::Single;
+            let (mut cxw, mut gxw) = (up(cpu, &hz, single)?, up(gpu, &hz, single)?);
+            let rc = cpu
+                .bicgstab_update(ca, &cx, cb, &mut cs, &mut cxw, &ct, &cy)
+                .map_err(e)?;
+            let rg = gpu
+                .bicgstab_update(ca, &gx, cb, &mut gs, &mut gxw, &gt, &gy)
+                .map_err(e)?;
+            pair.compare(
+                rep,
+                &format!("bicgstab_update x̂ single (s) {tag}"),
+                &cs,
+                &gs,
+            )?;
+            let (hc, hg) = (down(cpu, &cxw)?, down(gpu, &gxw)?);
+            rep.check(
+                &format!("bicgstab_update x̂ single (x) {tag}"),
+                rel(hg.data(), hc.data()),
+                tol,
+            );
+            rep.check(
+                &format!("bicgstab_update x̂ single (dot) {tag}"),
+                rel_scalar(rg.0, rc.0),
+                tol,
+            );
+            rep.check(
+                &format!("bicgstab_update x̂ single (norm) {tag}"),
+                rel_scalar(rg.1.into(), rc.1.into()),
+                tol,
+            );
+        }
 
         // Reductions, and their reproducibility bit for bit.
         let n = (cpu.norm2(&cx).map_err(e)?, gpu.norm2(&gx).map_err(e)?);

@@ -42,8 +42,9 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     // update exposes in the true residual and that, near κ_c, undoes much of
     // a cycle. So x̂ is kept in single (the arithmetic precision of those
     // formats) when the sloppy format is coarser, as seed clark2022 §3.1
-    // keeps CG's solution out of the sloppy format; the cost is a copy to
-    // single of the two vectors accumulated per iteration.
+    // keeps CG's solution out of the sloppy format. `bicgstab_update` takes
+    // x̂ in single beside the narrow fields (one pass, as for one precision);
+    // `widened` serves the one accumulation outside it (on exit).
     let acc = if lo.epsilon() > Precision::Single.epsilon() {
         Precision::Single
     } else {
@@ -133,14 +134,11 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let ss = backend.caxpy_norm2(-alpha, &v, &mut rs)?;
         k += 1;
         stats.matvecs += 1;
-        // With a widened x̂ the α p term goes in now, through the copy;
-        // otherwise it is fused into the update below (or added here on exit).
-        if let Some(w) = widened.as_mut() {
-            accumulate(backend, alpha, &p, &mut xs, w)?;
-        }
+        // The α p term is fused into the update below, or added here on exit.
         if ss <= stop {
-            if widened.is_none() {
-                backend.caxpy(alpha, &p, &mut xs)?;
+            match widened.as_mut() {
+                Some(w) => accumulate(backend, alpha, &p, &mut xs, w)?,
+                None => backend.caxpy(alpha, &p, &mut xs)?,
             }
             rr = ss;
             max_rr = max_rr.max(rr);
@@ -160,15 +158,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             return Err(breakdown("ω = (t, s)/(t, t)", ts, k));
         }
         omega = ts / tt;
-        if let Some(w) = widened.as_mut() {
-            accumulate(backend, omega, &rs, &mut xs, w)?;
-            rr = backend.caxpy_norm2(-omega, &t, &mut rs)?;
-        } else {
-            // x̂ += α p + ω s, r = s − ω t and the next (r̂, r), in one pass.
-            let (rho_r, r2) =
-                backend.bicgstab_update(alpha, &p, omega, &mut rs, &mut xs, &t, &r_hat)?;
-            (rr, rho_next) = (r2, Some(rho_r));
-        }
+        // x̂ += α p + ω s, r = s − ω t and the next (r̂, r), in one pass.
+        let (rho_r, r2) =
+            backend.bicgstab_update(alpha, &p, omega, &mut rs, &mut xs, &t, &r_hat)?;
+        (rr, rho_next) = (r2, Some(rho_r));
         max_rr = max_rr.max(rr);
         fresh = false;
         report(

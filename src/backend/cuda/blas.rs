@@ -42,6 +42,9 @@ pub fn kernel_names() -> Vec<String> {
             v.push(format!("blas_{op}_{p}"));
         }
     }
+    for p in ["f16", "f8"] {
+        v.push(format!("blas_bicgstab_update_wide_{p}"));
+    }
     for n in 1..=RED_MAX {
         v.push(format!("reduce_final_{n}"));
     }
@@ -287,11 +290,22 @@ impl CudaBackend {
         t: &CudaSpinor,
         r_hat: &CudaSpinor,
     ) -> Result<(C64, f64)> {
-        let op = "bicgstab_update";
         for f in [p, &*x, t, r_hat] {
-            check_same(op, f, s)?;
+            check_same("bicgstab_update", f, s)?;
         }
-        Self::check_precision(op, &[p, s, x, t, r_hat])?;
+        // x̂ in single beside half or quarter fields: the widened kernel.
+        let wide = x.precision() == Precision::Single
+            && matches!(s.precision(), Precision::Half | Precision::Quarter);
+        let op = if wide {
+            "bicgstab_update_wide"
+        } else {
+            "bicgstab_update"
+        };
+        if wide {
+            Self::check_precision(op, &[p, s, t, r_hat])?;
+        } else {
+            Self::check_precision(op, &[p, s, x, t, r_hat])?;
+        }
         let st = &self.stream;
         let params = BlasParams {
             x: p.data.ptr(st),
