@@ -53,6 +53,17 @@ pub struct Lattice {
     neighbours: [[[Vec<u32>; 2]; 4]; 2],
 }
 
+/// Four extents written `X,Y,Z,T` (the command-line tools' `--dims`); the
+/// extents themselves are checked by `Lattice::new`.
+pub fn parse_dims(s: &str) -> std::result::Result<[usize; 4], String> {
+    let bad = || format!("'{s}' is not four extents X,Y,Z,T");
+    let d: Vec<usize> = s
+        .split(',')
+        .map(|v| v.trim().parse().map_err(|_| bad()))
+        .collect::<std::result::Result<_, _>>()?;
+    d.try_into().map_err(|_| bad())
+}
+
 impl Lattice {
     /// Checks the extents (positive, even, volume within `u32` indexing).
     pub fn new(dims: [usize; 4]) -> Result<Lattice> {
@@ -194,5 +205,13 @@ mod tests {
     fn odd_or_zero_extent_is_refused() {
         assert!(Lattice::new([4, 4, 3, 4]).is_err());
         assert!(Lattice::new([4, 0, 4, 4]).is_err());
+    }
+
+    #[test]
+    fn dims_parse_as_four_extents() {
+        assert_eq!(parse_dims("24,24,24,48"), Ok([24, 24, 24, 48]));
+        assert_eq!(parse_dims("8, 8, 8, 16"), Ok([8, 8, 8, 16]));
+        assert!(parse_dims("8,8,8").is_err());
+        assert!(parse_dims("8,8,8,x").is_err());
     }
 }

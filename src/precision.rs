@@ -92,3 +92,60 @@ impl TBoundary {
         }
     }
 }
+
+/// The names the command-line tools (and their docs) use for the formats.
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Precision, String> {
+        Ok(match s {
+            "double" => Precision::Double,
+            "single" => Precision::Single,
+            "half" => Precision::Half,
+            "quarter" => Precision::Quarter,
+            "packed20" => Precision::Packed20,
+            "packed30" => Precision::Packed30,
+            _ => {
+                return Err(format!(
+                    "'{s}' is not a precision (double|single|half|quarter|packed20|packed30)"
+                ))
+            }
+        })
+    }
+}
+
+/// Reals per link: `18`, `12` or `8`.
+impl std::str::FromStr for Reconstruct {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Reconstruct, String> {
+        Ok(match s {
+            "18" => Reconstruct::Full18,
+            "12" => Reconstruct::Twelve,
+            "8" => Reconstruct::Eight,
+            _ => return Err(format!("'{s}' is not a link compression (18|12|8)")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_to_their_formats() {
+        for (name, p) in [
+            ("double", Precision::Double),
+            ("single", Precision::Single),
+            ("half", Precision::Half),
+            ("quarter", Precision::Quarter),
+            ("packed20", Precision::Packed20),
+            ("packed30", Precision::Packed30),
+        ] {
+            assert_eq!(name.parse::<Precision>(), Ok(p));
+        }
+        assert!("float".parse::<Precision>().is_err());
+        for r in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
+            assert_eq!(r.reals().to_string().parse::<Reconstruct>(), Ok(r));
+        }
+        assert!("9".parse::<Reconstruct>().unwrap_err().contains("18|12|8"));
+    }
+}

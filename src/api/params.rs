@@ -16,6 +16,19 @@ pub enum BackendChoice {
     Cuda,
 }
 
+/// `auto`, `cpu` or `cuda` (the command-line tools' `--backend`).
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<BackendChoice, String> {
+        Ok(match s {
+            "auto" => BackendChoice::Auto,
+            "cpu" => BackendChoice::Cpu,
+            "cuda" => BackendChoice::Cuda,
+            _ => return Err(format!("'{s}' is not a backend (auto|cpu|cuda)")),
+        })
+    }
+}
+
 /// How much a context logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verbosity {

@@ -102,17 +102,7 @@ fn parse() -> Options {
                 .and_then(|d: Vec<usize>| d.try_into().ok())
                 .map(|d| o.hot_dims = d)
                 .is_some(),
-            "--backend" => match val.as_str() {
-                "cpu" => {
-                    o.backend = BackendChoice::Cpu;
-                    true
-                }
-                "cuda" => {
-                    o.backend = BackendChoice::Cuda;
-                    true
-                }
-                _ => false,
-            },
+            "--backend" => val.parse().map(|b| o.backend = b).is_ok(),
             "--threads" => val.parse().map(|t| o.threads = t).is_ok(),
             "--tables" => {
                 o.deviation = val.contains("deviation");
@@ -123,15 +113,7 @@ fn parse() -> Options {
             "--kappas" => list(val).map(|k| o.kappas = k).is_some(),
             "--tol" => val.parse().map(|t| o.tol = t).is_ok(),
             "--maxiter" => val.parse().map(|t| o.maxiter = t).is_ok(),
-            "--reconstruct-sloppy" => {
-                o.reconstruct_sloppy = match val.as_str() {
-                    "18" => Reconstruct::Full18,
-                    "12" => Reconstruct::Twelve,
-                    "8" => Reconstruct::Eight,
-                    _ => usage(),
-                };
-                true
-            }
+            "--reconstruct-sloppy" => val.parse().map(|r| o.reconstruct_sloppy = r).is_ok(),
             _ => false,
         };
         if !ok {

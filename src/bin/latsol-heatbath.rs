@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use latsol::gauge_gen::{io, stats, Generator, Start, DEFAULT_OVERRELAX};
-use latsol::lattice::Lattice;
+use latsol::lattice::{parse_dims, Lattice};
 
 struct Options {
     dims: [usize; 4],
@@ -69,14 +69,9 @@ fn parse() -> Result<Options, String> {
         }
         let val = it.next().ok_or(format!("{key} needs a value"))?;
         let bad = || format!("{key}: cannot use '{val}'");
+        let named = |e: String| format!("{key}: {e}");
         match key.as_str() {
-            "--dims" => {
-                let d: Vec<usize> = val
-                    .split(',')
-                    .map(|s| s.trim().parse().map_err(|_| bad()))
-                    .collect::<Result<_, _>>()?;
-                o.dims = d.try_into().map_err(|_| bad())?;
-            }
+            "--dims" => o.dims = parse_dims(val).map_err(named)?,
             "--beta" => o.beta = Some(val.parse().map_err(|_| bad())?),
             "--therm" => o.therm = val.parse().map_err(|_| bad())?,
             "--sweeps-between" => o.between = val.parse().map_err(|_| bad())?,

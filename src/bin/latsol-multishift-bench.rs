@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use latsol::api::*;
 use latsol::gauge_gen::{Generator, Start};
-use latsol::lattice::Lattice;
+use latsol::lattice::{parse_dims, Lattice};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
@@ -81,33 +81,19 @@ fn parse() -> Result<Options, String> {
         }
         let val = it.next().ok_or(format!("{flag} needs a value"))?;
         let bad = || format!("{flag}: bad value {val}");
+        let named = |e: String| format!("{flag}: {e}");
         match flag.as_str() {
-            "--backend" => {
-                o.backend = match val.as_str() {
-                    "auto" => BackendChoice::Auto,
-                    "cpu" => BackendChoice::Cpu,
-                    "cuda" => BackendChoice::Cuda,
-                    _ => return Err(bad()),
-                }
-            }
-            "--dims" => {
-                let d: Vec<usize> = val
-                    .split(',')
-                    .map(|v| v.parse().map_err(|_| bad()))
-                    .collect::<Result<_, _>>()?;
-                o.dims = d.try_into().map_err(|_| bad())?;
-            }
+            "--backend" => o.backend = val.parse().map_err(named)?,
+            "--dims" => o.dims = parse_dims(val).map_err(named)?,
             "--beta" => o.beta = val.parse().map_err(|_| bad())?,
             "--sweeps" => o.sweeps = val.parse().map_err(|_| bad())?,
             "--seed" => o.seed = val.parse().map_err(|_| bad())?,
             "--kappa" => o.kappa = val.parse().map_err(|_| bad())?,
             "--mc" => o.mc = Some(val.parse().map_err(|_| bad())?),
             "--sloppy" => {
-                o.sloppy = match val.as_str() {
-                    "double" => Precision::Double,
-                    "single" => Precision::Single,
-                    "half" => Precision::Half,
-                    _ => return Err(bad()),
+                o.sloppy = val.parse().map_err(named)?;
+                if o.sloppy.is_sloppy_only() && o.sloppy != Precision::Half {
+                    return Err(bad());
                 }
             }
             "--repeat" => {

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use latsol::api::*;
-use latsol::lattice::Lattice;
+use latsol::lattice::{parse_dims, Lattice};
 use latsol::layout::{
     self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut,
 };
@@ -45,18 +45,6 @@ struct Options {
     delta: f64,
     tol_inner: f64,
     cg_stabilised: bool,
-}
-
-fn precision(val: &str) -> Option<Precision> {
-    Some(match val {
-        "double" => Precision::Double,
-        "single" => Precision::Single,
-        "half" => Precision::Half,
-        "quarter" => Precision::Quarter,
-        "packed20" => Precision::Packed20,
-        "packed30" => Precision::Packed30,
-        _ => return None,
-    })
 }
 
 fn parse() -> Result<Options, String> {
@@ -91,23 +79,10 @@ fn parse() -> Result<Options, String> {
         }
         let val = it.next().ok_or(format!("{key} needs a value"))?;
         let bad = || format!("{key}: cannot use '{val}'");
+        let named = |e: String| format!("{key}: {e}");
         match key.as_str() {
-            "--backend" => {
-                o.backend = match val.as_str() {
-                    "auto" => BackendChoice::Auto,
-                    "cpu" => BackendChoice::Cpu,
-                    "cuda" => BackendChoice::Cuda,
-                    _ => return Err(bad()),
-                }
-            }
-            "--dims" => {
-                let d: Vec<usize> = val
-                    .split(',')
-                    .map(|s| s.parse())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| bad())?;
-                o.dims = Some(d.try_into().map_err(|_| bad())?);
-            }
+            "--backend" => o.backend = val.parse().map_err(named)?,
+            "--dims" => o.dims = Some(parse_dims(val).map_err(named)?),
             "--field" => o.field = val.clone(),
             "--kappa" => o.kappa = val.parse().map_err(|_| bad())?,
             "--solver" => {
@@ -128,16 +103,9 @@ fn parse() -> Result<Options, String> {
             }
             "--tol" => o.tol = val.parse().map_err(|_| bad())?,
             "--maxiter" => o.maxiter = val.parse().map_err(|_| bad())?,
-            "--precision" => o.precision = precision(val).ok_or_else(bad)?,
-            "--sloppy" => o.sloppy = Some(precision(val).ok_or_else(bad)?),
-            "--reconstruct-sloppy" => {
-                o.reconstruct_sloppy = match val.as_str() {
-                    "18" => Reconstruct::Full18,
-                    "12" => Reconstruct::Twelve,
-                    "8" => Reconstruct::Eight,
-                    _ => return Err(bad()),
-                }
-            }
+            "--precision" => o.precision = val.parse().map_err(named)?,
+            "--sloppy" => o.sloppy = Some(val.parse().map_err(named)?),
+            "--reconstruct-sloppy" => o.reconstruct_sloppy = val.parse().map_err(named)?,
             "--mixed" => {
                 o.mixed = match val.as_str() {
                     "reliable" => MixedScheme::ReliableUpdates,
