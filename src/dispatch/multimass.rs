@@ -25,7 +25,7 @@ use num_complex::Complex64 as C64;
 
 use super::invert_on_device;
 use crate::api::multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult};
-use crate::api::params::{InvertParams, MassNormalization, SolveType};
+use crate::api::params::{InvertParams, MassNormalization, SolveType, SolverType};
 use crate::backend::Backend;
 use crate::dirac::wilson::WilsonFull;
 use crate::dirac::{Direct, LinearOperator, Shifted};
@@ -48,6 +48,12 @@ const SEQUENCE_FIELDS: usize = 12;
 /// Iterations of the sequence over those of BiCGstab-M, for the same
 /// masses (alexandru2011 Table 3: 1404/790 narrow, 987/793 wide).
 const SEQUENCE_ITERATION_RATIO: f64 = 1.5;
+
+/// Iterations of CG on the even-odd normal equations over those of
+/// BiCGstab, for one mass (docs/performance.md, H100 tables: 989/326 at
+/// 24⁴, 956/293 at 32³×64, κ = 0.155): a sequence run with the caller's CG
+/// costs that much more per mass.
+const CG_OVER_BICGSTAB_ITERATIONS: f64 = 3.0;
 
 /// The mass of a hopping parameter, `m = 1/(2κ) − 4`.
 pub fn mass_of(kappa: f64) -> f64 {
@@ -405,7 +411,8 @@ fn solve_dense(mut g: Vec<Vec<C64>>) -> Vec<C64> {
 /// `precision_sloppy` and eight half-lattice BLAS passes. The iteration
 /// counts are taken from alexandru2011 Table 3: the sequence (even-odd,
 /// extrapolated guesses) needed 1.24× (wide set) to 1.78× (narrow set) the
-/// iterations of BiCGstab-M, 1.5× on average.
+/// iterations of BiCGstab-M, 1.5× on average; 3× more when the caller's
+/// solver, which the sequence uses, is CG.
 fn choose<B: Backend>(
     backend: &B,
     gauge: &B::Gauge,
@@ -446,7 +453,11 @@ fn choose<B: Backend>(
         &lat,
     )?;
     let cost_m = 2.0 * t_full + (8.0 + 4.0 * (n - 1) as f64 / 2.0) * t_blas_full;
-    let cost_seq = SEQUENCE_ITERATION_RATIO * (2.0 * t_eo + 8.0 * t_blas_eo);
+    let solver_ratio = match params.solver {
+        SolverType::Cg => CG_OVER_BICGSTAB_ITERATIONS,
+        SolverType::BiCgStab => 1.0,
+    };
+    let cost_seq = SEQUENCE_ITERATION_RATIO * solver_ratio * (2.0 * t_eo + 8.0 * t_blas_eo);
     Ok(if cost_m < cost_seq {
         MultiMassPolicy::BiCgStabM
     } else {
