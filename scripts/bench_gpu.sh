@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The H100 figures of docs/performance.md and docs/multishift.md, in one
+# run on a machine with a GPU (about 15 minutes; the 32^3x64 field alone
+# takes 2.5 minutes on 16 cores). Binaries from `cargo build --release
+# --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
+#
+#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift]...   (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-target/release}
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+export OUT
+# Compiled kernels and tuned launches, kept between the steps.
+export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift)
+
+for step in "${steps[@]}"; do
+  case "$step" in
+  checks) # every kernel against the CPU backend; GPU and CPU solves side by side
+    "$BIN/latsol-gpu-check" --no-bench | tee "$OUT/checks.txt" | grep -E "failure|^start"
+    ;;
+  dslash) # hopping term and vector operations beside the copy roofline
+    for dims in 24,24,24,24 32,32,32,64; do
+      "$BIN/latsol-gpu-check" --bench-only --dims "$dims" --tag "$dims" >"$OUT/dslash-$dims.txt"
+      grep -E "^(24x|32x)|^blas" "$OUT/dslash-$dims.txt"
+    done
+    ;;
+  mixed) # time to solution of each scheme on a thermalised 32^3x64 field
+    field=$OUT/cfg32/su3_32x32x32x64_b6.0000_s2027_n000025.milc
+    [ -f "$field" ] || "$BIN/latsol-heatbath" --dims 32,32,32,64 --beta 6.0 --therm 24 \
+      --sweeps-between 1 --configs 1 --seed 2027 --out "$OUT/cfg32" --threads "$(nproc)" \
+      >"$OUT/heatbath32.txt"
+    schemes=(
+      "--solver bicgstab"
+      "--solver bicgstab --sloppy single --reconstruct-sloppy 12"
+      "--solver bicgstab --sloppy single --reconstruct-sloppy 8"
+      "--solver bicgstab --sloppy half --reconstruct-sloppy 12"
+      "--solver bicgstab --sloppy half --reconstruct-sloppy 8"
+      "--solver bicgstab --sloppy quarter --reconstruct-sloppy 12"
+      "--solver bicgstab --sloppy half --reconstruct-sloppy 12 --mixed defect --tol-inner 0.1"
+      "--solver cg"
+      "--solver cg --sloppy single --reconstruct-sloppy 12"
+      "--solver cg --sloppy half --reconstruct-sloppy 12"
+      "--solver cg --sloppy quarter --reconstruct-sloppy 12"
+      "--solver cg --sloppy half --reconstruct-sloppy 12 --mixed defect --tol-inner 0.1"
+    )
+    for s in "${schemes[@]}"; do
+      # A short solve first tunes the launches (cached), so the timed one
+      # measures the solver alone.
+      # shellcheck disable=SC2086  # the options are words
+      "$BIN/latsol-solve" --field "$field" --kappa 0.155 --every 0 --maxiter 40 $s >/dev/null 2>&1 || true
+      # shellcheck disable=SC2086
+      "$BIN/latsol-solve" --field "$field" --kappa 0.155 --every 0 $s 2>&1 | grep summary ||
+        echo "$s: no summary (see the solver's output)"
+    done | tee "$OUT/mixed.txt"
+    ;;
+  multishift) # clark2022 Table 3 and alexandru2011 Table 3 styles, 24^3x48
+    "$BIN/latsol-multishift-bench" --backend cuda --dims 24,24,24,48 --kappa 0.1625 \
+      --table both --repeat 1 --mc -0.9369 | tee "$OUT/multishift.txt"
+    ;;
+  *)
+    echo "unknown step $step (checks|dslash|mixed|multishift)" >&2
+    exit 2
+    ;;
+  esac
+done
