@@ -291,7 +291,7 @@ template <typename F> __device__ __forceinline__ void rebuild8(const cplx<F> *z,
 #pragma unroll
   for (int k = 0; k < 3; k++) {
     u.m[3 + k] = cmadd(p2, cp[k], cmadd(p1, bp[k], zero));
-    u.m[6 + k] = cjmadd(p1, cp[k], mk(F(0), F(0)) - cjmadd(p2, bp[k], zero));
+    u.m[6 + k] = cjmadd(p1, cp[k], zero - cjmadd(p2, bp[k], zero));
   }
 }
 
@@ -307,7 +307,7 @@ template <typename S, int R> struct GaugeSoA {
     Link<F> u;
     constexpr int n = R / 2;
     cplx<F> z[n];
-    load_stored<paired>(g, stride, parity, mu, cb, scale, z);
+    load_stored(g, stride, parity, mu, cb, scale, z);
     if constexpr (R == 8) {
       rebuild8(z, u);
     } else {
@@ -328,11 +328,10 @@ template <typename S, int R> struct GaugeSoA {
     return u;
   }
   /// The R/2 stored complex numbers of one link, one or two per load.
-  template <bool pairs>
   static __device__ __forceinline__ void load_stored(const Vec *g, int stride, int parity, int mu, int cb, F scale,
                                                      cplx<F> *z) {
     constexpr int n = R / 2;
-    if constexpr (pairs) {
+    if constexpr (paired) {
       typedef typename E::Pair P;
       const P *q = reinterpret_cast<const P *>(g) + ((parity * 4 + mu) * (n / 2)) * stride + cb;
 #pragma unroll

@@ -29,7 +29,7 @@ use latsol::backend::cpu::CpuBackend;
 use latsol::deviation::{Reference, QUANTILES};
 use latsol::field::GaugeField;
 use latsol::gauge_gen::io;
-use latsol::lattice::Lattice;
+use latsol::lattice::{parse_dims, Lattice};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
@@ -98,10 +98,7 @@ fn parse() -> Options {
                 o.field = Some(PathBuf::from(val));
                 true
             }
-            "--hot-dims" => list(val)
-                .and_then(|d: Vec<usize>| d.try_into().ok())
-                .map(|d| o.hot_dims = d)
-                .is_some(),
+            "--hot-dims" => parse_dims(val).map(|d| o.hot_dims = d).is_ok(),
             "--backend" => val.parse().map(|b| o.backend = b).is_ok(),
             "--threads" => val.parse().map(|t| o.threads = t).is_ok(),
             "--tables" => {

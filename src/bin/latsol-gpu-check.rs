@@ -45,7 +45,7 @@ mod check {
     use latsol::dirac::wilson::WilsonEvenOdd;
     use latsol::dirac::{Direct, LinearOperator, Normal};
     use latsol::field::{GaugeField, HostSpinor};
-    use latsol::lattice::{Lattice, Parity, Subset};
+    use latsol::lattice::{parse_dims, Lattice, Parity, Subset};
     use latsol::precision::{Precision, Reconstruct, TBoundary};
     use latsol::random;
     use latsol::solver::{bicgstab, cg, Silent, SolverParams};
@@ -1117,10 +1117,7 @@ mod check {
                 ]
             };
             if let Some(d) = value("--dims") {
-                let v: Vec<usize> = d.split(',').filter_map(|x| x.parse().ok()).collect();
-                sizes = vec![v
-                    .try_into()
-                    .map_err(|_| format!("--dims {d}: four extents"))?];
+                sizes = vec![parse_dims(d).map_err(|e| format!("--dims: {e}"))?];
             }
             let precs: Vec<Precision> = match value("--prec").map(String::as_str) {
                 Some("double") => vec![Precision::Double],

@@ -43,19 +43,13 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     // a cycle. So x̂ is kept in single (the arithmetic precision of those
     // formats) when the sloppy format is coarser, as seed clark2022 §3.1
     // keeps CG's solution out of the sloppy format. `bicgstab_update` takes
-    // x̂ in single beside the narrow fields (one pass, as for one precision);
-    // `widened` serves the one accumulation outside it (on exit).
+    // x̂ in single beside the narrow fields (one pass, as for one precision).
     let acc = if lo.epsilon() > Precision::Single.epsilon() {
         Precision::Single
     } else {
         lo
     };
     let mut xs = backend.alloc_spinor(&lat, subset, acc)?;
-    let mut widened = if acc != lo {
-        Some(backend.alloc_spinor(&lat, subset, acc)?)
-    } else {
-        None
-    };
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;
@@ -134,12 +128,11 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let ss = backend.caxpy_norm2(-alpha, &v, &mut rs)?;
         k += 1;
         stats.matvecs += 1;
-        // The α p term is fused into the update below, or added here on exit.
+        // The α p term is fused into the update below or, on exit, goes
+        // straight into x (the reliable update next adds x̂).
         if ss <= stop {
-            match widened.as_mut() {
-                Some(w) => accumulate(backend, alpha, &p, &mut xs, w)?,
-                None => backend.caxpy(alpha, &p, &mut xs)?,
-            }
+            backend.copy(&mut tmp, &p)?;
+            backend.caxpy(alpha, &tmp, x)?;
             rr = ss;
             max_rr = max_rr.max(rr);
             report(
@@ -183,19 +176,6 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     stats.iterations = k;
     stats.iterated_residual = (rr / b2).sqrt();
     Ok(stats)
-}
-
-/// `x̂ += a y` for `y` in a coarser precision than x̂, through `widened` (a
-/// field of x̂'s precision): backends combine fields of one precision.
-fn accumulate<B: Backend>(
-    backend: &B,
-    a: C64,
-    y: &B::Spinor,
-    xs: &mut B::Spinor,
-    widened: &mut B::Spinor,
-) -> Result<()> {
-    backend.copy(widened, y)?;
-    backend.caxpy(a, widened, xs)
 }
 
 fn breakdown(what: &str, value: C64, k: usize) -> Error {

@@ -296,16 +296,12 @@ impl CudaBackend {
         // x̂ in single beside half or quarter fields: the widened kernel.
         let wide = x.precision() == Precision::Single
             && matches!(s.precision(), Precision::Half | Precision::Quarter);
-        let op = if wide {
-            "bicgstab_update_wide"
+        let (op, one_precision): (_, &[&CudaSpinor]) = if wide {
+            ("bicgstab_update_wide", &[p, s, t, r_hat])
         } else {
-            "bicgstab_update"
+            ("bicgstab_update", &[p, s, x, t, r_hat])
         };
-        if wide {
-            Self::check_precision(op, &[p, s, t, r_hat])?;
-        } else {
-            Self::check_precision(op, &[p, s, x, t, r_hat])?;
-        }
+        Self::check_precision(op, one_precision)?;
         let st = &self.stream;
         let params = BlasParams {
             x: p.data.ptr(st),
