@@ -10,8 +10,11 @@
 // Reductions are deterministic: a fixed geometry (RED_BLOCK threads, a grid
 // fixed by the host from the length alone), each thread summing its
 // grid-stride elements in order, a fixed shared-memory tree per block, the
-// per-block partials written to memory, and a second one-block pass summing
-// them in a fixed order. No atomics: the same inputs give the same bits.
+// per-block partials written to memory, and the last block to finish summing
+// them in a fixed order. An atomic counter only elects that block; no sum
+// depends on timing, so the same inputs give the same bits. The last block
+// writes the result straight into host memory mapped for the device, so a
+// reduction costs one launch and one stream synchronisation, no copy.
 #include "core.cuh"
 
 #define RED_BLOCK 256
@@ -24,8 +27,10 @@ struct BlasParams {
   long long n;       // items per field: vectors (double2 / float4), or sites (half, quarter)
   long long stride;  // sites per parity block (half, quarter)
   u64 w, v;          // two more fields (BiCGstab's fused update)
+  u64 counter;       // reductions: blocks done (unsigned, left at 0)
+  u64 out;           // reductions: the results (mapped host memory)
 };
-static_assert(sizeof(BlasParams) == 96, "BlasParams layout changed: update blas.rs");
+static_assert(sizeof(BlasParams) == 112, "BlasParams layout changed: update blas.rs");
 
 typedef cplx<double> z64;
 
@@ -90,6 +95,40 @@ template <typename T> struct FixedItems {
 template <> struct Items<short> : FixedItems<short> {};
 template <> struct Items<signed char> : FixedItems<signed char> {};
 
+/// The 12 complex numbers of site i (i = block · stride + cb) of a field in
+/// any format: one item for half and quarter, else 12 / nc vectors of the
+/// structure-of-arrays layout.
+template <typename S> __device__ __forceinline__ void load_site(const BlasParams &P, u64 p, long long i, z64 *z) {
+  constexpr int nc = Items<S>::nc;
+  if constexpr (nc == 12) {
+    Items<S>::load(P, p, i, z);
+  } else {
+    const long long b = i / P.stride, cb = i - b * P.stride;
+#pragma unroll
+    for (int v = 0; v < 12 / nc; v++) Items<S>::load(P, p, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+  }
+}
+/// Stores site i (as `load_site` reads it), leaving in z the stored values.
+template <typename S> __device__ __forceinline__ void store_site(const BlasParams &P, u64 p, long long i, z64 *z) {
+  constexpr int nc = Items<S>::nc;
+  if constexpr (nc == 12) {
+    Items<S>::store(P, p, i, z);
+  } else {
+    const long long b = i / P.stride, cb = i - b * P.stride;
+#pragma unroll
+    for (int v = 0; v < 12 / nc; v++) Items<S>::store(P, p, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+  }
+}
+
+/// A double rounded to the precision of S (double or single) and back.
+template <typename S> __device__ __forceinline__ double round_to(double v) {
+  if constexpr (sizeof(S) == sizeof(float)) {
+    return double(float(v));
+  } else {
+    return v;
+  }
+}
+
 __device__ __forceinline__ z64 cmul(z64 a, z64 b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
 __device__ __forceinline__ double norm(z64 a) { return a.re * a.re + a.im * a.im; }
 
@@ -99,52 +138,67 @@ __device__ __forceinline__ double norm(z64 a) { return a.re * a.re + a.im * a.im
 #define READS(X_, Y_, Z_) static constexpr bool rx = X_, ry = Y_, rz = Z_, five = false;
 #define WRITES(Y_, Z_) static constexpr bool wy = Y_, wz = Z_;
 
-struct Ax {  // y = a y (the trait's `ax` on its one field)
+/// What an op sums after its store (update-then-norm ops): by default nothing.
+struct NoPost {
+  static __device__ void post(const z64 &, const z64 &, double *) {}
+};
+/// ‖y‖² of the stored (rounded) y.
+struct PostNorm2 {
+  static __device__ void post(const z64 &, const z64 &y, double *r) { r[0] += norm(y); }
+};
+
+struct Ax : NoPost {  // y = a y (the trait's `ax` on its one field)
   READS(false, true, false) WRITES(true, false) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &, z64 &y, z64 &, double *) { y = P.a_re * y; }
 };
-struct Axpy {  // y = a x + y
+struct Axpy : NoPost {  // y = a x + y
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
     y = mk(fma(P.a_re, x.re, y.re), fma(P.a_re, x.im, y.im));
   }
 };
-struct Xpay {  // y = x + a y
+struct Xpay : NoPost {  // y = x + a y
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
     y = mk(fma(P.a_re, y.re, x.re), fma(P.a_re, y.im, x.im));
   }
 };
-struct Axpby {  // y = a x + b y
+struct Axpby : NoPost {  // y = a x + b y
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
     y = mk(P.a_re * x.re + P.b_re * y.re, P.a_re * x.im + P.b_re * y.im);
   }
 };
-struct Caxpy {  // y = a x + y, complex a
+struct Caxpy : NoPost {  // y = a x + y, complex a
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &, double *) {
     y = cmul(mk(P.a_re, P.a_im), x) + y;
   }
 };
-struct Cxpaypbz {  // z = x + a y + b z, complex a, b
+struct XpayInto : NoPost {  // z = x + a y (z only written)
+  READS(true, true, false) WRITES(false, true) static constexpr int nred = 0;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *) {
+    z = mk(fma(P.a_re, y.re, x.re), fma(P.a_re, y.im, x.im));
+  }
+};
+struct Cxpaypbz : NoPost {  // z = x + a y + b z, complex a, b
   READS(true, true, true) WRITES(false, true) static constexpr int nred = 0;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *) {
     z = x + cmul(mk(P.a_re, P.a_im), y) + cmul(mk(P.b_re, P.b_im), z);
   }
 };
-struct Norm2 {  // ‖x‖²
+struct Norm2 : NoPost {  // ‖x‖²
   READS(true, false, false) WRITES(false, false) static constexpr int nred = 1;
   static __device__ void f(const BlasParams &, z64 &x, z64 &, z64 &, double *r) { r[0] += norm(x); }
 };
-struct Cdot {  // x† y
+struct Cdot : NoPost {  // x† y
   READS(true, true, false) WRITES(false, false) static constexpr int nred = 2;
   static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *r) {
     r[0] += x.re * y.re + x.im * y.im;
     r[1] += x.re * y.im - x.im * y.re;
   }
 };
-struct CdotNorm2 {  // (x† y, ‖x‖²)
+struct CdotNorm2 : NoPost {  // (x† y, ‖x‖²)
   READS(true, true, false) WRITES(false, false) static constexpr int nred = 3;
   static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *r) {
     r[0] += x.re * y.re + x.im * y.im;
@@ -154,17 +208,29 @@ struct CdotNorm2 {  // (x† y, ‖x‖²)
 };
 // The fused update-then-norm ops: the norm is taken in `post`, after the
 // store has rounded y to the storage precision.
-struct AxpyNorm2 {
+struct AxpyNorm2 : PostNorm2 {
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *r) { Axpy::f(P, x, y, z, r); }
 };
-struct CaxpyNorm2 {
+struct CaxpyNorm2 : PostNorm2 {
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
   static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *r) { Caxpy::f(P, x, y, z, r); }
 };
-struct XmyNorm2 {  // y = x − y
+struct XmyNorm2 : PostNorm2 {  // y = x − y
   READS(true, true, false) WRITES(true, false) static constexpr int nred = 1;
   static __device__ void f(const BlasParams &, z64 &x, z64 &y, z64 &, double *) { y = x - y; }
+};
+/// CG's residual update with the Polak–Ribière numerator (Backend::
+/// axpy_norm2_pr): y += a x, then ‖y‖² and Re⟨y, x⟩ of the stored y (the
+/// host multiplies the second by a). Each sum is the one the separate
+/// axpy_norm2 and cdot would give, bit for bit: same elements, same order.
+struct AxpyNorm2Pr {
+  READS(true, true, false) WRITES(true, false) static constexpr int nred = 2;
+  static __device__ void f(const BlasParams &P, z64 &x, z64 &y, z64 &z, double *r) { Axpy::f(P, x, y, z, r); }
+  static __device__ void post(const z64 &x, const z64 &y, double *r) {
+    r[0] += norm(y);
+    r[1] += y.re * x.re + y.im * x.im;
+  }
 };
 
 /// BiCGstab's closing update on five fields (x: p, y: s, z: x, w: t, v: r̂;
@@ -209,24 +275,20 @@ struct BicgstabUpdateWide {
   static constexpr int nred = 3;
   template <typename Float> static __device__ __forceinline__ void item(const BlasParams &P, long long i, double *r) {
     typedef Items<Float> A;
-    typedef Items<float> X;
     static_assert(A::nc == 12, "the narrow fields must be half or quarter sites");
     z64 p[12], s[12], x[12], t[12], h[12];
     A::load(P, P.x, i, p);
     A::load(P, P.y, i, s);
     A::load(P, P.w, i, t);
     A::load(P, P.v, i, h);
-    const long long b = i / P.stride, cb = i - b * P.stride;
-#pragma unroll
-    for (int v = 0; v < 6; v++) X::load(P, P.z, (b * 6 + v) * P.stride + cb, x + 2 * v);
+    load_site<float>(P, P.z, i, x);
     const z64 alpha = mk(P.a_re, P.a_im), omega = mk(P.b_re, P.b_im);
 #pragma unroll
     for (int k = 0; k < 12; k++) {
       x[k] = x[k] + cmul(alpha, p[k]) + cmul(omega, s[k]);
       s[k] = s[k] - cmul(omega, t[k]);
     }
-#pragma unroll
-    for (int v = 0; v < 6; v++) X::store(P, P.z, (b * 6 + v) * P.stride + cb, x + 2 * v);
+    store_site<float>(P, P.z, i, x);
     A::store(P, P.y, i, s);
 #pragma unroll
     for (int k = 0; k < 12; k++) {
@@ -251,9 +313,9 @@ __device__ __forceinline__ void apply3(const BlasParams &P, long long i, double 
   if (Op::wy) A::store(P, P.y, i, y);
   if (Op::wz) A::store(P, P.z, i, z);
   // Update-then-norm ops sum the stored (rounded) values.
-  if (Op::wy && Op::nred == 1) {
+  if constexpr (Op::wy && Op::nred > 0) {
 #pragma unroll
-    for (int k = 0; k < nc; k++) r[0] += norm(y[k]);
+    for (int k = 0; k < nc; k++) Op::post(x[k], y[k], r);
   }
 }
 
@@ -287,7 +349,10 @@ template <int N> __device__ __forceinline__ void block_sum(double (*v)[RED_BLOCK
   __syncthreads();
 }
 
-/// First pass of a reduction: grid-stride sums, one partial per block.
+template <int N> __device__ __forceinline__ void reduce_final(const double *partials, int nblocks, double *out);
+
+/// A reduction: grid-stride sums, one partial per block; the last block
+/// to finish sums the partials (`reduce_final`) into P.out.
 template <typename Float, typename Op> __device__ __forceinline__ void reduce_kernel(const BlasParams &P) {
   constexpr int N = Op::nred;
   __shared__ double sh[N][RED_BLOCK];
@@ -300,14 +365,21 @@ template <typename Float, typename Op> __device__ __forceinline__ void reduce_ke
   for (int k = 0; k < N; k++) sh[k][threadIdx.x] = r[k];
   block_sum<N>(sh);
   double *partials = reinterpret_cast<double *>(P.partials);
+  __shared__ bool last;
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int k = 0; k < N; k++) partials[blockIdx.x * N + k] = sh[k][0];
+    // Partials visible device-wide before the count says so.
+    __threadfence();
+    // atomicInc wraps to 0 after gridDim.x − 1: the counter is left at 0.
+    last = atomicInc(reinterpret_cast<unsigned *>(P.counter), gridDim.x - 1) == gridDim.x - 1;
   }
+  __syncthreads();
+  if (last) reduce_final<N>(partials, gridDim.x, reinterpret_cast<double *>(P.out));
 }
 
-/// Second pass: one block sums `nblocks` partials of N numbers each, in a
-/// fixed order, into out[0..N).
+/// The last block sums `nblocks` partials of N numbers each, in a fixed
+/// order, into out[0..N) (mapped host memory).
 template <int N> __device__ __forceinline__ void reduce_final(const double *partials, int nblocks, double *out) {
   __shared__ double sh[N][RED_BLOCK];
   double r[N];
@@ -315,12 +387,13 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   for (int k = 0; k < N; k++) r[k] = 0.0;
   for (int b = threadIdx.x; b < nblocks; b += RED_BLOCK) {
 #pragma unroll
-    for (int k = 0; k < N; k++) r[k] += partials[b * N + k];
+    for (int k = 0; k < N; k++) r[k] += __ldcg(partials + b * N + k);  // from L2: other blocks wrote them
   }
 #pragma unroll
   for (int k = 0; k < N; k++) sh[k][threadIdx.x] = r[k];
   block_sum<N>(sh);
   if (threadIdx.x < N) out[threadIdx.x] = sh[threadIdx.x][0];
+  __threadfence_system();
 }
 
 #define LATSOL_MAP(op, Op)                                                                        \
@@ -342,25 +415,68 @@ LATSOL_MAP(xpay, Xpay)
 LATSOL_MAP(axpby, Axpby)
 LATSOL_MAP(caxpy, Caxpy)
 LATSOL_MAP(cxpaypbz, Cxpaypbz)
+LATSOL_MAP(xpay_into, XpayInto)
 LATSOL_REDUCE(norm2, Norm2)
 LATSOL_REDUCE(cdot, Cdot)
 LATSOL_REDUCE(cdot_norm2, CdotNorm2)
 LATSOL_REDUCE(axpy_norm2, AxpyNorm2)
 LATSOL_REDUCE(caxpy_norm2, CaxpyNorm2)
 LATSOL_REDUCE(xmy_norm2, XmyNorm2)
+LATSOL_REDUCE(axpy_norm2_pr, AxpyNorm2Pr)
 LATSOL_REDUCE(bicgstab_update, BicgstabUpdate)
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f16, short, BicgstabUpdateWide)
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
 
-extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_1(u64 p, int nb, u64 out) {
-  reduce_final<1>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
+
+// ---- sums of several sloppy fields into one precise field -------------------
+
+/// Most fields one `axpy_many` launch adds (CG buffers four directions).
+#define MANY_MAX 4
+
+/// Kernel arguments of `axpy_many`; mirrored by `ManyParams` in blas.rs.
+struct ManyParams {
+  u64 y;              // the sum, double or single
+  u64 x[MANY_MAX];    // the fields added, one format
+  double a[MANY_MAX]; // their coefficients
+  long long stride;   // sites per parity block
+  long long sites;    // sites in all (blocks · stride)
+  int nx;             // fields used, 1..MANY_MAX
+  int pad;
+};
+static_assert(sizeof(ManyParams) == 96, "ManyParams layout changed: update blas.rs");
+
+/// y += Σ_j a_j x_j, one thread per site; each x_j converted to Hi and each
+/// term rounded to Hi, as `copy` then `axpy` would (Backend::axpy_many).
+template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(const ManyParams &M) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= M.sites) return;
+  BlasParams B;
+  B.stride = M.stride;
+  z64 y[12], x[12];
+  load_site<Hi>(B, M.y, i, y);
+#pragma unroll
+  for (int j = 0; j < MANY_MAX; j++) {
+    if (j < M.nx) {
+      load_site<Lo>(B, M.x[j], i, x);
+      const double a = M.a[j];
+#pragma unroll
+      for (int c = 0; c < 12; c++) {
+        y[c] = mk(round_to<Hi>(fma(a, round_to<Hi>(x[c].re), y[c].re)),
+                  round_to<Hi>(fma(a, round_to<Hi>(x[c].im), y[c].im)));
+      }
+    }
+  }
+  store_site<Hi>(B, M.y, i, y);
 }
-extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_2(u64 p, int nb, u64 out) {
-  reduce_final<2>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
-}
-extern "C" __global__ void __launch_bounds__(RED_BLOCK) reduce_final_3(u64 p, int nb, u64 out) {
-  reduce_final<3>(reinterpret_cast<const double *>(p), nb, reinterpret_cast<double *>(out));
-}
+#define LATSOL_AXPY_MANY(h, H, l, L) \
+  extern "C" __global__ void blas_axpy_many_##h##_##l(const ManyParams M) { axpy_many<H, L>(M); }
+#define LATSOL_AXPY_MANY_INTO(h, H)              \
+  LATSOL_AXPY_MANY(h, H, f64, double)            \
+  LATSOL_AXPY_MANY(h, H, f32, float)             \
+  LATSOL_AXPY_MANY(h, H, f16, short)             \
+  LATSOL_AXPY_MANY(h, H, f8, signed char)
+LATSOL_AXPY_MANY_INTO(f64, double)
+LATSOL_AXPY_MANY_INTO(f32, float)
 
 // ---- site-structured ops: they need the spinor layout (core.cuh) ----------
 
@@ -419,26 +535,9 @@ template <typename S, typename D> __device__ __forceinline__ void convert_site(c
   if (i >= (long long)P.stride * P.blocks) return;
   BlasParams B;
   B.stride = P.stride;
-  // Site i as items of each format: one site for half and quarter, else
-  // vectors in the structure-of-arrays layout.
-  const long long b = i / P.stride, cb = i - b * P.stride;
   z64 z[12];
-  if (Items<S>::nc == 12) {
-    Items<S>::load(B, P.src, i, z);
-  } else {
-    constexpr int nc = Items<S>::nc;
-#pragma unroll
-    for (int v = 0; v < 12 / nc; v++)
-      Items<S>::load(B, P.src, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
-  }
-  if (Items<D>::nc == 12) {
-    Items<D>::store(B, P.dst, i, z);
-  } else {
-    constexpr int nc = Items<D>::nc;
-#pragma unroll
-    for (int v = 0; v < 12 / nc; v++)
-      Items<D>::store(B, P.dst, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
-  }
+  load_site<S>(B, P.src, i, z);
+  store_site<D>(B, P.dst, i, z);
 }
 #define LATSOL_CONVERT(s, S, d, D) \
   extern "C" __global__ void convert_##s##_to_##d(const SiteParams P) { convert_site<S, D>(P); }

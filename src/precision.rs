@@ -19,6 +19,16 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// Every storage format, finest first.
+    pub const ALL: [Precision; 6] = [
+        Precision::Double,
+        Precision::Single,
+        Precision::Half,
+        Precision::Quarter,
+        Precision::Packed20,
+        Precision::Packed30,
+    ];
+
     /// Unit roundoff of the storage format.
     pub fn epsilon(self) -> f64 {
         match self {

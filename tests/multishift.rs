@@ -151,14 +151,7 @@ fn every_shift_meets_its_tolerance_on_both_systems_and_every_sloppy_precision() 
             0.5, 0.0, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 1.0, 2.0, 5.0,
         ],
     ];
-    for sloppy in [
-        Precision::Double,
-        Precision::Single,
-        Precision::Half,
-        Precision::Quarter,
-        Precision::Packed20,
-        Precision::Packed30,
-    ] {
+    for sloppy in Precision::ALL {
         let g = load(&ctx, &field, sloppy);
         for solve_type in [SolveType::NormOp, SolveType::NormOpPc] {
             let sites = if solve_type == SolveType::NormOp {

@@ -13,14 +13,7 @@ use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::Precision;
 use latsol::random;
 
-const FORMATS: [Precision; 6] = [
-    Precision::Double,
-    Precision::Single,
-    Precision::Half,
-    Precision::Quarter,
-    Precision::Packed20,
-    Precision::Packed30,
-];
+const FORMATS: [Precision; 6] = Precision::ALL;
 
 #[test]
 fn parities_taken_apart_and_put_back_are_the_same_field() {

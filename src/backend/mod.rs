@@ -132,6 +132,23 @@ pub trait Backend: Send + Sync {
     fn caxpy_norm2(&self, a: C64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
     /// `y = x − y` then `‖y‖²`: the residual `r = b − A x` from `y = A x`.
     fn xmy_norm2(&self, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
+    /// `y += Σ_j a[j] x[j]`, term by term in order, in one pass over `y`:
+    /// the solution updates of the mixed-precision solvers (CG's buffered
+    /// directions, BiCGstab's partial solution), which add sloppy fields to
+    /// the high-precision solution. The `x[j]` share one precision; `y` is
+    /// double or single. Each `x[j]` is converted and each term rounded to
+    /// `y`'s precision as `copy` to it then `axpy` would, so the result is
+    /// that of the unfused sequence, without its temporary field and passes.
+    fn axpy_many(&self, a: &[f64], x: &[&Self::Spinor], y: &mut Self::Spinor) -> Result<()>;
+    /// `out = x + a y` (`out` neither `x` nor `y`): CG's next direction
+    /// written into the next slot of its ring, instead of a copy and `xpay`.
+    fn xpay_into(
+        &self,
+        x: &Self::Spinor,
+        a: f64,
+        y: &Self::Spinor,
+        out: &mut Self::Spinor,
+    ) -> Result<()>;
     /// `y' = y + a x`, then `(‖y'‖², Re⟨y', y' − y⟩)`: the residual update of
     /// CG with the numerator of the Polak–Ribière β (clark2022 §3.1), using
     /// `⟨y', y' − y⟩ = a ⟨y', x⟩`. Backends may fuse it into one pass.
@@ -195,6 +212,34 @@ pub trait Backend: Send + Sync {
     fn memory_available(&self) -> Option<usize> {
         None
     }
+}
+
+/// The precision rules of `Backend::axpy_many`, shared by the backends:
+/// one coefficient per field, the fields in one precision, `y` double or
+/// single.
+pub(crate) fn check_many_precisions<S: SpinorField>(
+    what: &str,
+    coefficients: usize,
+    x: &[&S],
+    y: &S,
+) -> Result<()> {
+    let fail = |why: String| Err(crate::error::Error::Internal(format!("{what}: {why}")));
+    if coefficients != x.len() {
+        return fail(format!(
+            "{coefficients} coefficients for {} fields",
+            x.len()
+        ));
+    }
+    if y.precision().is_sloppy_only() {
+        return fail(format!("the sum is kept in {:?}", y.precision()));
+    }
+    if let Some(first) = x.first() {
+        let p = first.precision();
+        if x.iter().any(|f| f.precision() != p) {
+            return fail("fields of different precisions".into());
+        }
+    }
+    Ok(())
 }
 
 /// The check shared by the backends' `extract_parity`/`insert_parity`: a

@@ -14,8 +14,10 @@
 //!
 //! ```text
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
-//!                  [--dims X,Y,Z,T] [--prec double|single] [--tag T]
+//!                  [--dims X,Y,Z,T] [--prec double|single] [--tag T] [--blas]
 //! ```
+//! `--quick` leaves out the vector-operation table (double, single, half on
+//! one parity of 32³×64) unless `--blas` asks for it.
 //! Prints a table at the end, also written to `$OUT/gpu-check[-T].txt` when
 //! `OUT` is set. Exits non-zero if a check fails. The command that produced
 //! the figures of docs/performance.md is given there.
@@ -353,6 +355,82 @@ mod check {
         Ok(())
     }
 
+    /// The solvers' fused updates with `pair.prec` as the sloppy format:
+    /// `xpay_into`, `axpy_norm2_pr`, and `axpy_many` into a double and a
+    /// single sum, the latter also against the GPU's own unfused sequence
+    /// (`copy` then `axpy`), which it must equal bit for bit.
+    fn check_solution_updates<T: Backend>(
+        pair: &Pair<T>,
+        lat: &Arc<Lattice>,
+        subset: Subset,
+        rep: &mut Report,
+    ) -> R<()> {
+        let (cpu, gpu, prec) = (pair.cpu, pair.gpu, pair.prec);
+        let tag = format!("{prec:?} {subset:?}");
+        let tol = tolerance(prec);
+        let hx = random::spinor(lat, subset, 31);
+        let hy = random::spinor(lat, subset, 32);
+        let (cx, gx) = pair.up(&hx)?;
+        let (cy, gy) = pair.up(&hy)?;
+        let (mut co, mut go) = pair.up(&nan_field(lat, subset))?;
+        cpu.xpay_into(&cx, -0.61, &cy, &mut co).map_err(e)?;
+        gpu.xpay_into(&gx, -0.61, &gy, &mut go).map_err(e)?;
+        pair.compare(rep, &format!("xpay_into {tag}"), &co, &go)?;
+
+        let (mut cy2, mut gy2) = pair.up(&hy)?;
+        let rc = cpu.axpy_norm2_pr(-0.44, &cx, &mut cy2).map_err(e)?;
+        let rg = gpu.axpy_norm2_pr(-0.44, &gx, &mut gy2).map_err(e)?;
+        pair.compare(rep, &format!("axpy_norm2_pr {tag}"), &cy2, &gy2)?;
+        rep.check(
+            &format!("axpy_norm2_pr (norm) {tag}"),
+            rel_scalar(rg.0.into(), rc.0.into()),
+            tol,
+        );
+        rep.check(
+            &format!("axpy_norm2_pr (PR numerator) {tag}"),
+            rel_scalar(rg.1.into(), rc.1.into()),
+            tol,
+        );
+
+        let a = [0.37, -1.25, 2.5e-3];
+        let hxs: Vec<HostSpinor> = (0..3)
+            .map(|j| random::spinor(lat, subset, 40 + j))
+            .collect();
+        let cxs = hxs
+            .iter()
+            .map(|h| up(cpu, h, prec))
+            .collect::<R<Vec<_>>>()?;
+        let gxs = hxs
+            .iter()
+            .map(|h| up(gpu, h, prec))
+            .collect::<R<Vec<_>>>()?;
+        for hi in [Precision::Double, Precision::Single] {
+            let (mut cs, mut gs) = (up(cpu, &hy, hi)?, up(gpu, &hy, hi)?);
+            let crefs: Vec<_> = cxs.iter().collect();
+            let grefs: Vec<_> = gxs.iter().collect();
+            cpu.axpy_many(&a, &crefs, &mut cs).map_err(e)?;
+            gpu.axpy_many(&a, &grefs, &mut gs).map_err(e)?;
+            let (hc, hg) = (down(cpu, &cs)?, down(gpu, &gs)?);
+            rep.check(
+                &format!("axpy_many into {hi:?} {tag}"),
+                rel(hg.data(), hc.data()),
+                tol.max(tolerance(hi)),
+            );
+            let mut unfused = up(gpu, &hy, hi)?;
+            let mut tmp = gpu.alloc_spinor(lat, subset, hi).map_err(e)?;
+            for (&aj, xj) in a.iter().zip(&gxs) {
+                gpu.copy(&mut tmp, xj).map_err(e)?;
+                gpu.axpy(aj, &tmp, &mut unfused).map_err(e)?;
+            }
+            let same = down(gpu, &unfused)?.data() == hg.data();
+            rep.flag(
+                &format!("axpy_many into {hi:?} = copy + axpy bit for bit {tag}"),
+                same,
+            );
+        }
+        Ok(())
+    }
+
     /// The hopping term in every form on one lattice.
     fn check_dslash<T: Backend>(pair: &Pair<T>, gauge: &GaugeField, rep: &mut Report) -> R<()> {
         for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
@@ -585,38 +663,87 @@ mod check {
     fn bench_blas(gpu: &CudaBackend, roof: f64, prec: Precision, out: &mut Vec<String>) -> R<()> {
         let lat = Arc::new(Lattice::new([32, 32, 32, 64]).map_err(e)?);
         let sub = Subset::Single(Parity::Even);
-        let x = up(gpu, &random::spinor(&lat, sub, 1), prec)?;
-        let y = up(gpu, &random::spinor(&lat, sub, 2), prec)?;
-        let mut w = up(gpu, &random::spinor(&lat, sub, 4), prec)?;
-        let mut z = up(gpu, &random::spinor(&lat, sub, 3), prec)?;
-        let field = (lat.half_volume() * 24 * prec.bytes_per_real()) as f64;
+        let field_in = |p: Precision, seed| up(gpu, &random::spinor(&lat, sub, seed), p);
+        let x = field_in(prec, 1)?;
+        let y = field_in(prec, 2)?;
+        let w = field_in(prec, 4)?;
+        let mut z = field_in(prec, 3)?;
+        let mut s = field_in(prec, 5)?;
+        // Bytes of one field: 24 reals per site, and a norm per site for
+        // half and quarter.
+        let bytes = |p: Precision| {
+            let norm = if matches!(p, Precision::Half | Precision::Quarter) {
+                4
+            } else {
+                0
+            };
+            (lat.half_volume() * (24 * p.bytes_per_real() + norm)) as f64
+        };
+        let field = bytes(prec);
+        // The partial solution of the mixed solvers: single beside half or
+        // quarter fields, else the fields' own precision.
+        let acc = if prec.epsilon() > Precision::Single.epsilon() {
+            Precision::Single
+        } else {
+            prec
+        };
+        let mut xh = field_in(acc, 6)?;
+        let mut xd = field_in(Precision::Double, 7)?;
         let (a, c) = (1e-3, C64::new(1e-3, -2e-3));
         type Op<'f> = Box<dyn FnMut() -> latsol::Result<()> + 'f>;
-        // (name, fields read + written, the call)
+        // (name, bytes read + written, the call)
         let mut ops: Vec<(&str, f64, Op)> = Vec::new();
-        {
-            let (x, w) = (&x, &mut w);
-            ops.push(("axpy", 3.0, Box::new(move || gpu.axpy(a, x, w))));
-        }
         let (xr, yr) = (&x, &y);
+        let mut v = field_in(prec, 9)?;
+        ops.push((
+            "axpy",
+            3.0 * field,
+            Box::new(move || gpu.axpy(a, xr, &mut v)),
+        ));
         ops.push((
             "cxpaypbz",
-            4.0,
+            4.0 * field,
             Box::new(move || gpu.cxpaypbz(xr, c, yr, c, &mut z)),
         ));
-        ops.push(("norm2", 1.0, Box::new(move || gpu.norm2(xr).map(|_| ()))));
-        ops.push(("cdot", 2.0, Box::new(move || gpu.cdot(xr, yr).map(|_| ()))));
+        ops.push(("norm2", field, Box::new(move || gpu.norm2(xr).map(|_| ()))));
+        ops.push((
+            "cdot",
+            2.0 * field,
+            Box::new(move || gpu.cdot(xr, yr).map(|_| ())),
+        ));
         ops.push((
             "cdot_norm2",
-            2.0,
+            2.0 * field,
             Box::new(move || gpu.cdot_norm2(xr, yr).map(|_| ())),
         ));
-        for (name, passes, f) in ops.iter_mut() {
+        // The mixed solvers' fused updates (a = 1e-3: the fields stay put).
+        ops.push((
+            "axpy_norm2_pr",
+            3.0 * field,
+            Box::new(move || gpu.axpy_norm2_pr(a, xr, &mut s).map(|_| ())),
+        ));
+        let (wr, mut s2) = (&w, field_in(prec, 8)?);
+        ops.push((
+            "bicgstab_update",
+            5.0 * field + 2.0 * bytes(acc),
+            Box::new(move || {
+                gpu.bicgstab_update(c, xr, c, &mut s2, &mut xh, wr, yr)
+                    .map(|_| ())
+            }),
+        ));
+        // CG's buffered solution update: four directions into double.
+        let dirs = [xr, yr, wr, xr];
+        ops.push((
+            "axpy_many 4>f64",
+            4.0 * field + 2.0 * bytes(Precision::Double),
+            Box::new(move || gpu.axpy_many(&[a; 4], &dirs, &mut xd)),
+        ));
+        for (name, moved, f) in ops.iter_mut() {
             f().map_err(e)?;
             let ms = time_ms(gpu, 50, |_| f().map_err(e))?;
-            let gbs = *passes * field / (ms * 1e-3);
+            let gbs = *moved / (ms * 1e-3);
             out.push(format!(
-                "blas {name:11} {prec:?} 32x32x32x64 one parity: {:7.1} us, {:5.0} GB/s = {:3.0}% of the copy",
+                "blas {name:15} {prec:?} 32x32x32x64 one parity: {:7.1} us, {:5.0} GB/s = {:3.0}% of the copy",
                 ms * 1e3,
                 gbs / 1e9,
                 100.0 * gbs / roof
@@ -1082,6 +1209,14 @@ mod check {
                     r.is_ok(),
                 );
             }
+            let r = check_solution_updates(&pair, &lat, Subset::Single(Parity::Even), &mut rep);
+            rep.flag(
+                &format!(
+                    "solution updates {prec:?} ran {}",
+                    r.as_ref().err().cloned().unwrap_or_default()
+                ),
+                r.is_ok(),
+            );
             let r = check_dslash(&pair, &gauge, &mut rep);
             rep.flag(
                 &format!(
@@ -1146,8 +1281,8 @@ mod check {
         }
 
         let mut solves = Vec::new();
-        if !has("--no-bench") && !has("--quick") {
-            for prec in [Precision::Double, Precision::Single] {
+        if !has("--no-bench") && (!has("--quick") || has("--blas")) {
+            for prec in [Precision::Double, Precision::Single, Precision::Half] {
                 let r = bench_blas(&gpu, roof, prec, &mut solves);
                 rep.flag(
                     &format!(

@@ -77,8 +77,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     while k < params.maxiter {
         if rr <= stop || rr < delta2 * max_rr {
             // Reliable update: x += x̂, r = b − A x, r̂ = r, x̂ = 0.
-            backend.copy(&mut tmp, &xs)?;
-            backend.axpy(1.0, &tmp, x)?;
+            backend.axpy_many(&[1.0], &[&xs], x)?;
             backend.zero(&mut xs)?;
             rr = true_residual(backend, a, x, b, &mut r)?;
             stats.matvecs += 1;
@@ -167,8 +166,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     }
     if !stats.converged {
         // Fold in the partial solution and report the true residual.
-        backend.copy(&mut tmp, &xs)?;
-        backend.axpy(1.0, &tmp, x)?;
+        backend.axpy_many(&[1.0], &[&xs], x)?;
         rr = true_residual(backend, a, x, b, &mut r)?;
         stats.matvecs += 1;
         stats.converged = rr <= stop;

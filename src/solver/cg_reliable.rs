@@ -66,7 +66,6 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let (lat, subset) = (a.lattice().clone(), a.subset());
     let (hi, lo) = (a.precision(), a_sloppy.precision());
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
     let alloc = || backend.alloc_spinor(&lat, subset, lo);
     let (mut rs, mut ap) = (alloc()?, alloc()?);
     // The search directions: with buffering, a ring of the last few.
@@ -131,19 +130,13 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
 
         let update = rr_new <= stop || rr_new < delta2 * max_rr;
         if update || alphas.len() == nbuf {
-            // Group-wise solution update in high precision.
-            for (j, &al) in alphas.iter().enumerate() {
-                let slot = (cur + nbuf - (alphas.len() - 1 - j)) % nbuf;
-                backend.copy(&mut tmp, &ps[slot])?;
-                backend.axpy(al, &tmp, x)?;
-            }
-            alphas.clear();
+            // Group-wise solution update in high precision, in one pass.
+            add_buffered(backend, &mut alphas, &ps, cur, x)?;
         }
         let next = (cur + 1) % nbuf;
         if update {
             if let Some(xs) = &mut xs {
-                backend.copy(&mut tmp, xs)?;
-                backend.axpy(1.0, &tmp, x)?;
+                backend.axpy_many(&[1.0], &[&*xs], x)?;
                 backend.zero(xs)?;
             }
             let rr_true = true_residual(backend, a, x, b, &mut r)?;
@@ -174,15 +167,12 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         }
         cur = next;
     }
-    // Whatever is still buffered belongs to the solution.
-    for (j, &al) in alphas.iter().enumerate() {
-        let slot = (cur + nbuf - alphas.len() + j) % nbuf;
-        backend.copy(&mut tmp, &ps[slot])?;
-        backend.axpy(al, &tmp, x)?;
-    }
-    if let Some(xs) = &mut xs {
-        backend.copy(&mut tmp, xs)?;
-        backend.axpy(1.0, &tmp, x)?;
+    // Whatever is still buffered belongs to the solution; the directions
+    // buffered end with the last one used, `cur − 1` after the loop's step.
+    let last = (cur + nbuf - 1) % nbuf;
+    add_buffered(backend, &mut alphas, &ps, last, x)?;
+    if let Some(xs) = &xs {
+        backend.axpy_many(&[1.0], &[xs], x)?;
     }
     let rr_true = true_residual(backend, a, x, b, &mut r)?;
     stats.matvecs += 1;
@@ -190,6 +180,25 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     stats.iterations = k;
     stats.iterated_residual = (rr_true / b2).sqrt();
     Ok(stats)
+}
+
+/// `x += Σ α_j p_j` over the buffered directions, the last of which is in
+/// slot `last` of the ring (the others before it, oldest first); empties
+/// the buffer.
+fn add_buffered<B: Backend>(
+    backend: &B,
+    alphas: &mut Vec<f64>,
+    ps: &[B::Spinor],
+    last: usize,
+    x: &mut B::Spinor,
+) -> Result<()> {
+    let (n, nbuf) = (alphas.len(), ps.len());
+    let dirs: Vec<&B::Spinor> = (0..n)
+        .map(|j| &ps[(last + nbuf + j + 1 - n) % nbuf])
+        .collect();
+    backend.axpy_many(alphas, &dirs, x)?;
+    alphas.clear();
+    Ok(())
 }
 
 /// `p_next = r + β p_cur` (in place when the ring has one slot).
@@ -201,15 +210,15 @@ fn next_direction<B: Backend>(
     r: &B::Spinor,
     beta: f64,
 ) -> Result<()> {
-    if cur != next {
-        let (done, rest) = if cur < next {
-            let (a, b) = ps.split_at_mut(next);
-            (&a[cur], &mut b[0])
-        } else {
-            let (a, b) = ps.split_at_mut(cur);
-            (&b[0], &mut a[next])
-        };
-        backend.copy(rest, done)?;
+    if cur == next {
+        return backend.xpay(r, beta, &mut ps[next]);
     }
-    backend.xpay(r, beta, &mut ps[next])
+    let (done, rest) = if cur < next {
+        let (a, b) = ps.split_at_mut(next);
+        (&a[cur], &mut b[0])
+    } else {
+        let (a, b) = ps.split_at_mut(cur);
+        (&b[0], &mut a[next])
+    };
+    backend.xpay_into(r, beta, done, rest)
 }

@@ -39,7 +39,6 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
 ) -> Result<SolverStats> {
     let (lat, subset, hi) = (a.lattice().clone(), a.subset(), a.precision());
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut e_hi = backend.alloc_spinor(&lat, subset, hi)?;
     let mut rs = backend.alloc_spinor(&lat, subset, sloppy)?;
     let mut es = backend.alloc_spinor(&lat, subset, sloppy)?;
     let mut stats = SolverStats::default();
@@ -68,8 +67,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
         stats.iterations += s.iterations;
         stats.matvecs += s.matvecs;
         stats.restarts += 1;
-        backend.copy(&mut e_hi, &es)?;
-        backend.axpy(1.0, &e_hi, x)?;
+        backend.axpy_many(&[1.0], &[&es], x)?;
         let rr_new = true_residual(backend, a, x, b, &mut r)?;
         stats.matvecs += 1;
         stats.reliable_updates += 1;
@@ -115,7 +113,6 @@ pub fn solve_corrected<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         a_sloppy.precision(),
     );
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut e_hi = backend.alloc_spinor(&lat, subset, hi)?;
     let alloc = || backend.alloc_spinor(&lat, subset, lo);
     let (mut rs, mut y, mut d, mut ad) = (alloc()?, alloc()?, alloc()?, alloc()?);
     let mut stats = SolverStats::default();
@@ -177,8 +174,7 @@ pub fn solve_corrected<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             rr_in = rr_new;
         }
         stats.restarts += 1;
-        backend.copy(&mut e_hi, &y)?;
-        backend.axpy(1.0, &e_hi, x)?;
+        backend.axpy_many(&[1.0], &[&y], x)?;
         let rr_new = true_residual(backend, a, x, b, &mut r)?;
         stats.matvecs += 1;
         stats.reliable_updates += 1;

@@ -190,7 +190,6 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
 
     let alloc_lo = || backend.alloc_spinor(&lat, subset, lo);
     let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
     let (mut rs, mut ap, mut p0) = (alloc_lo()?, alloc_lo()?, alloc_lo()?);
     backend.copy(&mut rs, b)?;
     backend.copy(&mut p0, &rs)?;
@@ -271,7 +270,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             // short.
             for i in 0..n {
                 if i == base || active[i] {
-                    flush(backend, &mut partial[i], &mut tmp, &mut xs[i])?;
+                    flush(backend, &mut partial[i], &mut xs[i])?;
                 }
             }
             let mut a_hi = Shifted::new(backend, &mut *a, sigma0);
@@ -302,7 +301,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         for i in 0..n {
             if active[i] && zeta[i] * zeta[i] * rr <= target2[i] {
                 active[i] = false;
-                flush(backend, &mut partial[i], &mut tmp, &mut xs[i])?;
+                flush(backend, &mut partial[i], &mut xs[i])?;
             }
         }
         base_p_valid = true;
@@ -323,7 +322,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         (alpha_prev, beta_prev) = (alpha, beta);
     }
     for i in 0..n {
-        flush(backend, &mut partial[i], &mut tmp, &mut xs[i])?;
+        flush(backend, &mut partial[i], &mut xs[i])?;
     }
     stats.multishift_iterations = k;
     stats.phase_seconds = started.elapsed().as_secs_f64();
@@ -347,8 +346,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     order.sort_by(|&i, &j| shifts[i].total_cmp(&shifts[j]));
     let mut used = k;
     // The stabilisations of clark2022 §3.1 accumulate the solution in high
-    // precision every iteration (a copy and an axpy of a precise field per
-    // iteration). A refinement starts near the target and needs few
+    // precision (a pass over a precise field per four iterations). A refinement starts near the target and needs few
     // iterations; with a single-precision sloppy format plain reliable
     // updates take the same iterations (docs/numerics.md) at less cost, so
     // the stabilisations are kept for the coarser formats only.
@@ -394,12 +392,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
 fn flush<B: Backend>(
     backend: &B,
     partial: &mut Option<B::Spinor>,
-    tmp: &mut B::Spinor,
     x: &mut B::Spinor,
 ) -> Result<()> {
     if let Some(xl) = partial {
-        backend.copy(tmp, xl)?;
-        backend.axpy(1.0, tmp, x)?;
+        backend.axpy_many(&[1.0], &[&*xl], x)?;
         backend.zero(xl)?;
     }
     Ok(())

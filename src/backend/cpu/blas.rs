@@ -69,6 +69,25 @@ pub fn update_with(x: &Data, y: &mut Data, f: impl Fn(&Site, &mut Site) + Sync +
     });
 }
 
+/// `y = f(j, x_j, y)` per site for each field `x_j` in turn.
+pub fn update_with_many(
+    xs: &[&Data],
+    y: &mut Data,
+    f: impl Fn(usize, &Site, &mut Site) + Sync + Send,
+) {
+    par_chunks_mut(y, |c, mut ys| {
+        let n = ys.sites();
+        let views: Vec<Sites> = xs.iter().map(|x| view_of(x, c, n)).collect();
+        for i in 0..n {
+            let mut v = ys.load(i);
+            for (j, x) in views.iter().enumerate() {
+                f(j, &x.load(i), &mut v);
+            }
+            ys.store(i, &v);
+        }
+    });
+}
+
 /// `z = f(x, y, z)` per site.
 pub fn update_with2(
     x: &Data,

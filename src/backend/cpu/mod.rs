@@ -133,6 +133,12 @@ fn check_same(what: &str, a: &CpuSpinor, b: &CpuSpinor) -> Result<()> {
     Ok(())
 }
 
+/// The fields of `axpy_many` (`check_many_precisions`) on one lattice.
+fn check_many(what: &str, a: &[f64], x: &[&CpuSpinor], y: &CpuSpinor) -> Result<()> {
+    crate::backend::check_many_precisions(what, a.len(), x, y)?;
+    x.iter().try_for_each(|x| check_same(what, x, y))
+}
+
 /// Sites `start..start + Vh` of parity `p` within a field of `subset`.
 fn parity_start(subset: Subset, p: Parity, vh: usize, what: &str) -> Result<usize> {
     match subset {
@@ -293,6 +299,35 @@ impl Backend for CpuBackend {
             blas::update_with(&x.data, &mut y.data, |x, y| {
                 for k in 0..24 {
                     y[k] = a * x[k] + b * y[k];
+                }
+            })
+        });
+        Ok(())
+    }
+
+    fn axpy_many(&self, a: &[f64], x: &[&CpuSpinor], y: &mut CpuSpinor) -> Result<()> {
+        check_many("axpy_many", a, x, y)?;
+        // Each term rounded to y's format, as `copy` then `axpy` would.
+        let single = y.precision() == Precision::Single;
+        let data: Vec<&Data> = x.iter().map(|x| &x.data).collect();
+        self.pool.install(|| {
+            blas::update_with_many(&data, &mut y.data, |j, x, y| {
+                let round = |v: f64| if single { v as f32 as f64 } else { v };
+                for k in 0..24 {
+                    y[k] = round(a[j] * round(x[k]) + y[k]);
+                }
+            })
+        });
+        Ok(())
+    }
+
+    fn xpay_into(&self, x: &CpuSpinor, a: f64, y: &CpuSpinor, out: &mut CpuSpinor) -> Result<()> {
+        check_same("xpay_into", x, out)?;
+        check_same("xpay_into", y, out)?;
+        self.pool.install(|| {
+            blas::update_with2(&x.data, &y.data, &mut out.data, |x, y, out| {
+                for k in 0..24 {
+                    out[k] = x[k] + a * y[k];
                 }
             })
         });

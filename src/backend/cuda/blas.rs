@@ -1,10 +1,12 @@
 //! Host side of the vector algebra (`kernels/blas.cu`): checks the fields,
 //! fills the parameter struct and launches. Element-wise kernels get a
 //! tuned block size; reductions run on a fixed geometry (`RED_BLOCK`
-//! threads, a grid fixed by the length alone) and a fixed-order second pass,
-//! so their results are the same bit for bit on every run.
+//! threads, a grid fixed by the length alone) with a fixed-order final sum
+//! by the last block, so their results are the same bit for bit on every
+//! run. A reduction is one launch; its result lands in mapped host memory,
+//! read after one stream synchronisation.
 
-use cudarc::driver::{result as cu, DeviceRepr, PushKernelArg};
+use cudarc::driver::{result as cu, DeviceRepr};
 
 use super::launch::{self, grid_for};
 use num_complex::Complex64 as C64;
@@ -22,7 +24,15 @@ pub const RED_GRID_MAX: usize = 1024;
 pub const RED_MAX: usize = 3;
 
 /// Element-wise ops (one kernel per precision each).
-const MAPS: &[&str] = &["ax", "axpy", "xpay", "axpby", "caxpy", "cxpaypbz"];
+const MAPS: &[&str] = &[
+    "ax",
+    "axpy",
+    "xpay",
+    "axpby",
+    "caxpy",
+    "cxpaypbz",
+    "xpay_into",
+];
 /// Reductions and how many numbers each returns.
 const REDUCTIONS: &[(&str, usize)] = &[
     ("norm2", 1),
@@ -31,8 +41,12 @@ const REDUCTIONS: &[(&str, usize)] = &[
     ("axpy_norm2", 1),
     ("caxpy_norm2", 1),
     ("xmy_norm2", 1),
+    ("axpy_norm2_pr", 2),
     ("bicgstab_update", 3),
 ];
+
+/// Most fields one `axpy_many` launch adds (`MANY_MAX` in blas.cu).
+pub const MANY_MAX: usize = 4;
 
 /// Every kernel of blas.cu.
 pub fn kernel_names() -> Vec<String> {
@@ -45,8 +59,10 @@ pub fn kernel_names() -> Vec<String> {
     for p in ["f16", "f8"] {
         v.push(format!("blas_bicgstab_update_wide_{p}"));
     }
-    for n in 1..=RED_MAX {
-        v.push(format!("reduce_final_{n}"));
+    for hi in &FORMATS[..2] {
+        for lo in FORMATS {
+            v.push(format!("blas_axpy_many_{hi}_{lo}"));
+        }
     }
     for p in FORMATS {
         v.push(format!("gamma5_{p}"));
@@ -83,9 +99,26 @@ pub struct BlasParams {
     pub stride: i64,
     pub w: u64,
     pub v: u64,
+    pub counter: u64,
+    pub out: u64,
 }
 // SAFETY: plain old data with the C layout of `BlasParams` in blas.cu.
 unsafe impl DeviceRepr for BlasParams {}
+
+/// Kernel arguments of `axpy_many` (`struct ManyParams` in blas.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ManyParams {
+    pub y: u64,
+    pub x: [u64; MANY_MAX],
+    pub a: [f64; MANY_MAX],
+    pub stride: i64,
+    pub sites: i64,
+    pub nx: i32,
+    pub pad: i32,
+}
+// SAFETY: plain old data with the C layout of `ManyParams` in blas.cu.
+unsafe impl DeviceRepr for ManyParams {}
 
 /// Kernel arguments of `gamma5` and `convert` (`struct SiteParams`).
 #[repr(C)]
@@ -315,14 +348,14 @@ impl CudaBackend {
             b_im: omega.im,
             n: vectors(s) as i64,
             stride: s.stride as i64,
-            partials: 0,
+            ..Default::default()
         };
         let r = self.run_reduction(op, 3, s.precision(), params)?;
         Ok((C64::new(r[0], r[1]), r[2]))
     }
 
-    /// Runs both passes of reduction `op` (`nred` numbers) on `params`
-    /// (whose `partials` this fills in).
+    /// Runs reduction `op` (`nred` numbers) on `params` (whose scratch
+    /// pointers this fills in) and waits for its result.
     fn run_reduction(
         &self,
         op: &str,
@@ -338,30 +371,62 @@ impl CudaBackend {
             .lock()
             .map_err(|_| Error::Internal("reduction scratch poisoned".into()))?;
         params.partials = cudarc::driver::DevicePtr::device_ptr(&scratch.partials, s).0;
-        let first = self.kernel(&format!("blas_{op}_{}", suffix(precision)))?;
-        launch::launch(s, first, grid, RED_BLOCK, &params)?;
-        let last = self.kernel(&format!("reduce_final_{nred}"))?;
-        let nb = grid as i32;
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (RED_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: reduce_final_N(u64 partials, int nblocks, u64 out), with
-        // live scratch allocations of RED_GRID_MAX·RED_MAX and RED_MAX doubles.
-        unsafe {
-            s.launch_builder(&last.func)
-                .arg(&params.partials)
-                .arg(&nb)
-                .arg(&scratch.result)
-                .launch(cfg)
-        }
-        .map_err(device_err("reduction, second pass"))?;
-        let mut out = [0.0f64; RED_MAX];
-        s.memcpy_dtoh(&scratch.result, &mut out[..])
-            .map_err(device_err("reduction result"))?;
+        params.counter = cudarc::driver::DevicePtr::device_ptr(&scratch.counter, s).0;
+        params.out = scratch.result_device;
+        let kernel = self.kernel(&format!("blas_{op}_{}", suffix(precision)))?;
+        launch::launch(s, kernel, grid, RED_BLOCK, &params)?;
         s.synchronize().map_err(device_err("reduction result"))?;
+        let host = scratch
+            .result
+            .as_ptr()
+            .map_err(device_err("reduction result"))?;
+        let mut out = [0.0f64; RED_MAX];
+        for (k, o) in out.iter_mut().enumerate().take(nred) {
+            // SAFETY: `result` holds RED_MAX doubles of pinned host memory;
+            // the kernel that wrote them has finished (stream synchronised).
+            // Volatile: the device wrote them behind the compiler's back.
+            *o = unsafe { std::ptr::read_volatile(host.add(k)) };
+        }
         Ok(out)
+    }
+
+    /// `y += Σ_j a_j x_j` (`Backend::axpy_many`), `MANY_MAX` fields per
+    /// launch, in order.
+    pub(crate) fn axpy_many_impl(
+        &self,
+        a: &[f64],
+        x: &[&CudaSpinor],
+        y: &mut CudaSpinor,
+    ) -> Result<()> {
+        crate::backend::check_many_precisions("axpy_many", a.len(), x, y)?;
+        for f in x {
+            check_same("axpy_many", f, y)?;
+        }
+        let Some(first) = x.first() else {
+            return Ok(());
+        };
+        let name = format!(
+            "blas_axpy_many_{}_{}",
+            suffix(y.precision()),
+            suffix(first.precision())
+        );
+        let s = &self.stream;
+        let sites = y.blocks() * y.stride;
+        for (a, x) in a.chunks(MANY_MAX).zip(x.chunks(MANY_MAX)) {
+            let mut params = ManyParams {
+                y: y.data.ptr(s),
+                stride: y.stride as i64,
+                sites: sites as i64,
+                nx: x.len() as i32,
+                ..Default::default()
+            };
+            for (j, (&a, x)) in a.iter().zip(x).enumerate() {
+                params.a[j] = a;
+                params.x[j] = x.data.ptr(s);
+            }
+            self.launch_tuned(&name, sites, 256, &params, Some(&y.data))?;
+        }
+        Ok(())
     }
 
     /// `dst = src`, converting precision.
@@ -436,7 +501,10 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // static_asserts in blas.cu state the same sizes.
-        assert_eq!(std::mem::size_of::<BlasParams>(), 96);
+        assert_eq!(std::mem::size_of::<BlasParams>(), 112);
+        assert_eq!(std::mem::size_of::<ManyParams>(), 96);
+        assert_eq!(std::mem::offset_of!(ManyParams, a), 40);
+        assert_eq!(std::mem::offset_of!(ManyParams, nx), 88);
         assert_eq!(std::mem::size_of::<SiteParams>(), 24);
         assert_eq!(std::mem::offset_of!(BlasParams, a_re), 32);
         assert_eq!(std::mem::offset_of!(BlasParams, n), 64);
@@ -466,5 +534,12 @@ mod tests {
         for (op, _) in REDUCTIONS {
             assert!(src.contains(&format!("LATSOL_REDUCE({op},")), "{op}");
         }
+        for hi in &FORMATS[..2] {
+            assert!(
+                src.contains(&format!("LATSOL_AXPY_MANY_INTO({hi},")),
+                "{hi}"
+            );
+        }
+        assert!(src.contains(&format!("#define MANY_MAX {MANY_MAX}")));
     }
 }

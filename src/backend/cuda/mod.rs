@@ -164,10 +164,45 @@ impl GaugeStorage for CudaGauge {
     }
 }
 
-/// Scratch memory of the reductions (partials and results), one at a time.
+/// Scratch memory of the reductions, one at a time: the per-block
+/// partials, the counter that elects the last block, and the results in
+/// pinned host memory that the device writes directly (mapped).
 struct Scratch {
     partials: CudaSlice<f64>,
-    result: CudaSlice<f64>,
+    counter: CudaSlice<u32>,
+    result: cudarc::driver::PinnedHostSlice<f64>,
+    /// The device's address of `result`.
+    result_device: u64,
+}
+
+impl Scratch {
+    fn new(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<Scratch> {
+        let what = "reduction scratch";
+        // SAFETY: a plain allocation of RED_MAX doubles of pinned memory,
+        // mapped into the device's address space (not write-combined: the
+        // host reads it).
+        let result = unsafe {
+            ctx.alloc_pinned_with_flags::<f64>(
+                blas::RED_MAX,
+                cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+        }
+        .map_err(device_err(what))?;
+        let host = result.as_ptr().map_err(device_err(what))?;
+        let mut dev: cudarc::driver::sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live mapped pinned allocation.
+        unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut _, 0) }
+            .result()
+            .map_err(device_err(what))?;
+        Ok(Scratch {
+            partials: stream
+                .alloc_zeros::<f64>(blas::RED_GRID_MAX * blas::RED_MAX)
+                .map_err(device_err(what))?,
+            counter: stream.alloc_zeros::<u32>(1).map_err(device_err(what))?,
+            result,
+            result_device: dev,
+        })
+    }
 }
 
 /// What the backend found and did at start.
@@ -261,14 +296,7 @@ impl CudaBackend {
             })
             .collect();
         let tuner = launch::Tuner::new(disk.tune_path(&device_key));
-        let scratch = Scratch {
-            partials: stream
-                .alloc_zeros::<f64>(blas::RED_GRID_MAX * blas::RED_MAX)
-                .map_err(device_err("reduction scratch"))?,
-            result: stream
-                .alloc_zeros::<f64>(blas::RED_MAX)
-                .map_err(device_err("reduction scratch"))?,
-        };
+        let scratch = Scratch::new(&ctx, &stream)?;
         let info = DeviceInfo {
             ordinal,
             name,
@@ -636,6 +664,37 @@ impl Backend for CudaBackend {
             Out::Z(z),
             [a.re, a.im, b.re, b.im],
         )
+    }
+
+    fn axpy_many(&self, a: &[f64], x: &[&CudaSpinor], y: &mut CudaSpinor) -> Result<()> {
+        self.axpy_many_impl(a, x, y)
+    }
+
+    fn xpay_into(
+        &self,
+        x: &CudaSpinor,
+        a: f64,
+        y: &CudaSpinor,
+        out: &mut CudaSpinor,
+    ) -> Result<()> {
+        self.map(
+            "xpay_into",
+            Some(x),
+            Some(y),
+            Out::Z(out),
+            [a, 0.0, 0.0, 0.0],
+        )
+    }
+
+    fn axpy_norm2_pr(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<(f64, f64)> {
+        let r = self.reduce(
+            "axpy_norm2_pr",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a, 0.0, 0.0, 0.0],
+        )?;
+        Ok((r[0], a * r[1]))
     }
 
     fn norm2(&self, x: &CudaSpinor) -> Result<f64> {
