@@ -21,6 +21,8 @@
 //   words 4j..4j+3 at `j * stride + cb`. Values and rounding are the CPU's
 //   (same scale, round half away from zero, clamp, zero/underflow rule). A
 //   temporal hop reads only the words of its spin pair and the exponent's.
+//   kernels/host/ compiles these accessors for the host, so a test without
+//   a GPU checks them bit for bit against the CPU (cuda/emulation.rs).
 // - gauge, reconstruct 18 (12, 8): per parity and direction R/2 complex
 //   numbers per link (18: row-major `U[row][col]` at k = 3 row + col; 12: the
 //   first two rows; 8: a2, a3, b1 and the phases of a1 and c1 over π, see

@@ -17,6 +17,8 @@
 mod blas;
 mod cache;
 mod dslash;
+#[cfg(test)]
+mod emulation;
 mod launch;
 pub mod layout;
 mod modules;
