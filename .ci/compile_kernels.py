@@ -16,6 +16,7 @@ import ctypes
 import glob
 import os
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = os.path.join(ROOT, "kernels")
@@ -101,10 +102,12 @@ def main():
         for src in sources:
             name = os.path.basename(src)
             with open(src) as f:
+                t0 = time.perf_counter()
                 ok, log, ptx = compile_one(lib, name, f.read(), headers, options)
+                seconds = time.perf_counter() - t0
             entries = ptx.count(b".entry") if ok else 0
             if ok and entries > 0:
-                print(f"ok   {arch} {name}: {entries} kernels, {len(ptx)} bytes of PTX")
+                print(f"ok   {arch} {name}: {entries} kernels, {len(ptx)} bytes of PTX, {seconds:.1f} s")
                 if log.strip():
                     print(log)
                 if args.out:

@@ -24,8 +24,8 @@ struct BlasParams {
   u64 x, y, z;   // vector fields (flat)
   u64 partials;  // per-block partial sums (reductions)
   double a_re, a_im, b_re, b_im;
-  long long n;       // items per field: vectors (double2 / float4), or sites (half, quarter)
-  long long stride;  // sites per parity block (half, quarter)
+  long long n;       // items per field: vectors (double2 / float4), or sites (half, quarter, packed)
+  long long stride;  // sites per parity block (half, quarter, packed)
   u64 w, v;          // two more fields (BiCGstab's fused update)
   u64 counter;       // reductions: blocks done (unsigned, left at 0)
   u64 out;           // reductions: the results (mapped host memory)
@@ -36,7 +36,8 @@ typedef cplx<double> z64;
 
 /// How an op sees a field: items of `nc` complex numbers. Double and single
 /// are flat arrays of vectors (double2: one complex number; float4: two);
-/// half and quarter are sites, since a site's norm scales all 12 numbers.
+/// half, quarter and the packed formats are sites, since a site's norm or
+/// exponent scales all 12 numbers.
 template <typename S> struct Items;
 template <> struct Items<double> {
   typedef double2 Vec;
@@ -65,7 +66,9 @@ template <> struct Items<float> {
     z[1] = mk<double>(v.z, v.w);
   }
 };
-template <typename T> struct FixedItems {
+/// Site items: the accessors of core.cuh (half, quarter, packed), whose
+/// loads are exact in double.
+template <typename T> struct SiteItems {
   typedef SpinorSoA<T> A;
   typedef typename A::Vec Vec;
   static constexpr int nc = 12;
@@ -73,27 +76,28 @@ template <typename T> struct FixedItems {
   static __device__ __forceinline__ Vec *block(const BlasParams &P, u64 p, long long i, int &cb) {
     const long long b = i / P.stride;
     cb = int(i - b * P.stride);
-    const long long bytes = P.stride * (A::vecs * (long long)sizeof(Vec) + (long long)sizeof(float));
-    return reinterpret_cast<Vec *>(p + b * bytes);
+    return reinterpret_cast<Vec *>(p + b * P.stride * A::site_bytes);
   }
   static __device__ __forceinline__ void load(const BlasParams &P, u64 p, long long i, z64 *z) {
     int cb;
     const Vec *q = block(P, p, i, cb);
-    cplx<float> f[12];
+    cplx<typename A::Item> f[12];
     A::template load<0, 12, false>(q, int(P.stride), cb, f);
 #pragma unroll
     for (int c = 0; c < 12; c++) z[c] = mk<double>(f[c].re, f[c].im);
   }
-  /// Stores (norm computed in double, as on the CPU), leaving in z the
-  /// values as stored.
+  /// Stores (norm or exponent computed in double, as on the CPU), leaving
+  /// in z the values as stored.
   static __device__ __forceinline__ void store(const BlasParams &P, u64 p, long long i, z64 *z) {
     int cb;
     Vec *q = block(P, p, i, cb);
     A::store(q, int(P.stride), cb, z);
   }
 };
-template <> struct Items<short> : FixedItems<short> {};
-template <> struct Items<signed char> : FixedItems<signed char> {};
+template <> struct Items<short> : SiteItems<short> {};
+template <> struct Items<signed char> : SiteItems<signed char> {};
+template <> struct Items<packed20> : SiteItems<packed20> {};
+template <> struct Items<packed30> : SiteItems<packed30> {};
 
 /// The 12 complex numbers of site i (i = block · stride + cb) of a field in
 /// any format: one item for half and quarter, else 12 / nc vectors of the
@@ -266,7 +270,7 @@ struct BicgstabUpdate {
 };
 
 /// `BicgstabUpdate` with x̂ kept in single while the other four fields are
-/// half or quarter (the widened partial solution of
+/// half, quarter or packed 20-bit (the widened partial solution of
 /// src/solver/bicgstab_reliable.rs): one thread per site, x̂ read and written
 /// as the site's six float4 (core.cuh), the rest as `Items<Float>` sites. One
 /// pass instead of a conversion to single and a single `caxpy` per term.
@@ -275,7 +279,7 @@ struct BicgstabUpdateWide {
   static constexpr int nred = 3;
   template <typename Float> static __device__ __forceinline__ void item(const BlasParams &P, long long i, double *r) {
     typedef Items<Float> A;
-    static_assert(A::nc == 12, "the narrow fields must be half or quarter sites");
+    static_assert(A::nc == 12, "the narrow fields must be site items");
     z64 p[12], s[12], x[12], t[12], h[12];
     A::load(P, P.x, i, p);
     A::load(P, P.y, i, s);
@@ -400,14 +404,18 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   extern "C" __global__ void blas_##op##_f64(const BlasParams P) { map_kernel<double, Op>(P); }      \
   extern "C" __global__ void blas_##op##_f32(const BlasParams P) { map_kernel<float, Op>(P); }       \
   extern "C" __global__ void blas_##op##_f16(const BlasParams P) { map_kernel<short, Op>(P); }       \
-  extern "C" __global__ void blas_##op##_f8(const BlasParams P) { map_kernel<signed char, Op>(P); }
+  extern "C" __global__ void blas_##op##_f8(const BlasParams P) { map_kernel<signed char, Op>(P); }   \
+  extern "C" __global__ void blas_##op##_p20(const BlasParams P) { map_kernel<packed20, Op>(P); }    \
+  extern "C" __global__ void blas_##op##_p30(const BlasParams P) { map_kernel<packed30, Op>(P); }
 #define LATSOL_REDUCE_ONE(name, S, Op) \
   extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { reduce_kernel<S, Op>(P); }
 #define LATSOL_REDUCE(op, Op)                        \
   LATSOL_REDUCE_ONE(blas_##op##_f64, double, Op)     \
   LATSOL_REDUCE_ONE(blas_##op##_f32, float, Op)      \
   LATSOL_REDUCE_ONE(blas_##op##_f16, short, Op)      \
-  LATSOL_REDUCE_ONE(blas_##op##_f8, signed char, Op)
+  LATSOL_REDUCE_ONE(blas_##op##_f8, signed char, Op) \
+  LATSOL_REDUCE_ONE(blas_##op##_p20, packed20, Op)   \
+  LATSOL_REDUCE_ONE(blas_##op##_p30, packed30, Op)
 
 LATSOL_MAP(ax, Ax)
 LATSOL_MAP(axpy, Axpy)
@@ -426,6 +434,7 @@ LATSOL_REDUCE(axpy_norm2_pr, AxpyNorm2Pr)
 LATSOL_REDUCE(bicgstab_update, BicgstabUpdate)
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f16, short, BicgstabUpdateWide)
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
+LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_p20, packed20, BicgstabUpdateWide)
 
 
 // ---- sums of several sloppy fields into one precise field -------------------
@@ -474,7 +483,9 @@ template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(co
   LATSOL_AXPY_MANY(h, H, f64, double)            \
   LATSOL_AXPY_MANY(h, H, f32, float)             \
   LATSOL_AXPY_MANY(h, H, f16, short)             \
-  LATSOL_AXPY_MANY(h, H, f8, signed char)
+  LATSOL_AXPY_MANY(h, H, f8, signed char)       \
+  LATSOL_AXPY_MANY(h, H, p20, packed20)          \
+  LATSOL_AXPY_MANY(h, H, p30, packed30)
 LATSOL_AXPY_MANY_INTO(f64, double)
 LATSOL_AXPY_MANY_INTO(f32, float)
 
@@ -510,9 +521,10 @@ template <typename Float> __device__ __forceinline__ void gamma5(const SiteParam
 extern "C" __global__ void gamma5_f64(const SiteParams P) { gamma5<double>(P); }
 extern "C" __global__ void gamma5_f32(const SiteParams P) { gamma5<float>(P); }
 
-/// γ5 on a half or quarter field, one thread per site: the norm is unchanged.
+/// γ5 on a field of site items, one thread per site: the norm (exponent) is
+/// unchanged, so the store reproduces every stored number.
 template <typename T> __device__ __forceinline__ void gamma5_fixed(const SiteParams &P) {
-  typedef FixedItems<T> A;
+  typedef Items<T> A;
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long long)P.stride * P.blocks) return;
   BlasParams B;
@@ -528,6 +540,8 @@ template <typename T> __device__ __forceinline__ void gamma5_fixed(const SitePar
 }
 extern "C" __global__ void gamma5_f16(const SiteParams P) { gamma5_fixed<short>(P); }
 extern "C" __global__ void gamma5_f8(const SiteParams P) { gamma5_fixed<signed char>(P); }
+extern "C" __global__ void gamma5_p20(const SiteParams P) { gamma5_fixed<packed20>(P); }
+extern "C" __global__ void gamma5_p30(const SiteParams P) { gamma5_fixed<packed30>(P); }
 
 /// Any format to any other, one thread per site, through double.
 template <typename S, typename D> __device__ __forceinline__ void convert_site(const SiteParams &P) {
@@ -551,6 +565,20 @@ LATSOL_CONVERT(f16, short, f8, signed char)
 LATSOL_CONVERT(f8, signed char, f64, double)
 LATSOL_CONVERT(f8, signed char, f32, float)
 LATSOL_CONVERT(f8, signed char, f16, short)
+// The packed formats to and from every other (blas.rs `kernel_names`).
+#define LATSOL_CONVERT_PACKED(p, P)               \
+  LATSOL_CONVERT(f64, double, p, P)               \
+  LATSOL_CONVERT(f32, float, p, P)                \
+  LATSOL_CONVERT(f16, short, p, P)                \
+  LATSOL_CONVERT(f8, signed char, p, P)           \
+  LATSOL_CONVERT(p, P, f64, double)               \
+  LATSOL_CONVERT(p, P, f32, float)                \
+  LATSOL_CONVERT(p, P, f16, short)                \
+  LATSOL_CONVERT(p, P, f8, signed char)
+LATSOL_CONVERT_PACKED(p20, packed20)
+LATSOL_CONVERT_PACKED(p30, packed30)
+LATSOL_CONVERT(p20, packed20, p30, packed30)
+LATSOL_CONVERT(p30, packed30, p20, packed20)
 
 /// Precision conversion between the double (12 double2 per site) and the
 /// single (6 float4 per site) layouts; one thread per float4.

@@ -12,6 +12,17 @@
 //   Half (quarter): 6 short4 (char4) per site like single, fixed point
 //   relative to a per-site f32 norm, the largest |real| of the site
 //   (clark2010 §4.5); the block's `stride` norms follow its vectors.
+//   Packed 20- and 30-bit (clark2022 §4, Appendix A): each site is the
+//   CPU backend's bit string (src/backend/cpu/packed.rs: component k, a
+//   signed B-bit integer, in bits [kB, (k+1)B) of W little-endian 32-bit
+//   words, then the 8-bit biased exponent of the site's power-of-two scale),
+//   transposed word by word: word j of site cb at `j * stride + cb` (W = 23
+//   for 30-bit, read as u32), for 20-bit read as 4 uint4, uint4 j holding
+//   words 4j..4j+3 at `j * stride + cb`. Values and rounding are the CPU's
+//   (same scale, round half away from zero, clamp, zero/underflow rule). A
+//   temporal hop reads only the words of its spin pair and the exponent's.
+//   kernels/host/ compiles these accessors for the host, so a test without
+//   a GPU checks them bit for bit against the CPU (cuda/emulation.rs).
 // - gauge, reconstruct 18 (12, 8): per parity and direction R/2 complex
 //   numbers per link (18: row-major `U[row][col]` at k = 3 row + col; 12: the
 //   first two rows; 8: a2, a3, b1 and the phases of a1 and c1 over π, see
@@ -21,6 +32,9 @@
 //   float4 / short4 / char4 (one wide load instead of two), pair j at
 //   `((parity 4 + mu) R/4 + j) stride + cb`. Fixed-point links are
 //   `stored · gauge_scale` (gauge_scale = 1/32767 or 1/127 for unitary links).
+//   Beside packed spinors the links are those of seed clark2022 §4: 16-bit
+//   (as half, int16) for 20-bit spinors, 32-bit fixed point (int2 / int4,
+//   gauge_scale = 1/2147483647 for unitary links) for 30-bit spinors.
 // A full field is the even block followed by the odd block. `stride` is the
 // site count of one block (Vh plus padding).
 //
@@ -106,6 +120,14 @@ __device__ __forceinline__ float ld_stream(const float *p) { return LATSOL_LDS(p
 __device__ __forceinline__ void st_stream(short4 *p, short4 v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ void st_stream(char4 *p, char4 v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ void st_stream(float *p, float v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ uint4 ld_reuse(const uint4 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ unsigned ld_reuse(const unsigned *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ uint4 ld_stream(const uint4 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ unsigned ld_stream(const unsigned *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ int2 ld_stream(const int2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ int4 ld_stream(const int4 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ void st_stream(uint4 *p, uint4 v) { LATSOL_STS(p, v); }
+__device__ __forceinline__ void st_stream(unsigned *p, unsigned v) { LATSOL_STS(p, v); }
 
 // ---- spinor accessors -----------------------------------------------------
 
@@ -180,6 +202,10 @@ template <typename T> struct FixedSpinorSoA {
   typedef typename Fixed<T>::Vec4 Vec;
   typedef float F;
   static constexpr int vecs = 6;
+  /// Bytes of one site in a parity block (its vectors and its norm).
+  static constexpr long long site_bytes = vecs * sizeof(Vec) + sizeof(float);
+  /// What the BLAS (blas.cu `SiteItems`) loads into.
+  typedef float Item;
   static __device__ __forceinline__ const float *norms(const Vec *p, int stride) {
     return reinterpret_cast<const float *>(p + vecs * stride);
   }
@@ -220,6 +246,136 @@ template <typename T> struct FixedSpinorSoA {
 template <> struct SpinorSoA<short> : FixedSpinorSoA<short> {};
 template <> struct SpinorSoA<signed char> : FixedSpinorSoA<signed char> {};
 
+/// The packed formats' storage types (tags: the words are the storage).
+struct packed20 {};
+struct packed30 {};
+
+/// What differs between the two packed widths: the vector a load reads and
+/// the arithmetic (20-bit in single like half, 30-bit in double as in the
+/// seed, clark2022 §4).
+template <int B> struct PackedWords;
+template <> struct PackedWords<20> {
+  typedef uint4 Vec;
+  typedef float F;
+  static constexpr int words = 16, per_vec = 4;
+  static __device__ __forceinline__ void unpack(uint4 v, unsigned *w) {
+    w[0] = v.x;
+    w[1] = v.y;
+    w[2] = v.z;
+    w[3] = v.w;
+  }
+  static __device__ __forceinline__ uint4 pack(const unsigned *w) { return make_uint4(w[0], w[1], w[2], w[3]); }
+};
+template <> struct PackedWords<30> {
+  typedef unsigned Vec;
+  typedef double F;
+  static constexpr int words = 23, per_vec = 1;
+  static __device__ __forceinline__ void unpack(unsigned v, unsigned *w) { w[0] = v; }
+  static __device__ __forceinline__ unsigned pack(const unsigned *w) { return w[0]; }
+};
+
+/// 2^e and the unbiased exponent of a normal number, in float or double.
+__device__ __forceinline__ float pow2_(float, int e) { return __int_as_float((e + 127) << 23); }
+__device__ __forceinline__ double pow2_(double, int e) { return __longlong_as_double((long long)(e + 1023) << 52); }
+__device__ __forceinline__ int exponent_(float x) { return ((__float_as_int(x) >> 23) & 0xff) - 127; }
+__device__ __forceinline__ int exponent_(double x) { return int((__double_as_longlong(x) >> 52) & 0x7ff) - 1023; }
+
+/// Packed B-bit spinors (layout above). The bit manipulation is on unsigned
+/// words; the sign is restored by an arithmetic shift (seed Appendix A).
+/// Every word index is a compile-time constant once the loops unroll, so
+/// the words stay in registers.
+template <int B> struct PackedSpinorSoA {
+  typedef PackedWords<B> P;
+  typedef typename P::Vec Vec;
+  typedef typename P::F F;
+  static constexpr int words = P::words, vecs = P::words / P::per_vec;
+  static constexpr long long site_bytes = 4LL * words;
+  /// What the BLAS loads into: double, exact over the whole exponent range
+  /// (single overflows above 2^128; the dslash of 20-bit fields loads in F).
+  typedef double Item;
+  /// Bit offset of the exponent byte (it never straddles two words).
+  static constexpr int exp_bit = 24 * B;
+  /// Exponent bias (as IEEE single); the stored byte is e + BIAS, 0 for a zero site.
+  static constexpr int BIAS = 127;
+  /// The largest magnitude stored, 2^(B−1) − 1.
+  static constexpr double MAX = double((1 << (B - 1)) - 1);
+
+  /// Signed component k (a real) of the site's words.
+  static __device__ __forceinline__ int component(const unsigned *w, int k) {
+    const int at = k * B, wi = at >> 5, off = at & 31;
+    const unsigned u = off + B > 32 ? __funnelshift_r(w[wi], w[wi + 1], off) : w[wi] >> off;
+    return int(u << (32 - B)) >> (32 - B);
+  }
+  /// ORs the B low bits of v in at component k (or the byte at exp_bit).
+  static __device__ __forceinline__ void put(unsigned *w, int at, int len, unsigned v) {
+    const int wi = at >> 5, off = at & 31;
+    w[wi] |= v << off;
+    if (off + len > 32) w[wi + 1] |= v >> (32 - off);
+  }
+
+  /// Loads complex numbers [c0, c0 + n) of site cb, in T: only the vectors
+  /// that hold their bits and the exponent's. Exact (as on the CPU) unless
+  /// T = float overflows.
+  template <int c0, int n, bool stream, typename T>
+  static __device__ __forceinline__ void load(const Vec *p, int stride, int cb, cplx<T> *z) {
+    constexpr int lo = (2 * c0 * B) / 32, hi = (2 * (c0 + n) * B - 1) / 32, we = exp_bit / 32;
+    unsigned w[words];
+#pragma unroll
+    for (int j = 0; j < vecs; j++) {
+      const int first = j * P::per_vec, last = first + P::per_vec - 1;
+      if ((last >= lo && first <= hi) || (first <= we && we <= last)) {
+        const Vec *q = p + j * stride + cb;
+        P::unpack(stream ? ld_stream(q) : ld_reuse(q), w + first);
+      } else {
+#pragma unroll
+        for (int k = 0; k < P::per_vec; k++) w[first + k] = 0;
+      }
+    }
+    const int stored = (w[we] >> (exp_bit & 31)) & 0xff;
+    // A zero site has stored == 0 and all components 0.
+    const T s = stored == 0 ? T(0) : pow2_(T(0), stored - BIAS);
+#pragma unroll
+    for (int c = 0; c < n; c++)
+      z[c] = mk(s * T(component(w, 2 * (c0 + c))), s * T(component(w, 2 * (c0 + c) + 1)));
+  }
+
+  /// Stores the 12 complex numbers of site cb by the rule of
+  /// src/backend/cpu/packed.rs `store` (arithmetic in R), and leaves in z the
+  /// values as stored (what a norm of the stored field sees): the scale is
+  /// 2^e with 2^(e−1) ≤ max|z| / MAX < 2^e (e ≤ BIAS), each real rounded
+  /// half away from zero and clamped to ±MAX; a site whose max/MAX is below
+  /// 2^−126 or not finite is stored as zero; NaN components as 0.
+  template <typename R> static __device__ __forceinline__ void store(Vec *p, int stride, int cb, cplx<R> *z) {
+    R m = 0;
+#pragma unroll
+    for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
+    const R ratio = m / R(MAX);
+    const bool ok = ratio >= pow2_(R(0), 1 - BIAS) && isfinite(ratio);
+    const int e = ok ? min(exponent_(ratio) + 1, BIAS) : 0;
+    const R inv = ok ? pow2_(R(0), -e) : R(0), back = ok ? pow2_(R(0), e) : R(0);
+    unsigned w[words];
+#pragma unroll
+    for (int k = 0; k < words; k++) w[k] = 0;
+#pragma unroll
+    for (int k = 0; k < 24; k++) {
+      R &v = (k & 1) ? z[k >> 1].im : z[k >> 1].re;
+      R q = round(v * inv);
+      // Comparisons, not fmin/fmax, so that NaN stays NaN; stored as 0 (as
+      // Rust's `as i32` does).
+      if (q > R(MAX)) q = R(MAX);
+      if (q < -R(MAX)) q = -R(MAX);
+      const int qi = q == q ? int(q) : 0;
+      put(w, k * B, B, unsigned(qi) & ((1u << B) - 1));
+      v = R(qi) * back;
+    }
+    if (ok) put(w, exp_bit, 8, unsigned(e + BIAS));
+#pragma unroll
+    for (int j = 0; j < vecs; j++) st_stream(p + j * stride + cb, P::pack(w + j * P::per_vec));
+  }
+};
+template <> struct SpinorSoA<packed20> : PackedSpinorSoA<20> {};
+template <> struct SpinorSoA<packed30> : PackedSpinorSoA<30> {};
+
 // ---- gauge accessors ------------------------------------------------------
 
 /// A 3×3 complex matrix, row-major.
@@ -247,20 +403,23 @@ template <> struct LinkElem<float> {
     z[1] = mk(v.z, v.w);
   }
 };
-/// Half and quarter links: fixed point times the field's scale.
-template <typename S, typename V2, typename V4> struct FixedLinkElem {
+/// Fixed-point links: the stored integer times the field's scale, in
+/// arithmetic F (single for half and quarter, double for the 32-bit links
+/// beside 30-bit spinors).
+template <typename S, typename V2, typename V4, typename F_ = float> struct FixedLinkElem {
   typedef V2 Vec;
   typedef V4 Pair;
-  typedef float F;
+  typedef F_ F;
   static constexpr bool paired = true;
-  static __device__ __forceinline__ cplx<float> get(Vec v, float s) { return mk(s * float(v.x), s * float(v.y)); }
-  static __device__ __forceinline__ void get2(Pair v, float s, cplx<float> *z) {
-    z[0] = mk(s * float(v.x), s * float(v.y));
-    z[1] = mk(s * float(v.z), s * float(v.w));
+  static __device__ __forceinline__ cplx<F> get(Vec v, F s) { return mk(s * F(v.x), s * F(v.y)); }
+  static __device__ __forceinline__ void get2(Pair v, F s, cplx<F> *z) {
+    z[0] = mk(s * F(v.x), s * F(v.y));
+    z[1] = mk(s * F(v.z), s * F(v.w));
   }
 };
 template <> struct LinkElem<short> : FixedLinkElem<short, short2, short4> {};
 template <> struct LinkElem<signed char> : FixedLinkElem<signed char, char2, char4> {};
+template <> struct LinkElem<int> : FixedLinkElem<int, int2, int4, double> {};
 
 __device__ __forceinline__ void sincospi_(double x, double *s, double *c) { sincospi(x, s, c); }
 __device__ __forceinline__ void sincospi_(float x, float *s, float *c) { sincospif(x, s, c); }

@@ -107,10 +107,10 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
 /// with coordinate `xmu` along mu.
-template <int mu, int sf, int R, typename S, typename F>
+template <int mu, int sf, int R, typename S, typename Lk, typename F>
 __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc) {
   typedef typename SpinorSoA<S>::Vec SV;
-  typedef GaugeSoA<S, R> G;
+  typedef GaugeSoA<Lk, R> G;
   const SV *in = reinterpret_cast<const SV *>(P.in);
   const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
   const F scale = F(P.gauge_scale);
@@ -128,9 +128,20 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
 }
 
-template <typename S, int R, bool dagger, bool xpay>
+/// Whether two types are the same (the links' arithmetic must be the spinors').
+template <typename A, typename B> struct same_type {
+  static constexpr bool value = false;
+};
+template <typename A> struct same_type<A, A> {
+  static constexpr bool value = true;
+};
+
+/// S: the spinors' storage type; Lk: the links' (the same, or beside packed
+/// spinors the fixed-point links of seed clark2022 §4).
+template <typename S, typename Lk, int R, bool dagger, bool xpay>
 __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
+  static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   // Coordinates of the site: two lexicographic sites share each cb index,
@@ -149,10 +160,10 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   cplx<F> acc[12];
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
-  hops<0, sf, R, S>(P, cb, lex, x0, 1, acc);
-  hops<1, sf, R, S>(P, cb, lex, x1, X, acc);
-  hops<2, sf, R, S>(P, cb, lex, x2, X * Y, acc);
-  hops<3, sf, R, S>(P, cb, lex, x3, X * Y * Z, acc);
+  hops<0, sf, R, S, Lk>(P, cb, lex, x0, 1, acc);
+  hops<1, sf, R, S, Lk>(P, cb, lex, x1, X, acc);
+  hops<2, sf, R, S, Lk>(P, cb, lex, x2, X * Y, acc);
+  hops<3, sf, R, S, Lk>(P, cb, lex, x3, X * Y * Z, acc);
 
   typedef typename SpinorSoA<S>::Vec SV;
   const F a = F(P.a);
@@ -176,14 +187,15 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 #define LATSOL_BOUNDS
 #endif
 
-#define LATSOL_DSLASH(name, S, R, dagger, xpay) \
-  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, R, dagger, xpay>(P); }
+#define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay>(P); }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and
-// reconstruction of one storage format (links in the spinors' precision):
-// four small modules that NVRTC compiles in parallel at the first start.
-#define LATSOL_DSLASH_FORMS(prefix, S, R)                    \
-  LATSOL_DSLASH(prefix, S, R, false, false)                  \
-  LATSOL_DSLASH(prefix##_dag, S, R, true, false)             \
-  LATSOL_DSLASH(prefix##_xpay, S, R, false, true)            \
-  LATSOL_DSLASH(prefix##_dag_xpay, S, R, true, true)
+// reconstruction of one storage format S with its links L (the spinors'
+// precision; 16- or 32-bit fixed point beside the packed formats): small
+// modules that NVRTC compiles in parallel at the first start.
+#define LATSOL_DSLASH_FORMS(prefix, S, L, R)                 \
+  LATSOL_DSLASH(prefix, S, L, R, false, false)               \
+  LATSOL_DSLASH(prefix##_dag, S, L, R, true, false)          \
+  LATSOL_DSLASH(prefix##_xpay, S, L, R, false, true)         \
+  LATSOL_DSLASH(prefix##_dag_xpay, S, L, R, true, true)

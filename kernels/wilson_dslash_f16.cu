@@ -9,6 +9,6 @@
 #endif
 #include "wilson_dslash.cuh"
 
-LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f16_r8, short, 8)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, short, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, short, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f16_r8, short, short, 8)

@@ -2,6 +2,6 @@
 // reconstruct 18, 12 and 8.
 #include "wilson_dslash.cuh"
 
-LATSOL_DSLASH_FORMS(wilson_dslash_f32_r18, float, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f32_r12, float, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f32_r8, float, 8)
+LATSOL_DSLASH_FORMS(wilson_dslash_f32_r18, float, float, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f32_r12, float, float, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f32_r8, float, float, 8)

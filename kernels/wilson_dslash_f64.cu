@@ -2,6 +2,6 @@
 // reconstruct 18, 12 and 8.
 #include "wilson_dslash.cuh"
 
-LATSOL_DSLASH_FORMS(wilson_dslash_f64_r18, double, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f64_r12, double, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f64_r8, double, 8)
+LATSOL_DSLASH_FORMS(wilson_dslash_f64_r18, double, double, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f64_r12, double, double, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f64_r8, double, double, 8)

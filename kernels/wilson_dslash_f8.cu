@@ -2,6 +2,6 @@
 // reconstruct 18, 12 and 8.
 #include "wilson_dslash.cuh"
 
-LATSOL_DSLASH_FORMS(wilson_dslash_f8_r18, signed char, 18)
-LATSOL_DSLASH_FORMS(wilson_dslash_f8_r12, signed char, 12)
-LATSOL_DSLASH_FORMS(wilson_dslash_f8_r8, signed char, 8)
+LATSOL_DSLASH_FORMS(wilson_dslash_f8_r18, signed char, signed char, 18)
+LATSOL_DSLASH_FORMS(wilson_dslash_f8_r12, signed char, signed char, 12)
+LATSOL_DSLASH_FORMS(wilson_dslash_f8_r8, signed char, signed char, 8)

@@ -1,23 +1,33 @@
 //! latsol-gpu-check: validates and benchmarks the CUDA backend on the GPU.
 //!
-//! 1. Compares every vector operation, `gamma5` and the Wilson hopping term
-//!    (both parities, dagger, xpay, full and single-parity fields) of the CUDA
-//!    backend with the CPU backend on random fields, in double and single:
-//!    relative error against a bound near the precision's unit roundoff;
+//! 1. Compares every vector operation, `gamma5`, the conversions between
+//!    all formats and the Wilson hopping term (both parities, dagger, xpay,
+//!    full and single-parity fields, reconstruct 18/12/8) of the CUDA
+//!    backend with the CPU backend on random fields, in every format
+//!    (double, single, half, quarter, packed 20- and 30-bit): relative error
+//!    against a bound near the format's unit roundoff, and for the packed
+//!    formats uploads and conversions from/to double and single bit for bit;
 //!    outputs are poisoned (NaN) first, so an element left unwritten fails.
 //! 2. Benchmarks the hopping term (1320 flops per site; minimal traffic per
 //!    output site = 8 links + 1 input spinor + 1 output spinor = 192 reals,
 //!    1536 bytes in double, 768 in single) at 8⁴, 16⁴, 24⁴ and 32³×64 beside
 //!    the roofline of a large device-to-device copy measured in the same run.
 //! 3. Solves with BiCGstab and CG (even-odd Wilson) on the GPU and the CPU:
-//!    iteration counts, true residuals, and solver Gflops against the dslash.
+//!    iteration counts, true residuals, and solver Gflops against the dslash;
+//!    mixed-precision and multi-shift solves from every sloppy format
+//!    (single, half, quarter, packed 20- and 30-bit) with the iteration
+//!    counts of both backends compared.
 //!
 //! ```text
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
-//!                  [--dims X,Y,Z,T] [--prec double|single] [--tag T] [--blas]
+//!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
 //! ```
-//! `--quick` leaves out the vector-operation table (double, single, half on
-//! one parity of 32³×64) unless `--blas` asks for it.
+//! `--prec` picks the benchmarked format; `--check-prec` limits the checks
+//! of 1 and the sloppy formats of the mixed solves of 3 to the formats
+//! named (the plain double/single solves run only if one of those is
+//! named): `--no-bench --check-prec packed20,packed30` checks the packed
+//! formats alone. `--quick` leaves out the vector-operation table (double,
+//! single, half on one parity of 32³×64) unless `--blas` asks for it.
 //! Prints a table at the end, also written to `$OUT/gpu-check[-T].txt` when
 //! `OUT` is set. Exits non-zero if a check fails. The command that produced
 //! the figures of docs/performance.md is given there.
@@ -55,11 +65,13 @@ mod check {
 
     type R<T> = Result<T, String>;
 
-    const ALL_PRECISIONS: [Precision; 4] = [
+    const ALL_PRECISIONS: [Precision; 6] = [
         Precision::Double,
         Precision::Single,
         Precision::Half,
         Precision::Quarter,
+        Precision::Packed20,
+        Precision::Packed30,
     ];
 
     /// Results gathered for the final table.
@@ -96,14 +108,31 @@ mod check {
     }
 
     /// Relative error allowed between the backends: a few roundings of the
-    /// storage format. Fixed point (half, quarter) rounds once per stored
-    /// number on both sides, so the GPU (single arithmetic) and the CPU
-    /// (double) differ by at most one unit in a few numbers.
+    /// storage format. Fixed point (half, quarter) and the packed formats
+    /// round once per stored number on both sides, so the GPU (single
+    /// arithmetic for half, quarter and 20-bit; double in another order for
+    /// 30-bit) and the CPU (double) differ by at most one unit of a site's
+    /// scale (2 ε of its largest number for packed) in a few numbers. The
+    /// links are the same integers on both backends (`upload_gauge` rounds
+    /// by the CPU's rule), so `link_epsilon` does not enter.
     fn tolerance(p: Precision) -> f64 {
-        match p {
-            Precision::Half | Precision::Quarter => 8.0 * p.epsilon(),
-            _ => 64.0 * p.epsilon(),
+        if is_per_site(p) {
+            8.0 * p.epsilon()
+        } else {
+            64.0 * p.epsilon()
         }
+    }
+
+    /// Formats with a per-site norm or exponent.
+    fn is_per_site(p: Precision) -> bool {
+        matches!(
+            p,
+            Precision::Half | Precision::Quarter | Precision::Packed20 | Precision::Packed30
+        )
+    }
+
+    fn is_packed(p: Precision) -> bool {
+        matches!(p, Precision::Packed20 | Precision::Packed30)
     }
 
     /// ‖a − b‖ / ‖b‖ over all numbers (NaN anywhere gives NaN).
@@ -188,16 +217,48 @@ mod check {
         cpu.copy(&mut co, &cx).map_err(e)?;
         gpu.copy(&mut go, &gx).map_err(e)?;
         pair.compare(rep, &format!("copy {tag}"), &co, &go)?;
-        let other = if prec == Precision::Double {
-            Precision::Single
-        } else {
-            Precision::Double
-        };
-        let (cs, gs) = (up(cpu, &hx, other)?, up(gpu, &hx, other)?);
-        let (mut co, mut go) = pair.up(&poison)?;
-        cpu.copy(&mut co, &cs).map_err(e)?;
-        gpu.copy(&mut go, &gs).map_err(e)?;
-        pair.compare(rep, &format!("copy from {other:?} {tag}"), &co, &go)?;
+        // The packed formats store what the CPU stores, bit for bit, where
+        // the arithmetic is the same: uploads (from double) and conversions
+        // from and to double and single.
+        if is_packed(prec) {
+            let (hc, hg) = (down(cpu, &cx)?, down(gpu, &gx)?);
+            rep.check(
+                &format!("upload {tag} bit for bit"),
+                rel(hg.data(), hc.data()),
+                0.0,
+            );
+        }
+        // Conversions from and to every other format: bit for bit between
+        // a packed format and double, single or the other packed format
+        // (double arithmetic on both backends); otherwise within the coarser
+        // format's bound (the GPU reads half and quarter in single).
+        for other in ALL_PRECISIONS.into_iter().filter(|&q| q != prec) {
+            let exact = is_packed(prec) && (is_packed(other) || !is_per_site(other));
+            let tol = if exact {
+                0.0
+            } else {
+                tolerance(prec).max(tolerance(other))
+            };
+            let (cs, gs) = (up(cpu, &hx, other)?, up(gpu, &hx, other)?);
+            let (mut co, mut go) = pair.up(&poison)?;
+            cpu.copy(&mut co, &cs).map_err(e)?;
+            gpu.copy(&mut go, &gs).map_err(e)?;
+            let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
+            rep.check(
+                &format!("copy from {other:?} {tag}"),
+                rel(hg.data(), hc.data()),
+                tol,
+            );
+            let (mut co, mut go) = (up(cpu, &poison, other)?, up(gpu, &poison, other)?);
+            cpu.copy(&mut co, &cx).map_err(e)?;
+            gpu.copy(&mut go, &gx).map_err(e)?;
+            let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
+            rep.check(
+                &format!("copy to {other:?} {tag}"),
+                rel(hg.data(), hc.data()),
+                tol,
+            );
+        }
         let (mut co, mut go) = pair.up(&poison)?;
         cpu.gamma5(&mut co, &cx).map_err(e)?;
         gpu.gamma5(&mut go, &gx).map_err(e)?;
@@ -286,9 +347,10 @@ mod check {
             rel_scalar(rg.1.into(), rc.1.into()),
             tol,
         );
-        // The same with x̂ in single beside half or quarter fields (the
-        // widened partial solution of the mixed BiCGstab).
-        if matches!(prec, Precision::Half | Precision::Quarter) {
+        // The same with x̂ in single beside the formats coarser than single
+        // (the widened partial solution of the mixed BiCGstab:
+        // half, quarter, 20-bit).
+        if prec.epsilon() > Precision::Single.epsilon() {
             let (mut cs, mut gs) = pair.up(&hy)?;
             let single = Precision::Single;
             let (mut cxw, mut gxw) = (up(cpu, &hz, single)?, up(gpu, &hz, single)?);
@@ -572,16 +634,19 @@ mod check {
         let (gpu, prec) = (pair.gpu, pair.prec);
         let lat = Arc::new(Lattice::new(dims).map_err(e)?);
         let vh = lat.half_volume();
-        let elem = prec.bytes_per_real() as f64;
-        // A spinor's bytes per site, its fixed-point norm included.
-        let spinor = 24.0 * elem
-            + if matches!(prec, Precision::Half | Precision::Quarter) {
-                4.0
-            } else {
-                0.0
-            };
+        // A spinor's bytes per site, its fixed-point norm included; packed:
+        // 16 or 23 words. The packed formats' links are 16- and 32-bit.
+        let (spinor, link_elem) = match prec {
+            Precision::Packed20 => (64.0, 2.0),
+            Precision::Packed30 => (92.0, 4.0),
+            p if is_per_site(p) => (
+                24.0 * p.bytes_per_real() as f64 + 4.0,
+                p.bytes_per_real() as f64,
+            ),
+            p => (24.0 * p.bytes_per_real() as f64, p.bytes_per_real() as f64),
+        };
         // Bytes per output site: 8 links, one input and one output spinor.
-        let minimal = 8.0 * rec.reals() as f64 * elem + 2.0 * spinor;
+        let minimal = 8.0 * rec.reals() as f64 * link_elem + 2.0 * spinor;
         let gauge = random::hot_gauge(&lat, 7);
         // Enough independent sets that the data of one pass is never in L2.
         let sets = ((512e6 / (minimal * vh as f64)).ceil() as usize).clamp(1, 64);
@@ -812,7 +877,11 @@ mod check {
     /// formats and rounding are the same on both backends, so iteration
     /// counts must agree within a few per cent (issue 4) and every true
     /// residual must meet its tolerance.
-    fn run_mixed_solves(rep: &mut Report, solves: &mut Vec<String>) -> R<()> {
+    fn run_mixed_solves(
+        rep: &mut Report,
+        solves: &mut Vec<String>,
+        checked: &[Precision],
+    ) -> R<()> {
         use latsol::api::*;
         use latsol::layout::{
             self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut,
@@ -852,8 +921,11 @@ mod check {
             (Precision::Half, Reconstruct::Twelve),
             (Precision::Half, Reconstruct::Eight),
             (Precision::Quarter, Reconstruct::Twelve),
+            // With the links seed clark2022 pairs them with (16- and 32-bit).
+            (Precision::Packed20, Reconstruct::Twelve),
+            (Precision::Packed30, Reconstruct::Twelve),
         ];
-        for (sloppy, rec) in formats {
+        for (sloppy, rec) in formats.into_iter().filter(|f| checked.contains(&f.0)) {
             let gp = GaugeParams {
                 dims: lat.dims(),
                 order: GaugeOrder::Milc,
@@ -1186,11 +1258,25 @@ mod check {
         }
         let bench_only = has("--bench-only");
         let cpu = CpuBackend::new(0).map_err(e)?;
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+        };
+        // The formats checked (--check-prec p,q,...; all by default).
+        let checked: Vec<Precision> = match value("--check-prec") {
+            Some(list) => list
+                .split(',')
+                .map(|p| p.parse::<Precision>())
+                .collect::<Result<_, _>>()
+                .map_err(|err| format!("--check-prec: {err}"))?,
+            None => ALL_PRECISIONS.to_vec(),
+        };
 
         // 1. Correctness against the CPU backend.
         let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
         let gauge = random::hot_gauge(&lat, 3);
-        for prec in ALL_PRECISIONS {
+        for prec in ALL_PRECISIONS.into_iter().filter(|p| checked.contains(p)) {
             if bench_only {
                 break;
             }
@@ -1236,11 +1322,6 @@ mod check {
                 "roofline: device-to-device copy {:.0} GB/s (read + write)",
                 roof / 1e9
             ));
-            let value = |flag: &str| {
-                args.iter()
-                    .position(|a| a == flag)
-                    .and_then(|i| args.get(i + 1))
-            };
             let mut sizes: Vec<[usize; 4]> = if has("--quick") {
                 vec![[8, 8, 8, 8], [16, 16, 16, 16]]
             } else {
@@ -1254,12 +1335,11 @@ mod check {
             if let Some(d) = value("--dims") {
                 sizes = vec![parse_dims(d).map_err(|e| format!("--dims: {e}"))?];
             }
-            let precs: Vec<Precision> = match value("--prec").map(String::as_str) {
-                Some("double") => vec![Precision::Double],
-                Some("single") => vec![Precision::Single],
-                Some("half") => vec![Precision::Half],
-                Some("quarter") => vec![Precision::Quarter],
-                _ => ALL_PRECISIONS.to_vec(),
+            let precs: Vec<Precision> = match value("--prec") {
+                Some(p) => vec![p
+                    .parse::<Precision>()
+                    .map_err(|err| format!("--prec: {err}"))?],
+                None => ALL_PRECISIONS.to_vec(),
             };
             for &prec in &precs {
                 let pair = Pair {
@@ -1296,7 +1376,8 @@ mod check {
         write_table(&args, &info.name, &rep, &rows, roof, &solves, false);
 
         // 3. Solves: GPU against CPU on one problem, then a large GPU solve.
-        if !has("--no-solve") && !bench_only {
+        let plain = checked.contains(&Precision::Double) || checked.contains(&Precision::Single);
+        if !has("--no-solve") && !bench_only && plain {
             let r = run_solves(&cpu, &gpu, has("--quick"), &rows, &mut rep, &mut solves);
             rep.flag(
                 &format!(
@@ -1308,7 +1389,7 @@ mod check {
         }
 
         if !has("--no-solve") && !bench_only {
-            let r = run_mixed_solves(&mut rep, &mut solves);
+            let r = run_mixed_solves(&mut rep, &mut solves, &checked);
             rep.flag(
                 &format!(
                     "mixed solves ran {}",

@@ -3,8 +3,8 @@
 //!
 //! 1. In the style of seed clark2022 Table 3: multi-shift CG on the even-odd
 //!    `M̂†M̂` with RHMC-like shifts and per-shift targets, pure double and
-//!    mixed (double-single, double-half; on the CPU also the packed 30- and
-//!    20-bit formats of clark2022): iterations of the multi-shift
+//!    mixed (double-single, double-half, and the packed 30- and 20-bit
+//!    formats of clark2022): iterations of the multi-shift
 //!    phase and of each shift's refinement, each shift's true residual after
 //!    the multi-shift phase, and the time.
 //! 2. In the style of seed alexandru2011 Table 3: `M(m_i) x_i = b` for the
@@ -244,16 +244,13 @@ fn clark_table(
         })
         .collect();
     let half = &b[..b.len() / 2];
-    let mut formats = vec![
+    let formats = vec![
         ("double", Precision::Double),
         ("double-single", Precision::Single),
         ("double-half", Precision::Half),
+        ("double-packed30", Precision::Packed30),
+        ("double-packed20", Precision::Packed20),
     ];
-    // The packed formats of clark2022 exist on the CPU backend only.
-    if ctx.backend_name() == "cpu" {
-        formats.push(("double-packed30", Precision::Packed30));
-        formats.push(("double-packed20", Precision::Packed20));
-    }
     let mut runs = Vec::new();
     for (name, sloppy) in formats {
         let g = load(sloppy)?;

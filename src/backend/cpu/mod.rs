@@ -5,7 +5,8 @@
 
 mod blas;
 mod links;
-mod packed;
+// The CUDA backend stores the same site bit strings and link integers.
+pub(crate) mod packed;
 mod storage;
 mod wilson;
 
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64 as C64;
 
+pub(crate) use storage::Fixed;
 pub use storage::{Data, Sites, SitesMut};
 
 use super::{Backend, GaugeStorage, SpinorField};

@@ -56,7 +56,7 @@ pub fn kernel_names() -> Vec<String> {
             v.push(format!("blas_{op}_{p}"));
         }
     }
-    for p in ["f16", "f8"] {
+    for p in WIDE_FORMATS {
         v.push(format!("blas_bicgstab_update_wide_{p}"));
     }
     for hi in &FORMATS[..2] {
@@ -76,7 +76,10 @@ pub fn kernel_names() -> Vec<String> {
 }
 
 /// The kernels' names of the storage formats.
-const FORMATS: [&str; 4] = ["f64", "f32", "f16", "f8"];
+const FORMATS: [&str; 6] = ["f64", "f32", "f16", "f8", "p20", "p30"];
+/// The formats whose fused BiCGstab update also takes x̂ in single: those
+/// coarser than single, where `bicgstab_reliable` widens x̂ (30-bit is finer).
+const WIDE_FORMATS: [&str; 3] = ["f16", "f8", "p20"];
 
 /// Blocks of a reduction over `n` vectors: fixed by `n` alone.
 pub fn reduction_grid(n: usize) -> u32 {
@@ -138,18 +141,17 @@ pub(crate) fn suffix(p: Precision) -> &'static str {
         Precision::Single => "f32",
         Precision::Half => "f16",
         Precision::Quarter => "f8",
-        // No kernels: CudaBackend::alloc refuses these formats.
         Precision::Packed20 => "p20",
         Precision::Packed30 => "p30",
     }
 }
 
 /// Items an op walks over, padding included (zeros that every op keeps
-/// zero): vectors (double2 / float4), or sites for half and quarter, whose
-/// twelve complex numbers share a norm.
+/// zero): vectors (double2 / float4), or sites for half, quarter and the
+/// packed formats, whose twelve complex numbers share a norm or exponent.
 fn vectors(x: &CudaSpinor) -> usize {
     match x.precision() {
-        Precision::Half | Precision::Quarter => x.blocks() * x.stride,
+        p if super::per_site(p) => x.blocks() * x.stride,
         p => x.blocks() * x.stride * crate::field::SPINOR_REALS / super::spinor_vec(p),
     }
 }
@@ -326,9 +328,9 @@ impl CudaBackend {
         for f in [p, &*x, t, r_hat] {
             check_same("bicgstab_update", f, s)?;
         }
-        // x̂ in single beside half or quarter fields: the widened kernel.
-        let wide = x.precision() == Precision::Single
-            && matches!(s.precision(), Precision::Half | Precision::Quarter);
+        // x̂ in single beside half, quarter or 20-bit fields: the widened kernel.
+        let wide =
+            x.precision() == Precision::Single && WIDE_FORMATS.contains(&suffix(s.precision()));
         let (op, one_precision): (_, &[&CudaSpinor]) = if wide {
             ("bicgstab_update_wide", &[p, s, t, r_hat])
         } else {
@@ -444,13 +446,16 @@ impl CudaBackend {
                 s.memcpy_dtod(x, d).map_err(device_err(what))
             }
             (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, d).map_err(device_err(what)),
+            (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
+                s.memcpy_dtod(x, d).map_err(device_err(what))
+            }
             (DeviceData::F32(_), DeviceData::F64(_)) => {
                 self.site_op("convert_f64_to_f32", dst, src, 6)
             }
             (DeviceData::F64(_), DeviceData::F32(_)) => {
                 self.site_op("convert_f32_to_f64", dst, src, 6)
             }
-            // Any conversion to or from fixed point: one thread per site.
+            // Any conversion to or from fixed point or packed: one thread per site.
             _ => {
                 let name = format!(
                     "convert_{}_to_{}",
@@ -466,7 +471,7 @@ impl CudaBackend {
         Self::check_precision("gamma5", &[out, inp])?;
         let name = format!("gamma5_{}", suffix(out.precision()));
         let threads_per_site = match out.precision() {
-            Precision::Half | Precision::Quarter => 1,
+            p if super::per_site(p) => 1,
             p => 24 / super::spinor_vec(p),
         };
         self.site_op(&name, out, inp, threads_per_site)
@@ -541,5 +546,68 @@ mod tests {
             );
         }
         assert!(src.contains(&format!("#define MANY_MAX {MANY_MAX}")));
+    }
+
+    /// Every name of `kernel_names` is defined in blas.cu: literally, or by
+    /// the macros that stamp out each format's map, reduction and
+    /// conversion kernels.
+    #[test]
+    fn every_named_kernel_is_defined() {
+        let src = include_str!("../../../kernels/blas.cu");
+        for p in FORMATS {
+            assert!(src.contains(&format!("blas_##op##_{p}(")), "map {p}");
+            assert!(
+                src.contains(&format!("LATSOL_REDUCE_ONE(blas_##op##_{p},")),
+                "reduce {p}"
+            );
+        }
+        // LATSOL_CONVERT_PACKED(x, X) defines x to and from f64, f32, f16, f8.
+        let packed = |x: &str, y: &str| {
+            ["f64", "f32", "f16", "f8"].contains(&y)
+                && src.contains(&format!("LATSOL_CONVERT_PACKED({x}, "))
+        };
+        let convert = |p: &str, q: &str| {
+            let (from, to) = (format!("LATSOL_CONVERT({p}, "), format!(", {q}, "));
+            let direct = src
+                .lines()
+                .any(|l| l.trim().starts_with(&from) && l.contains(&to));
+            direct || packed(p, q) || packed(q, p)
+        };
+        for name in kernel_names() {
+            if let Some(pair) = name.strip_prefix("convert_") {
+                let (p, q) = pair.split_once("_to_").unwrap();
+                assert!(
+                    src.contains(&format!("void {name}(")) || convert(p, q),
+                    "{name}"
+                );
+            } else if name.starts_with("gamma5_") || name.starts_with("reduce_final_") {
+                assert!(src.contains(&format!(" {name}(")), "{name}");
+            } else if let Some(p) = name.strip_prefix("blas_bicgstab_update_wide_") {
+                assert!(
+                    src.contains(&format!("(blas_bicgstab_update_wide_{p},")),
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn packed_fields_are_walked_a_site_at_a_time() {
+        assert_eq!(suffix(Precision::Packed20), "p20");
+        assert_eq!(suffix(Precision::Packed30), "p30");
+        for p in [Precision::Packed20, Precision::Packed30] {
+            assert!(super::super::per_site(p));
+        }
+        // The solver widens x̂ to single exactly for the formats coarser
+        // than single (bicgstab_reliable.rs): those need the wide kernel.
+        for p in [
+            Precision::Half,
+            Precision::Quarter,
+            Precision::Packed20,
+            Precision::Packed30,
+        ] {
+            let widened = p.epsilon() > Precision::Single.epsilon();
+            assert_eq!(WIDE_FORMATS.contains(&suffix(p)), widened, "{p:?}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 use cudarc::driver::DeviceRepr;
 
 use super::blas::suffix;
-use super::{same_lattice, spinor_block_len, CudaBackend, CudaGauge, CudaSpinor};
+use super::{same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
 use crate::lattice::{Parity, Subset};
@@ -95,22 +95,24 @@ impl CudaBackend {
                 "dslash: fields of different precisions".into(),
             ));
         }
+        // The links uploaded for this format (for the packed formats: the
+        // fixed-point links of seed clark2022 §4 that `upload_gauge` stores).
         if gauge.precision() != prec {
             return Err(Error::Unsupported(format!(
-                "dslash with {:?} links on {prec:?} spinors (the CUDA backend needs one precision)",
+                "dslash with {:?} links on {prec:?} spinors (the CUDA backend needs the links \
+                 uploaded for the spinors' precision)",
                 gauge.precision()
             )));
         }
         let vh = lat.half_volume();
         let s = &self.stream;
-        let elem = prec.bytes_per_real();
         let stride = out.stride;
         if inp.stride != stride || x.is_some_and(|x| x.stride != stride) {
             return Err(Error::Internal(
                 "dslash: fields of different strides".into(),
             ));
         }
-        let block_bytes = (spinor_block_len(prec, stride) * elem) as u64;
+        let block_bytes = spinor_block_bytes(prec, stride) as u64;
         let at = |f: &CudaSpinor, p: Parity, what: &str| -> Result<u64> {
             Ok(f.data.ptr(s) + block_of(f.subset, p, what)? as u64 * block_bytes)
         };
@@ -194,8 +196,29 @@ mod tests {
         }
         assert_eq!(
             instantiated,
-            4 * 3 * 4,
-            "4 formats, 3 reconstructions, 4 forms"
+            6 * 3 * 4,
+            "6 formats, 3 reconstructions, 4 forms"
+        );
+    }
+
+    /// The packed modules pair their spinors with the links of seed
+    /// clark2022 §4 (16-bit beside 20-bit, 32-bit beside 30-bit), as the
+    /// CPU backend's `links.rs` and `upload_gauge` store them.
+    #[test]
+    fn packed_modules_use_the_packed_links() {
+        use crate::backend::cuda::modules::SOURCES;
+        let text = |name: &str| SOURCES.iter().find(|s| s.name == name).unwrap().text;
+        for r in [18, 12, 8] {
+            assert!(text("wilson_dslash_p20").contains(&format!(
+                "LATSOL_DSLASH_FORMS(wilson_dslash_p20_r{r}, packed20, short, {r})"
+            )));
+            assert!(text("wilson_dslash_p30").contains(&format!(
+                "LATSOL_DSLASH_FORMS(wilson_dslash_p30_r{r}, packed30, int, {r})"
+            )));
+        }
+        assert_eq!(
+            kernel_name(Precision::Packed30, Reconstruct::Eight, true, true),
+            "wilson_dslash_p30_r8_dag_xpay"
         );
     }
 

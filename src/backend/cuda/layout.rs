@@ -214,6 +214,11 @@ mod tests {
         assert_eq!(SoaShape::link_vec(Precision::Quarter, 8), 4);
         assert_eq!(SoaShape::link_vec(Precision::Single, 18), 2);
         assert_eq!(SoaShape::link_vec(Precision::Double, 12), 2);
+        // The packed formats' fixed-point links: short4 / int4 pairs for 12
+        // and 8, short2 / int2 for 18 (core.cuh, LinkElem).
+        assert_eq!(SoaShape::link_vec(Precision::Packed20, 12), 4);
+        assert_eq!(SoaShape::link_vec(Precision::Packed30, 8), 4);
+        assert_eq!(SoaShape::link_vec(Precision::Packed30, 18), 2);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! hopping term and the vector algebra as CUDA kernels compiled at run time
 //! by NVRTC and cached on disk. Double, single, half and quarter (fixed
 //! point with a per-site norm), links in the spinors' precision with
-//! reconstruct 18, 12 or 8.
+//! reconstruct 18, 12 or 8; the packed 20- and 30-bit spinors of seed
+//! clark2022 §4 (the CPU backend's site bit strings, word-transposed; same
+//! values and rounding) with 16- and 32-bit fixed-point links.
 //!
 //! The host code is a thin typed wrapper: it checks fields, picks a kernel
 //! and launches it. cudarc drives the device; NVRTC and the driver library
@@ -15,6 +17,8 @@
 mod blas;
 mod cache;
 mod dslash;
+#[cfg(test)]
+mod emulation;
 mod launch;
 pub mod layout;
 mod modules;
@@ -27,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
 use num_complex::Complex64 as C64;
 
+use super::cpu::{packed, Fixed};
 use super::{Backend, GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
 use crate::field::{GaugeField, HostSpinor, SPINOR_REALS};
@@ -60,6 +65,12 @@ pub(crate) enum DeviceData {
     I16(CudaSlice<i16>),
     /// Quarter: int8 values, norms likewise.
     I8(CudaSlice<i8>),
+    /// 32-bit fixed point: the links beside 30-bit spinors only.
+    I32(CudaSlice<i32>),
+    /// Packed 20-bit spinors: `packed::words(20)` words per site.
+    P20(CudaSlice<u32>),
+    /// Packed 30-bit spinors: `packed::words(30)` words per site.
+    P30(CudaSlice<u32>),
 }
 
 impl DeviceData {
@@ -69,6 +80,8 @@ impl DeviceData {
             DeviceData::F32(_) => Precision::Single,
             DeviceData::I16(_) => Precision::Half,
             DeviceData::I8(_) => Precision::Quarter,
+            DeviceData::I32(_) | DeviceData::P30(_) => Precision::Packed30,
+            DeviceData::P20(_) => Precision::Packed20,
         }
     }
     /// The device address (for kernel parameters).
@@ -78,6 +91,8 @@ impl DeviceData {
             DeviceData::F32(s) => s.device_ptr(stream).0,
             DeviceData::I16(s) => s.device_ptr(stream).0,
             DeviceData::I8(s) => s.device_ptr(stream).0,
+            DeviceData::I32(s) => s.device_ptr(stream).0,
+            DeviceData::P20(s) | DeviceData::P30(s) => s.device_ptr(stream).0,
         }
     }
     fn bytes(&self) -> usize {
@@ -86,6 +101,8 @@ impl DeviceData {
             DeviceData::F32(s) => s.len() * 4,
             DeviceData::I16(s) => s.len() * 2,
             DeviceData::I8(s) => s.len(),
+            DeviceData::I32(s) => s.len() * 4,
+            DeviceData::P20(s) | DeviceData::P30(s) => s.len() * 4,
         }
     }
 }
@@ -98,13 +115,34 @@ fn spinor_vec(p: Precision) -> usize {
     }
 }
 
+/// Whether a site's numbers share a scale (a norm, or the packed formats'
+/// exponent): such fields are handled a site at a time (one thread per
+/// site in the BLAS) and reach the host through a conversion on the device.
+pub(crate) fn per_site(p: Precision) -> bool {
+    matches!(
+        p,
+        Precision::Half | Precision::Quarter | Precision::Packed20 | Precision::Packed30
+    )
+}
+
 /// Stored elements of one spinor parity block of `stride` sites: 24 reals
-/// per site, then (half, quarter) one f32 norm per site.
+/// per site, then (half, quarter) one f32 norm per site; packed: the site's
+/// 32-bit words.
 pub(crate) fn spinor_block_len(p: Precision, stride: usize) -> usize {
     match p {
         Precision::Half | Precision::Quarter => stride * (SPINOR_REALS + 4 / p.bytes_per_real()),
+        Precision::Packed20 | Precision::Packed30 => stride * packed::words(packed::bits(p)),
         _ => stride * SPINOR_REALS,
     }
+}
+
+/// Bytes of one spinor parity block of `stride` sites.
+pub(crate) fn spinor_block_bytes(p: Precision, stride: usize) -> usize {
+    let elem = match p {
+        Precision::Packed20 | Precision::Packed30 => 4,
+        p => p.bytes_per_real(),
+    };
+    spinor_block_len(p, stride) * elem
 }
 
 /// A spinor field in device memory (layout: `kernels/core.cuh`).
@@ -146,6 +184,8 @@ pub struct CudaGauge {
     lattice: Arc<Lattice>,
     stride: usize,
     links: DeviceData,
+    /// The precision asked for (the packed formats store fixed-point links).
+    precision: Precision,
     reconstruct: Reconstruct,
     /// Fixed point: value = stored · scale.
     scale: f64,
@@ -157,7 +197,7 @@ impl GaugeStorage for CudaGauge {
         &self.lattice
     }
     fn precision(&self) -> Precision {
-        self.links.precision()
+        self.precision
     }
     fn reconstruct(&self) -> Reconstruct {
         self.reconstruct
@@ -372,25 +412,58 @@ impl CudaBackend {
             Precision::Quarter => {
                 DeviceData::I8(self.stream.alloc_zeros(len).map_err(device_err(what))?)
             }
-            Precision::Packed20 | Precision::Packed30 => {
-                return Err(Error::Unsupported(format!(
-                    "{precision:?} fields on the CUDA backend (the packed 20/30-bit formats \
-                     run on the CPU backend; on CUDA use half or quarter as the sloppy \
-                     precision)"
-                )))
+            Precision::Packed20 => {
+                DeviceData::P20(self.stream.alloc_zeros(len).map_err(device_err(what))?)
+            }
+            Precision::Packed30 => {
+                DeviceData::P30(self.stream.alloc_zeros(len).map_err(device_err(what))?)
             }
         })
     }
 
+    /// Link storage of `len` numbers for spinors of `precision`: the
+    /// packed formats' links are 16-bit (20-bit spinors) and 32-bit (30-bit
+    /// spinors) fixed point, as on the CPU backend (`cpu/links.rs`).
+    fn alloc_links(&self, precision: Precision, len: usize) -> Result<DeviceData> {
+        match precision {
+            Precision::Packed20 => self.alloc(Precision::Half, len),
+            Precision::Packed30 => Ok(DeviceData::I32(
+                self.stream
+                    .alloc_zeros(len)
+                    .map_err(device_err("device allocation"))?,
+            )),
+            p => self.alloc(p, len),
+        }
+    }
+
+    /// `canonical` in the device layout as fixed point `T`, by the CPU
+    /// backend's rule (`cpu/links.rs`): `round(x / scale · MAX)`, clamped.
+    fn upload_fixed<T: Fixed + cudarc::driver::DeviceRepr>(
+        &self,
+        dst: &mut CudaSlice<T>,
+        shape: SoaShape,
+        canonical: &[f64],
+        scale: f64,
+    ) -> Result<()> {
+        let len = canonical.len() / shape.canonical_len() * shape.block_len();
+        let mut v = vec![T::default(); len];
+        layout::to_soa(shape, canonical, &mut v, |x| {
+            T::from_scaled(x / scale * T::MAX)
+        });
+        self.stream
+            .memcpy_htod(&v, dst)
+            .map_err(device_err("host-to-device copy"))
+    }
+
     /// Reorders canonical reals (blocks of `shape.stride` sites) into the
     /// device layout and precision in one host pass, then copies them in one
-    /// transfer.
+    /// transfer. Fixed point is relative to `scale` (the largest magnitude).
     fn upload_soa(
         &self,
         dst: &mut DeviceData,
         shape: SoaShape,
         canonical: &[f64],
-        scale_inv: f64,
+        scale: f64,
     ) -> Result<()> {
         let what = "host-to-device copy";
         let len = canonical.len() / shape.canonical_len() * shape.block_len();
@@ -406,20 +479,12 @@ impl CudaBackend {
                 self.stream.memcpy_htod(&v, d).map_err(device_err(what))
             }
             // Fixed point (links only: spinors are converted on the device).
-            DeviceData::I16(d) => {
-                let mut v = vec![0i16; len];
-                layout::to_soa(shape, canonical, &mut v, |x| {
-                    (x * scale_inv).round().clamp(-32767.0, 32767.0) as i16
-                });
-                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
-            }
-            DeviceData::I8(d) => {
-                let mut v = vec![0i8; len];
-                layout::to_soa(shape, canonical, &mut v, |x| {
-                    (x * scale_inv).round().clamp(-127.0, 127.0) as i8
-                });
-                self.stream.memcpy_htod(&v, d).map_err(device_err(what))
-            }
+            DeviceData::I16(d) => self.upload_fixed(d, shape, canonical, scale),
+            DeviceData::I8(d) => self.upload_fixed(d, shape, canonical, scale),
+            DeviceData::I32(d) => self.upload_fixed(d, shape, canonical, scale),
+            DeviceData::P20(_) | DeviceData::P30(_) => Err(Error::Internal(
+                "packed spinors are converted on the device".into(),
+            )),
         }
     }
 
@@ -486,11 +551,13 @@ impl Backend for CudaBackend {
             }
         }
         // Fixed point relative to the largest entry (1 for unitary links),
-        // as the CPU backend stores them.
+        // as the CPU backend stores them: the same integers and the same
+        // `max / MAX` multiplier.
         let max = canonical.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let fixed_max = match precision {
-            Precision::Half => 32767.0,
-            Precision::Quarter => 127.0,
+            Precision::Half | Precision::Packed20 => <i16 as Fixed>::MAX,
+            Precision::Quarter => <i8 as Fixed>::MAX,
+            Precision::Packed30 => <i32 as Fixed>::MAX,
             _ => 1.0,
         };
         let scale = if fixed_max > 1.0 {
@@ -501,12 +568,13 @@ impl Backend for CudaBackend {
         let stride = layout::padded_stride(vh);
         let vec = SoaShape::link_vec(precision, reals);
         let shape = SoaShape::link(reals, vec, vh, stride);
-        let mut links = self.alloc(precision, 8 * shape.block_len())?;
-        self.upload_soa(&mut links, shape, &canonical, 1.0 / scale)?;
+        let mut links = self.alloc_links(precision, 8 * shape.block_len())?;
+        self.upload_soa(&mut links, shape, &canonical, max)?;
         Ok(CudaGauge {
             lattice: lat,
             stride,
             links,
+            precision,
             reconstruct,
             scale,
             t_sign: t_boundary.sign(),
@@ -535,8 +603,8 @@ impl Backend for CudaBackend {
         if dst.subset != src.subset() || !same_lattice(&dst.lattice, src.lattice()) {
             return Err(Error::Internal("upload_spinor: subsets differ".into()));
         }
-        if matches!(dst.precision(), Precision::Half | Precision::Quarter) {
-            // Rounded to fixed point on the device, by the kernels' rule.
+        if per_site(dst.precision()) {
+            // Rounded to fixed point (packed) on the device, by the kernels' rule.
             let mut d = self.alloc_spinor(&dst.lattice, dst.subset, Precision::Double)?;
             self.upload_spinor(&mut d, src)?;
             return self.copy_impl(dst, &d);
@@ -559,7 +627,7 @@ impl Backend for CudaBackend {
             src.lattice.half_volume(),
             src.stride,
         );
-        if matches!(src.precision(), Precision::Half | Precision::Quarter) {
+        if per_site(src.precision()) {
             let mut d = self.alloc_spinor(&src.lattice, src.subset, Precision::Double)?;
             self.copy_impl(&mut d, src)?;
             return self.download_spinor(&d, dst);
@@ -577,7 +645,7 @@ impl Backend for CudaBackend {
                 self.synchronize()?;
                 layout::from_soa(shape, &v, reals, |x| x as f64);
             }
-            DeviceData::I16(_) | DeviceData::I8(_) => unreachable!("converted above"),
+            _ => unreachable!("converted above"),
         }
         Ok(())
     }
@@ -594,6 +662,9 @@ impl Backend for CudaBackend {
             (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(&x.slice(r), d),
             (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(&x.slice(r), d),
             (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
+                s.memcpy_dtod(&x.slice(r), d)
+            }
             _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
         }
         .map_err(device_err(what))
@@ -609,6 +680,9 @@ impl Backend for CudaBackend {
             (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
             (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
             (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
+                s.memcpy_dtod(x, &mut d.slice_mut(r))
+            }
             _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
         }
         .map_err(device_err(what))
@@ -626,6 +700,11 @@ impl Backend for CudaBackend {
             DeviceData::F32(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
             DeviceData::I16(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
             DeviceData::I8(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I32(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
+            // All-zero words: exponent byte 0, a zero site.
+            DeviceData::P20(d) | DeviceData::P30(d) => {
+                self.stream.memset_zeros(d).map_err(device_err(what))
+            }
         }
     }
 
@@ -796,6 +875,25 @@ mod tests {
             Err(Error::NoDevice(msg)) => assert!(!msg.is_empty()),
             Err(e) => panic!("expected NoDevice or a device, got {e:?}"),
         }
+    }
+
+    /// Packed blocks hold the CPU's words per site (16 for 20-bit, 23 for
+    /// 30-bit), and every block starts 16-byte aligned for the uint4 loads
+    /// of 20-bit sites (core.cuh).
+    #[test]
+    fn packed_blocks_hold_the_cpu_words_per_site() {
+        let stride = layout::padded_stride(6 * 4 * 8 * 10 / 2);
+        assert_eq!(spinor_block_len(Precision::Packed20, stride), 16 * stride);
+        assert_eq!(spinor_block_len(Precision::Packed30, stride), 23 * stride);
+        assert_eq!(spinor_block_bytes(Precision::Packed20, stride), 64 * stride);
+        assert_eq!(spinor_block_bytes(Precision::Packed30, stride), 92 * stride);
+        for p in [Precision::Packed20, Precision::Packed30] {
+            assert!(per_site(p));
+            assert_eq!(spinor_block_bytes(p, stride) % 16, 0);
+        }
+        // Half: int16 values then one f32 norm per site.
+        assert_eq!(spinor_block_bytes(Precision::Half, stride), 52 * stride);
+        assert!(!per_site(Precision::Single));
     }
 
     #[test]

@@ -62,6 +62,16 @@ pub const SOURCES: &[Source] = &[
         kernels: || super::dslash::kernel_names(Precision::Quarter),
     },
     Source {
+        name: "wilson_dslash_p20",
+        text: include_str!("../../../kernels/wilson_dslash_p20.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Packed20),
+    },
+    Source {
+        name: "wilson_dslash_p30",
+        text: include_str!("../../../kernels/wilson_dslash_p30.cu"),
+        kernels: || super::dslash::kernel_names(Precision::Packed30),
+    },
+    Source {
         name: "blas",
         text: include_str!("../../../kernels/blas.cu"),
         kernels: super::blas::kernel_names,

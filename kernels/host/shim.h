@@ -1,0 +1,46 @@
+// shim.h: just enough of CUDA for a host C++ compiler to compile core.cuh's
+// accessors, so that a test without a GPU can run them
+// (src/backend/cuda/emulation.rs). Host semantics equal the device's for
+// what they use: IEEE single and double without FMA contraction, and the
+// intrinsics below written out.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+using std::fabs;
+using std::fmax;
+using std::isfinite;
+using std::min;
+using std::round;
+using std::rint;
+#define __device__
+#define __forceinline__ inline
+#define __global__
+struct uint4 { unsigned x, y, z, w; };
+struct int2 { int x, y; };
+struct int4 { int x, y, z, w; };
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+struct double2 { double x, y; };
+struct short2 { short x, y; };
+struct short4 { short x, y, z, w; };
+struct char2 { signed char x, y; };
+struct char4 { signed char x, y, z, w; };
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline double2 make_double2(double a, double b) { return {a, b}; }
+inline short4 make_short4(short a, short b, short c, short d) { return {a, b, c, d}; }
+inline char4 make_char4(signed char a, signed char b, signed char c, signed char d) { return {a, b, c, d}; }
+template <typename T> T __ldg(const T *p) { return *p; }
+template <typename T> T __ldcs(const T *p) { return *p; }
+template <typename T> void __stcs(T *p, T v) { *p = v; }
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  return (unsigned)((((uint64_t)hi << 32) | lo) >> (s & 31));
+}
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
+inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
+inline void sincospi(double x, double *s, double *c) { *s = sin(M_PI * x); *c = cos(M_PI * x); }
+inline void sincospif(float x, float *s, float *c) { *s = sinf(float(M_PI) * x); *c = cosf(float(M_PI) * x); }

@@ -1,0 +1,103 @@
+//! The packed formats' device accessors (`kernels/core.cuh`,
+//! `PackedSpinorSoA`) run on the host without a GPU: `kernels/host/packed.cpp`
+//! compiles core.cuh with a host C++ compiler through `kernels/host/shim.h`,
+//! stores and loads sites with the device code, and this test compares every
+//! word and every value with the CPU backend's format (`cpu/packed.rs`), bit
+//! for bit. Skipped (with a message) where no C++ compiler is found (`$CXX`,
+//! `c++`, `g++`), unless `LATSOL_REQUIRE_TOOLS=1` (as `.ci/run` sets: CI
+//! installs g++).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::backend::cpu::packed;
+use crate::field::SPINOR_REALS;
+
+fn compiler() -> Option<String> {
+    let candidates = std::env::var("CXX")
+        .into_iter()
+        .chain(["c++".into(), "g++".into()]);
+    candidates.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+fn hex64(s: &str) -> f64 {
+    f64::from_bits(u64::from_str_radix(s, 16).expect("hex"))
+}
+
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+#[test]
+fn device_accessors_store_and_load_as_the_cpu() {
+    let Some(cxx) = compiler() else {
+        assert!(
+            std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
+            "LATSOL_REQUIRE_TOOLS=1 but no C++ compiler is there"
+        );
+        eprintln!("no C++ compiler: the host emulation of core.cuh is skipped");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::temp_dir().join(format!("latsol-packed-emulation-{}", std::process::id()));
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wno-unknown-pragmas", "-o"])
+        .arg(&exe)
+        .arg(root.join("kernels/host/packed.cpp"))
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        out.status.success(),
+        "{cxx} failed on kernels/host/packed.cpp:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (bits, arithmetic of the store: 0 double as blas.cu, 1 float as the
+    // 20-bit hopping term)
+    for (bits, arith) in [(20u32, 0), (20, 1), (30, 0), (30, 1)] {
+        let run = Command::new(&exe)
+            .args([bits.to_string(), arith.to_string(), "1000".into()])
+            .output()
+            .expect("run the emulation");
+        assert!(run.status.success());
+        let text = String::from_utf8(run.stdout).unwrap();
+        let mut sites = 0;
+        for (i, line) in text.lines().enumerate() {
+            let parts: Vec<&str> = line.split('|').collect();
+            let x: Vec<f64> = parts[0].split_whitespace().map(hex64).collect();
+            let words: Vec<u32> = parts[1]
+                .split_whitespace()
+                .map(|w| u32::from_str_radix(w, 16).unwrap())
+                .collect();
+            let loaded: Vec<f64> = parts[2].split_whitespace().map(hex64).collect();
+            let pairs: Vec<f64> = parts[3].split_whitespace().map(hex64).collect();
+            let x: [f64; SPINOR_REALS] = x.try_into().unwrap();
+            let mut cpu = vec![0u32; packed::words(bits)];
+            packed::store(bits, &mut cpu, 0, &x);
+            assert_eq!(
+                cpu, words,
+                "{bits}-bit, arithmetic {arith}, site {i}: words"
+            );
+            let values = packed::load(bits, &words, 0);
+            assert!(
+                same_bits(&values, &loaded),
+                "{bits}-bit site {i}: loaded {loaded:?}, cpu {values:?}"
+            );
+            // The spin pairs load in the hopping term's arithmetic (single
+            // for 20-bit), exact wherever that does not overflow.
+            if values.iter().all(|v| v.abs() <= f32::MAX as f64) {
+                assert!(
+                    same_bits(&values, &pairs),
+                    "{bits}-bit site {i}: spin pairs"
+                );
+            }
+            sites += 1;
+        }
+        assert_eq!(sites, 1000);
+    }
+    let _ = std::fs::remove_file(&exe);
+}
