@@ -204,7 +204,7 @@ template <typename T> struct FixedSpinorSoA {
   static constexpr int vecs = 6;
   /// Bytes of one site in a parity block (its vectors and its norm).
   static constexpr long long site_bytes = vecs * sizeof(Vec) + sizeof(float);
-  /// What the BLAS (blas.cu `SiteItems`) loads into.
+  /// What the BLAS (blas.cuh `SiteItems`) loads into.
   typedef float Item;
   static __device__ __forceinline__ const float *norms(const Vec *p, int stride) {
     return reinterpret_cast<const float *>(p + vecs * stride);

@@ -45,6 +45,9 @@ for step in "${steps[@]}"; do
       "--solver cg --sloppy half --reconstruct-sloppy 12"
       "--solver cg --sloppy quarter --reconstruct-sloppy 12"
       "--solver cg --sloppy half --reconstruct-sloppy 12 --mixed defect --tol-inner 0.1"
+      "--solver bicgstab --sloppy packed20 --reconstruct-sloppy 12"
+      "--solver bicgstab --sloppy packed30 --reconstruct-sloppy 12"
+      "--solver cg --sloppy packed20 --reconstruct-sloppy 12"
     )
     for s in "${schemes[@]}"; do
       # A short solve first tunes the launches (cached), so the timed one

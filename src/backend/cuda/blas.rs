@@ -1,4 +1,5 @@
-//! Host side of the vector algebra (`kernels/blas.cu`): checks the fields,
+//! Host side of the vector algebra (`kernels/blas.cuh`, one module
+//! `blas_<format>.cu` per storage format): checks the fields,
 //! fills the parameter struct and launches. Element-wise kernels get a
 //! tuned block size; reductions run on a fixed geometry (`RED_BLOCK`
 //! threads, a grid fixed by the length alone) with a fixed-order final sum
@@ -16,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::lattice::Subset;
 use crate::precision::Precision;
 
-/// Threads per block of a reduction (`RED_BLOCK` in blas.cu).
+/// Threads per block of a reduction (`RED_BLOCK` in blas.cuh).
 pub const RED_BLOCK: u32 = 256;
 /// Most blocks of a reduction's first pass (about one wave on an H100).
 pub const RED_GRID_MAX: usize = 1024;
@@ -45,32 +46,29 @@ const REDUCTIONS: &[(&str, usize)] = &[
     ("bicgstab_update", 3),
 ];
 
-/// Most fields one `axpy_many` launch adds (`MANY_MAX` in blas.cu).
+/// Most fields one `axpy_many` launch adds (`MANY_MAX` in blas.cuh).
 pub const MANY_MAX: usize = 4;
 
-/// Every kernel of blas.cu.
-pub fn kernel_names() -> Vec<String> {
-    let mut v = Vec::new();
-    for op in MAPS.iter().chain(REDUCTIONS.iter().map(|r| &r.0)) {
-        for p in FORMATS {
-            v.push(format!("blas_{op}_{p}"));
-        }
-    }
-    for p in WIDE_FORMATS {
-        v.push(format!("blas_bicgstab_update_wide_{p}"));
+/// The kernels of module `kernels/blas_<suffix(p)>.cu`: every op and
+/// reduction on fields of format `p`, the widened BiCGstab update beside
+/// them, the sums of them into double and single, γ5, and the conversions
+/// from `p` to every other format.
+pub fn kernel_names(p: Precision) -> Vec<String> {
+    let f = suffix(p);
+    let mut v: Vec<String> = MAPS
+        .iter()
+        .chain(REDUCTIONS.iter().map(|r| &r.0))
+        .map(|op| format!("blas_{op}_{f}"))
+        .collect();
+    if WIDE_FORMATS.contains(&f) {
+        v.push(format!("blas_bicgstab_update_wide_{f}"));
     }
     for hi in &FORMATS[..2] {
-        for lo in FORMATS {
-            v.push(format!("blas_axpy_many_{hi}_{lo}"));
-        }
+        v.push(format!("blas_axpy_many_{hi}_{f}"));
     }
-    for p in FORMATS {
-        v.push(format!("gamma5_{p}"));
-        for q in FORMATS {
-            if p != q {
-                v.push(format!("convert_{p}_to_{q}"));
-            }
-        }
+    v.push(format!("gamma5_{f}"));
+    for q in FORMATS.iter().filter(|&&q| q != f) {
+        v.push(format!("convert_{f}_to_{q}"));
     }
     v
 }
@@ -86,7 +84,7 @@ pub fn reduction_grid(n: usize) -> u32 {
     n.div_ceil(RED_BLOCK as usize).clamp(1, RED_GRID_MAX) as u32
 }
 
-/// Kernel arguments of blas.cu (`struct BlasParams`).
+/// Kernel arguments of blas.cuh (`struct BlasParams`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BlasParams {
@@ -105,10 +103,10 @@ pub struct BlasParams {
     pub counter: u64,
     pub out: u64,
 }
-// SAFETY: plain old data with the C layout of `BlasParams` in blas.cu.
+// SAFETY: plain old data with the C layout of `BlasParams` in blas.cuh.
 unsafe impl DeviceRepr for BlasParams {}
 
-/// Kernel arguments of `axpy_many` (`struct ManyParams` in blas.cu).
+/// Kernel arguments of `axpy_many` (`struct ManyParams` in blas.cuh).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ManyParams {
@@ -120,7 +118,7 @@ pub struct ManyParams {
     pub nx: i32,
     pub pad: i32,
 }
-// SAFETY: plain old data with the C layout of `ManyParams` in blas.cu.
+// SAFETY: plain old data with the C layout of `ManyParams` in blas.cuh.
 unsafe impl DeviceRepr for ManyParams {}
 
 /// Kernel arguments of `gamma5` and `convert` (`struct SiteParams`).
@@ -132,7 +130,7 @@ pub struct SiteParams {
     pub stride: i32,
     pub blocks: i32,
 }
-// SAFETY: plain old data with the C layout of `SiteParams` in blas.cu.
+// SAFETY: plain old data with the C layout of `SiteParams` in blas.cuh.
 unsafe impl DeviceRepr for SiteParams {}
 
 pub(crate) fn suffix(p: Precision) -> &'static str {
@@ -505,7 +503,7 @@ mod tests {
 
     #[test]
     fn parameter_structs_match_the_kernels() {
-        // static_asserts in blas.cu state the same sizes.
+        // static_asserts in blas.cuh state the same sizes.
         assert_eq!(std::mem::size_of::<BlasParams>(), 112);
         assert_eq!(std::mem::size_of::<ManyParams>(), 96);
         assert_eq!(std::mem::offset_of!(ManyParams, a), 40);
@@ -525,70 +523,47 @@ mod tests {
         assert!(RED_GRID_MAX * RED_BLOCK as usize >= 1024 * 256);
     }
 
+    /// The module of each format defines every kernel `kernel_names` lists
+    /// for it, literally or through the macros of blas.cuh, and no name is
+    /// defined by two modules.
     #[test]
-    fn every_kernel_is_named_once() {
-        let names = kernel_names();
-        let mut sorted = names.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), names.len());
-        let src = include_str!("../../../kernels/blas.cu");
-        for op in MAPS {
-            assert!(src.contains(&format!("LATSOL_MAP({op},")), "{op}");
+    fn every_named_kernel_is_defined_once() {
+        use crate::backend::cuda::modules::{HEADERS, SOURCES};
+        let header = HEADERS.iter().find(|h| h.0 == "blas.cuh").unwrap().1;
+        // LATSOL_BLAS_FORMAT(s, S) stamps out these names.
+        for op in MAPS.iter().chain(REDUCTIONS.iter().map(|r| &r.0)) {
+            assert!(header.contains(&format!("(blas_{op}_##s, S, ")), "{op}");
         }
-        for (op, _) in REDUCTIONS {
-            assert!(src.contains(&format!("LATSOL_REDUCE({op},")), "{op}");
-        }
-        for hi in &FORMATS[..2] {
-            assert!(
-                src.contains(&format!("LATSOL_AXPY_MANY_INTO({hi},")),
-                "{hi}"
-            );
-        }
-        assert!(src.contains(&format!("#define MANY_MAX {MANY_MAX}")));
-    }
-
-    /// Every name of `kernel_names` is defined in blas.cu: literally, or by
-    /// the macros that stamp out each format's map, reduction and
-    /// conversion kernels.
-    #[test]
-    fn every_named_kernel_is_defined() {
-        let src = include_str!("../../../kernels/blas.cu");
-        for p in FORMATS {
-            assert!(src.contains(&format!("blas_##op##_{p}(")), "map {p}");
-            assert!(
-                src.contains(&format!("LATSOL_REDUCE_ONE(blas_##op##_{p},")),
-                "reduce {p}"
-            );
-        }
-        // LATSOL_CONVERT_PACKED(x, X) defines x to and from f64, f32, f16, f8.
-        let packed = |x: &str, y: &str| {
-            ["f64", "f32", "f16", "f8"].contains(&y)
-                && src.contains(&format!("LATSOL_CONVERT_PACKED({x}, "))
-        };
-        let convert = |p: &str, q: &str| {
-            let (from, to) = (format!("LATSOL_CONVERT({p}, "), format!(", {q}, "));
-            let direct = src
-                .lines()
-                .any(|l| l.trim().starts_with(&from) && l.contains(&to));
-            direct || packed(p, q) || packed(q, p)
-        };
-        for name in kernel_names() {
-            if let Some(pair) = name.strip_prefix("convert_") {
-                let (p, q) = pair.split_once("_to_").unwrap();
-                assert!(
-                    src.contains(&format!("void {name}(")) || convert(p, q),
-                    "{name}"
-                );
-            } else if name.starts_with("gamma5_") || name.starts_with("reduce_final_") {
-                assert!(src.contains(&format!(" {name}(")), "{name}");
-            } else if let Some(p) = name.strip_prefix("blas_bicgstab_update_wide_") {
-                assert!(
-                    src.contains(&format!("(blas_bicgstab_update_wide_{p},")),
-                    "{name}"
-                );
+        assert!(header.contains("LATSOL_AXPY_MANY(f64, double, s, S)"));
+        assert!(header.contains("LATSOL_AXPY_MANY(f32, float, s, S)"));
+        assert!(header.contains(&format!("#define MANY_MAX {MANY_MAX}")));
+        let mut all = Vec::new();
+        for p in Precision::ALL {
+            let f = suffix(p);
+            let name = format!("blas_{f}");
+            let src = SOURCES.iter().find(|s| s.name == name).unwrap();
+            assert_eq!((src.kernels)(), kernel_names(p), "{name}");
+            assert!(src.text.contains("#include \"blas.cuh\""), "{name}");
+            for k in kernel_names(p) {
+                let defined = if k.starts_with("blas_") && !k.contains("_wide_") {
+                    src.text.contains(&format!("LATSOL_BLAS_FORMAT({f}, "))
+                } else if let Some(q) = k.strip_prefix(&format!("convert_{f}_to_")) {
+                    src.text.contains(&format!("void {k}("))
+                        || src.text.lines().any(|l| {
+                            l.starts_with(&format!("LATSOL_CONVERT({f}, "))
+                                && l.contains(&format!(", {q}, "))
+                        })
+                } else {
+                    src.text.contains(&format!("({k},")) || src.text.contains(&format!("void {k}("))
+                };
+                assert!(defined, "{k} in {name}");
+                all.push(k);
             }
         }
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n, "a kernel name in two modules");
     }
 
     #[test]

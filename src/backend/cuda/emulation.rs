@@ -56,7 +56,7 @@ fn device_accessors_store_and_load_as_the_cpu() {
         "{cxx} failed on kernels/host/packed.cpp:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // (bits, arithmetic of the store: 0 double as blas.cu, 1 float as the
+    // (bits, arithmetic of the store: 0 double as blas.cuh, 1 float as the
     // 20-bit hopping term)
     for (bits, arith) in [(20u32, 0), (20, 1), (30, 0), (30, 1)] {
         let run = Command::new(&exe)

@@ -25,6 +25,7 @@ pub const HEADERS: &[(&str, &str)] = &[
         "wilson_dslash.cuh",
         include_str!("../../../kernels/wilson_dslash.cuh"),
     ),
+    ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
 ];
 
 /// The options file shared with CI.
@@ -38,8 +39,9 @@ pub struct Source {
 }
 
 /// Every module; compiled in parallel threads at the first start, so the
-/// hopping term is one module per storage format (the largest part of the
-/// compilation) rather than one module for all.
+/// hopping term and the vector algebra are one module per storage format
+/// rather than one module for all (the first start takes as long as the
+/// slowest module, not their sum).
 pub const SOURCES: &[Source] = &[
     Source {
         name: "wilson_dslash_f64",
@@ -72,9 +74,34 @@ pub const SOURCES: &[Source] = &[
         kernels: || super::dslash::kernel_names(Precision::Packed30),
     },
     Source {
-        name: "blas",
-        text: include_str!("../../../kernels/blas.cu"),
-        kernels: super::blas::kernel_names,
+        name: "blas_f64",
+        text: include_str!("../../../kernels/blas_f64.cu"),
+        kernels: || super::blas::kernel_names(Precision::Double),
+    },
+    Source {
+        name: "blas_f32",
+        text: include_str!("../../../kernels/blas_f32.cu"),
+        kernels: || super::blas::kernel_names(Precision::Single),
+    },
+    Source {
+        name: "blas_f16",
+        text: include_str!("../../../kernels/blas_f16.cu"),
+        kernels: || super::blas::kernel_names(Precision::Half),
+    },
+    Source {
+        name: "blas_f8",
+        text: include_str!("../../../kernels/blas_f8.cu"),
+        kernels: || super::blas::kernel_names(Precision::Quarter),
+    },
+    Source {
+        name: "blas_p20",
+        text: include_str!("../../../kernels/blas_p20.cu"),
+        kernels: || super::blas::kernel_names(Precision::Packed20),
+    },
+    Source {
+        name: "blas_p30",
+        text: include_str!("../../../kernels/blas_p30.cu"),
+        kernels: || super::blas::kernel_names(Precision::Packed30),
     },
 ];
 

@@ -1,5 +1,9 @@
-// blas.cu: the vector algebra of `Backend` on device spinor fields, fused as
+// blas.cuh: the vector algebra of `Backend` on device spinor fields, fused as
 // the trait fuses it (seed clark2010 §4.8: one pass over memory per fused op).
+// The kernel bodies for every storage format; each module blas_<format>.cu
+// instantiates those of one format (LATSOL_BLAS_FORMAT, the conversions from
+// it, and the sums of its fields into double and single), so the modules
+// compile in parallel at the first start.
 //
 // Element-wise ops see a field as a flat array of vectors (double2: one
 // complex number; float4: two), since the structure-of-arrays layout keeps
@@ -15,6 +19,7 @@
 // depends on timing, so the same inputs give the same bits. The last block
 // writes the result straight into host memory mapped for the device, so a
 // reduction costs one launch and one stream synchronisation, no copy.
+#pragma once
 #include "core.cuh"
 
 #define RED_BLOCK 256
@@ -400,42 +405,31 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   __threadfence_system();
 }
 
-#define LATSOL_MAP(op, Op)                                                                        \
-  extern "C" __global__ void blas_##op##_f64(const BlasParams P) { map_kernel<double, Op>(P); }      \
-  extern "C" __global__ void blas_##op##_f32(const BlasParams P) { map_kernel<float, Op>(P); }       \
-  extern "C" __global__ void blas_##op##_f16(const BlasParams P) { map_kernel<short, Op>(P); }       \
-  extern "C" __global__ void blas_##op##_f8(const BlasParams P) { map_kernel<signed char, Op>(P); }   \
-  extern "C" __global__ void blas_##op##_p20(const BlasParams P) { map_kernel<packed20, Op>(P); }    \
-  extern "C" __global__ void blas_##op##_p30(const BlasParams P) { map_kernel<packed30, Op>(P); }
+#define LATSOL_MAP_ONE(name, S, Op) \
+  extern "C" __global__ void name(const BlasParams P) { map_kernel<S, Op>(P); }
 #define LATSOL_REDUCE_ONE(name, S, Op) \
   extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { reduce_kernel<S, Op>(P); }
-#define LATSOL_REDUCE(op, Op)                        \
-  LATSOL_REDUCE_ONE(blas_##op##_f64, double, Op)     \
-  LATSOL_REDUCE_ONE(blas_##op##_f32, float, Op)      \
-  LATSOL_REDUCE_ONE(blas_##op##_f16, short, Op)      \
-  LATSOL_REDUCE_ONE(blas_##op##_f8, signed char, Op) \
-  LATSOL_REDUCE_ONE(blas_##op##_p20, packed20, Op)   \
-  LATSOL_REDUCE_ONE(blas_##op##_p30, packed30, Op)
 
-LATSOL_MAP(ax, Ax)
-LATSOL_MAP(axpy, Axpy)
-LATSOL_MAP(xpay, Xpay)
-LATSOL_MAP(axpby, Axpby)
-LATSOL_MAP(caxpy, Caxpy)
-LATSOL_MAP(cxpaypbz, Cxpaypbz)
-LATSOL_MAP(xpay_into, XpayInto)
-LATSOL_REDUCE(norm2, Norm2)
-LATSOL_REDUCE(cdot, Cdot)
-LATSOL_REDUCE(cdot_norm2, CdotNorm2)
-LATSOL_REDUCE(axpy_norm2, AxpyNorm2)
-LATSOL_REDUCE(caxpy_norm2, CaxpyNorm2)
-LATSOL_REDUCE(xmy_norm2, XmyNorm2)
-LATSOL_REDUCE(axpy_norm2_pr, AxpyNorm2Pr)
-LATSOL_REDUCE(bicgstab_update, BicgstabUpdate)
-LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f16, short, BicgstabUpdateWide)
-LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
-LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_p20, packed20, BicgstabUpdateWide)
-
+/// Every element-wise op and reduction of format `s` (storage type S); the
+/// names are those of blas.rs (`MAPS`, `REDUCTIONS`).
+#define LATSOL_BLAS_FORMAT(s, S)                                   \
+  LATSOL_MAP_ONE(blas_ax_##s, S, Ax)                               \
+  LATSOL_MAP_ONE(blas_axpy_##s, S, Axpy)                           \
+  LATSOL_MAP_ONE(blas_xpay_##s, S, Xpay)                           \
+  LATSOL_MAP_ONE(blas_axpby_##s, S, Axpby)                         \
+  LATSOL_MAP_ONE(blas_caxpy_##s, S, Caxpy)                         \
+  LATSOL_MAP_ONE(blas_cxpaypbz_##s, S, Cxpaypbz)                   \
+  LATSOL_MAP_ONE(blas_xpay_into_##s, S, XpayInto)                  \
+  LATSOL_REDUCE_ONE(blas_norm2_##s, S, Norm2)                      \
+  LATSOL_REDUCE_ONE(blas_cdot_##s, S, Cdot)                        \
+  LATSOL_REDUCE_ONE(blas_cdot_norm2_##s, S, CdotNorm2)             \
+  LATSOL_REDUCE_ONE(blas_axpy_norm2_##s, S, AxpyNorm2)             \
+  LATSOL_REDUCE_ONE(blas_caxpy_norm2_##s, S, CaxpyNorm2)           \
+  LATSOL_REDUCE_ONE(blas_xmy_norm2_##s, S, XmyNorm2)               \
+  LATSOL_REDUCE_ONE(blas_axpy_norm2_pr_##s, S, AxpyNorm2Pr)        \
+  LATSOL_REDUCE_ONE(blas_bicgstab_update_##s, S, BicgstabUpdate)   \
+  LATSOL_AXPY_MANY(f64, double, s, S)                              \
+  LATSOL_AXPY_MANY(f32, float, s, S)
 
 // ---- sums of several sloppy fields into one precise field -------------------
 
@@ -479,15 +473,6 @@ template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(co
 }
 #define LATSOL_AXPY_MANY(h, H, l, L) \
   extern "C" __global__ void blas_axpy_many_##h##_##l(const ManyParams M) { axpy_many<H, L>(M); }
-#define LATSOL_AXPY_MANY_INTO(h, H)              \
-  LATSOL_AXPY_MANY(h, H, f64, double)            \
-  LATSOL_AXPY_MANY(h, H, f32, float)             \
-  LATSOL_AXPY_MANY(h, H, f16, short)             \
-  LATSOL_AXPY_MANY(h, H, f8, signed char)       \
-  LATSOL_AXPY_MANY(h, H, p20, packed20)          \
-  LATSOL_AXPY_MANY(h, H, p30, packed30)
-LATSOL_AXPY_MANY_INTO(f64, double)
-LATSOL_AXPY_MANY_INTO(f32, float)
 
 // ---- site-structured ops: they need the spinor layout (core.cuh) ----------
 
@@ -518,8 +503,6 @@ template <typename Float> __device__ __forceinline__ void gamma5(const SiteParam
   const V v = reinterpret_cast<const V *>(P.src)[b * per_block + (long long)jp * P.stride + cb];
   reinterpret_cast<V *>(P.dst)[i] = neg(v);
 }
-extern "C" __global__ void gamma5_f64(const SiteParams P) { gamma5<double>(P); }
-extern "C" __global__ void gamma5_f32(const SiteParams P) { gamma5<float>(P); }
 
 /// γ5 on a field of site items, one thread per site: the norm (exponent) is
 /// unchanged, so the store reproduces every stored number.
@@ -538,10 +521,6 @@ template <typename T> __device__ __forceinline__ void gamma5_fixed(const SitePar
   }
   A::store(B, P.dst, i, g);
 }
-extern "C" __global__ void gamma5_f16(const SiteParams P) { gamma5_fixed<short>(P); }
-extern "C" __global__ void gamma5_f8(const SiteParams P) { gamma5_fixed<signed char>(P); }
-extern "C" __global__ void gamma5_p20(const SiteParams P) { gamma5_fixed<packed20>(P); }
-extern "C" __global__ void gamma5_p30(const SiteParams P) { gamma5_fixed<packed30>(P); }
 
 /// Any format to any other, one thread per site, through double.
 template <typename S, typename D> __device__ __forceinline__ void convert_site(const SiteParams &P) {
@@ -555,30 +534,6 @@ template <typename S, typename D> __device__ __forceinline__ void convert_site(c
 }
 #define LATSOL_CONVERT(s, S, d, D) \
   extern "C" __global__ void convert_##s##_to_##d(const SiteParams P) { convert_site<S, D>(P); }
-LATSOL_CONVERT(f64, double, f16, short)
-LATSOL_CONVERT(f64, double, f8, signed char)
-LATSOL_CONVERT(f32, float, f16, short)
-LATSOL_CONVERT(f32, float, f8, signed char)
-LATSOL_CONVERT(f16, short, f64, double)
-LATSOL_CONVERT(f16, short, f32, float)
-LATSOL_CONVERT(f16, short, f8, signed char)
-LATSOL_CONVERT(f8, signed char, f64, double)
-LATSOL_CONVERT(f8, signed char, f32, float)
-LATSOL_CONVERT(f8, signed char, f16, short)
-// The packed formats to and from every other (blas.rs `kernel_names`).
-#define LATSOL_CONVERT_PACKED(p, P)               \
-  LATSOL_CONVERT(f64, double, p, P)               \
-  LATSOL_CONVERT(f32, float, p, P)                \
-  LATSOL_CONVERT(f16, short, p, P)                \
-  LATSOL_CONVERT(f8, signed char, p, P)           \
-  LATSOL_CONVERT(p, P, f64, double)               \
-  LATSOL_CONVERT(p, P, f32, float)                \
-  LATSOL_CONVERT(p, P, f16, short)                \
-  LATSOL_CONVERT(p, P, f8, signed char)
-LATSOL_CONVERT_PACKED(p20, packed20)
-LATSOL_CONVERT_PACKED(p30, packed30)
-LATSOL_CONVERT(p20, packed20, p30, packed30)
-LATSOL_CONVERT(p30, packed30, p20, packed20)
 
 /// Precision conversion between the double (12 double2 per site) and the
 /// single (6 float4 per site) layouts; one thread per float4.
@@ -602,5 +557,3 @@ template <bool to_single> __device__ __forceinline__ void convert(const SitePara
     d[d0 + P.stride] = make_double2(v.z, v.w);
   }
 }
-extern "C" __global__ void convert_f64_to_f32(const SiteParams P) { convert<true>(P); }
-extern "C" __global__ void convert_f32_to_f64(const SiteParams P) { convert<false>(P); }

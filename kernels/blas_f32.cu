@@ -1,0 +1,12 @@
+// blas_f32.cu: the vector algebra (blas.cuh) on single fields: every op and
+// reduction, γ5, the conversions to every other format, and the sums of
+// single fields into double and single (axpy_many).
+#include "blas.cuh"
+
+LATSOL_BLAS_FORMAT(f32, float)
+extern "C" __global__ void gamma5_f32(const SiteParams P) { gamma5<float>(P); }
+extern "C" __global__ void convert_f32_to_f64(const SiteParams P) { convert<false>(P); }
+LATSOL_CONVERT(f32, float, f16, short)
+LATSOL_CONVERT(f32, float, f8, signed char)
+LATSOL_CONVERT(f32, float, p20, packed20)
+LATSOL_CONVERT(f32, float, p30, packed30)
