@@ -29,7 +29,7 @@ pub const LINK_REALS: usize = 18;
 
 /// The host precisions, so that the copy loops are monomorphised per
 /// precision instead of matching on `HostReals` for every number.
-pub(super) trait HostFloat: Copy {
+pub(super) trait HostFloat: Copy + Send + Sync {
     fn to_f64(self) -> f64;
     fn from_f64(x: f64) -> Self;
 }
