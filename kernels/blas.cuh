@@ -407,8 +407,17 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
 
 #define LATSOL_MAP_ONE(name, S, Op) \
   extern "C" __global__ void name(const BlasParams P) { map_kernel<S, Op>(P); }
-#define LATSOL_REDUCE_ONE(name, S, Op) \
-  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { reduce_kernel<S, Op>(P); }
+// LATSOL_RED_MIN_BLOCKS: the resident blocks per SM a reduction's register
+// use must allow (site formats hold two or three sites of twelve complex
+// doubles per thread); 1 unless a module sets it (blas_f16.cu) or an
+// experiment does (LATSOL_NVRTC_OPTIONS).
+#ifndef LATSOL_RED_MIN_BLOCKS
+#define LATSOL_RED_MIN_BLOCKS 1
+#endif
+#define LATSOL_REDUCE_ONE(name, S, Op)                                                            \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK, LATSOL_RED_MIN_BLOCKS) name(const BlasParams P) { \
+    reduce_kernel<S, Op>(P);                                                                     \
+  }
 
 /// Every element-wise op and reduction of format `s` (storage type S); the
 /// names are those of blas.rs (`MAPS`, `REDUCTIONS`).

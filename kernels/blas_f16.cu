@@ -1,6 +1,14 @@
 // blas_f16.cu: the vector algebra (blas.cuh) on half fields: every op and
 // reduction, γ5, the conversions to every other format, and the sums of
 // half fields into double and single (axpy_many).
+// Reductions at most 128 registers (two blocks of 256 per SM): the
+// compiler's choice (154 for axpy_norm2_pr, 216 for the widened BiCGstab
+// update) left one block per SM; on the H100 this took axpy_norm2_pr from
+// 50% to 62% of the copy and the widened update from 74% to 81% (three
+// blocks spill and lose: docs/performance.md). Overridable for experiments.
+#ifndef LATSOL_RED_MIN_BLOCKS
+#define LATSOL_RED_MIN_BLOCKS 2
+#endif
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f16, short)

@@ -1248,7 +1248,10 @@ mod check {
             info.modules.len() - compiled.len(),
             info.tuned_entries_at_start
         ));
-        for (name, regs, local) in gpu.kernel_resources("wilson_dslash") {
+        let resources = ["wilson_dslash", "blas_"]
+            .iter()
+            .flat_map(|prefix| gpu.kernel_resources(prefix));
+        for (name, regs, local) in resources {
             rep.say(format!(
                 "kernel {name}: {regs} registers, {local} bytes local memory"
             ));
