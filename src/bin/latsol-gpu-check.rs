@@ -65,14 +65,7 @@ mod check {
 
     type R<T> = Result<T, String>;
 
-    const ALL_PRECISIONS: [Precision; 6] = [
-        Precision::Double,
-        Precision::Single,
-        Precision::Half,
-        Precision::Quarter,
-        Precision::Packed20,
-        Precision::Packed30,
-    ];
+    const ALL_PRECISIONS: [Precision; 6] = Precision::ALL;
 
     /// Results gathered for the final table.
     #[derive(Default)]
