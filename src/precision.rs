@@ -68,6 +68,18 @@ impl Precision {
         }
     }
 
+    /// The precision the mixed BiCGstab keeps its partial solution x̂ in
+    /// beside sloppy fields of this format: single for the formats coarser
+    /// than single (half, quarter, 20-bit; see solver::bicgstab_reliable),
+    /// else the format itself.
+    pub fn partial_solution(self) -> Precision {
+        if self.epsilon() > Precision::Single.epsilon() {
+            Precision::Single
+        } else {
+            self
+        }
+    }
+
     /// Whether the format is only a sloppy (storage) format: the precise
     /// fields of a solve must be double or single.
     pub fn is_sloppy_only(self) -> bool {

@@ -343,7 +343,7 @@ mod check {
         // The same with x̂ in single beside the formats coarser than single
         // (the widened partial solution of the mixed BiCGstab:
         // half, quarter, 20-bit).
-        if prec.epsilon() > Precision::Single.epsilon() {
+        if prec.partial_solution() != prec {
             let (mut cs, mut gs) = pair.up(&hy)?;
             let single = Precision::Single;
             let (mut cxw, mut gxw) = (up(cpu, &hz, single)?, up(gpu, &hz, single)?);
@@ -738,13 +738,8 @@ mod check {
             (lat.half_volume() * (24 * p.bytes_per_real() + norm)) as f64
         };
         let field = bytes(prec);
-        // The partial solution of the mixed solvers: single beside half or
-        // quarter fields, else the fields' own precision.
-        let acc = if prec.epsilon() > Precision::Single.epsilon() {
-            Precision::Single
-        } else {
-            prec
-        };
+        // The mixed BiCGstab's partial solution beside fields of `prec`.
+        let acc = prec.partial_solution();
         let mut xh = field_in(acc, 6)?;
         let mut xd = field_in(Precision::Double, 7)?;
         let (a, c) = (1e-3, C64::new(1e-3, -2e-3));

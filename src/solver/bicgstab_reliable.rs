@@ -12,7 +12,6 @@ use super::{report, true_residual, Monitor, SolverStats};
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;
 use crate::error::{Error, Result};
-use crate::precision::Precision;
 use crate::solver::MixedParams;
 
 /// Below this relative size an inner product counts as zero.
@@ -44,12 +43,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     // formats) when the sloppy format is coarser, as seed clark2022 §3.1
     // keeps CG's solution out of the sloppy format. `bicgstab_update` takes
     // x̂ in single beside the narrow fields (one pass, as for one precision).
-    let acc = if lo.epsilon() > Precision::Single.epsilon() {
-        Precision::Single
-    } else {
-        lo
-    };
-    let mut xs = backend.alloc_spinor(&lat, subset, acc)?;
+    let mut xs = backend.alloc_spinor(&lat, subset, lo.partial_solution())?;
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;

@@ -581,7 +581,7 @@ mod tests {
             Precision::Packed20,
             Precision::Packed30,
         ] {
-            let widened = p.epsilon() > Precision::Single.epsilon();
+            let widened = p.partial_solution() != p;
             assert_eq!(WIDE_FORMATS.contains(&suffix(p)), widened, "{p:?}");
         }
     }
