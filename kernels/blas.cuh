@@ -442,8 +442,8 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
 
 // ---- sums of several sloppy fields into one precise field -------------------
 
-/// Most fields one `axpy_many` launch adds (CG buffers four directions).
-#define MANY_MAX 4
+/// Most fields one `axpy_many` launch adds (CG buffers eight directions).
+#define MANY_MAX 8
 
 /// Kernel arguments of `axpy_many`; mirrored by `ManyParams` in blas.rs.
 struct ManyParams {
@@ -455,7 +455,7 @@ struct ManyParams {
   int nx;             // fields used, 1..MANY_MAX
   int pad;
 };
-static_assert(sizeof(ManyParams) == 96, "ManyParams layout changed: update blas.rs");
+static_assert(sizeof(ManyParams) == 160, "ManyParams layout changed: update blas.rs");
 
 /// y += Σ_j a_j x_j, one thread per site; each x_j converted to Hi and each
 /// term rounded to Hi, as `copy` then `axpy` would (Backend::axpy_many).

@@ -172,3 +172,57 @@ fn cg_on_the_normal_operator_matches_cgnr() {
     let rel = (b.norm2(&d).unwrap() / b.norm2(&x1).unwrap()).sqrt();
     assert!(rel < 1e-10, "{rel:e}");
 }
+
+/// `Normal` gives CG its curvature `(p, M̂†M̂ p)` as `‖M̂ p‖²` of the
+/// intermediate field: the same output as `apply`, and the same number as
+/// the inner product within the rounding of the stored fields.
+#[test]
+fn normal_curvature_is_the_norm_of_the_intermediate() {
+    let b = backend();
+    let lat = lattice([4, 4, 4, 8]);
+    let g = random::hot_gauge(&lat, 4);
+    let p = Parity::Odd;
+    for (prec, rec) in [
+        (Precision::Double, Reconstruct::Full18),
+        (Precision::Single, Reconstruct::Twelve),
+        (Precision::Half, Reconstruct::Twelve),
+    ] {
+        let gauge = b
+            .upload_gauge(&g, TBoundary::AntiPeriodic, prec, rec)
+            .unwrap();
+        let mhat = WilsonEvenOdd::new(&b, &gauge, 0.12, p, prec).unwrap();
+        let mut a = Normal::new(&b, mhat).unwrap();
+        let mut x = b.alloc_spinor(&lat, Subset::Single(p), prec).unwrap();
+        b.upload_spinor(&mut x, &random::spinor(&lat, Subset::Single(p), 9))
+            .unwrap();
+        let (mut out, mut plain) = (x.clone(), x.clone());
+        let curvature = a.apply_with_curvature(&b, &mut out, &x).unwrap();
+        a.apply(&mut plain, &x).unwrap();
+        let same = |f: &CpuSpinor| {
+            let mut h = latsol::field::HostSpinor::zeros(lat.clone(), Subset::Single(p));
+            b.download_spinor(f, &mut h).unwrap();
+            h.data().to_vec()
+        };
+        assert_eq!(same(&out), same(&plain), "{prec:?}: output");
+
+        let inner = b.cdot(&x, &out).unwrap().re;
+        // Both sides see the stored M̂ x; they differ by its rounding and
+        // that of the output: per site at most √24 ε of the site's norm
+        // (ε relative to the largest component), so relative to the
+        // curvature √24 ε (1 + ‖x‖ ‖out‖ / curvature), plus the arithmetic
+        // (single for the narrow formats: 100 roundings is generous).
+        let (xx, oo) = (b.norm2(&x).unwrap(), b.norm2(&out).unwrap());
+        let arith_in = if prec == Precision::Double {
+            Precision::Double
+        } else {
+            Precision::Single
+        };
+        let arith = 100.0 * arith_in.epsilon();
+        let bound = 24f64.sqrt() * prec.epsilon() * (1.0 + (xx * oo).sqrt() / curvature) + arith;
+        let rel = (curvature - inner).abs() / curvature;
+        assert!(
+            curvature > 0.0 && rel <= bound,
+            "{prec:?}: {rel:e} > {bound:e}"
+        );
+    }
+}

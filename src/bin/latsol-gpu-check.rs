@@ -447,8 +447,9 @@ mod check {
             tol,
         );
 
-        let a = [0.37, -1.25, 2.5e-3];
-        let hxs: Vec<HostSpinor> = (0..3)
+        // Ten terms: one full launch of MANY_MAX (8) fields and a partial one.
+        let a: Vec<f64> = (0..10).map(|j| 0.37 - 0.29 * j as f64).collect();
+        let hxs: Vec<HostSpinor> = (0..a.len() as u64)
             .map(|j| random::spinor(lat, subset, 40 + j))
             .collect();
         let cxs = hxs
@@ -784,12 +785,19 @@ mod check {
                     .map(|_| ())
             }),
         ));
-        // CG's buffered solution update: four directions into double.
-        let dirs = [xr, yr, wr, xr];
+        // CG's buffered solution update: eight directions into double,
+        // eight distinct fields (a field read twice by a thread would come
+        // from cache and inflate the rate).
+        let dirs = (0..8)
+            .map(|j| field_in(prec, 20 + j))
+            .collect::<R<Vec<_>>>()?;
         ops.push((
-            "axpy_many 4>f64",
-            4.0 * field + 2.0 * bytes(Precision::Double),
-            Box::new(move || gpu.axpy_many(&[a; 4], &dirs, &mut xd)),
+            "axpy_many 8>f64",
+            8.0 * field + 2.0 * bytes(Precision::Double),
+            Box::new(move || {
+                let refs: Vec<&_> = dirs.iter().collect();
+                gpu.axpy_many(&[a; 8], &refs, &mut xd)
+            }),
         ));
         for (name, moved, f) in ops.iter_mut() {
             f().map_err(e)?;

@@ -44,6 +44,18 @@ impl<B: Backend, D: DiracOperator<B> + ?Sized> DiracOperator<B> for Box<D> {
 /// The operator a solver inverts: `out = A in`.
 pub trait LinearOperator<B: Backend> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()>;
+    /// `out = A in`, returning `Re (in, A in)`, the curvature that CG's
+    /// step length divides by. By default an inner product after the
+    /// application; `Normal` has a cheaper and safer form.
+    fn apply_with_curvature(
+        &mut self,
+        backend: &B,
+        out: &mut B::Spinor,
+        inp: &B::Spinor,
+    ) -> Result<f64> {
+        self.apply(out, inp)?;
+        Ok(backend.cdot(inp, out)?.re)
+    }
     fn subset(&self) -> Subset;
     fn lattice(&self) -> &Arc<Lattice>;
     fn precision(&self) -> Precision;
@@ -94,6 +106,20 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
         self.op.apply(&mut self.tmp, inp, false)?;
         self.op.apply(out, &self.tmp, true)
     }
+    /// `(in, M†M in) = ‖M in‖²`, the norm of the intermediate: one field
+    /// read instead of two (`in` and `out`), and never negative however
+    /// coarse the storage format (the textbook CGNR form).
+    fn apply_with_curvature(
+        &mut self,
+        backend: &B,
+        out: &mut B::Spinor,
+        inp: &B::Spinor,
+    ) -> Result<f64> {
+        self.op.apply(&mut self.tmp, inp, false)?;
+        let curvature = backend.norm2(&self.tmp)?;
+        self.op.apply(out, &self.tmp, true)?;
+        Ok(curvature)
+    }
     fn subset(&self) -> Subset {
         self.op.subset()
     }
@@ -111,6 +137,14 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
 impl<B: Backend, A: LinearOperator<B> + ?Sized> LinearOperator<B> for &mut A {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
         (**self).apply(out, inp)
+    }
+    fn apply_with_curvature(
+        &mut self,
+        backend: &B,
+        out: &mut B::Spinor,
+        inp: &B::Spinor,
+    ) -> Result<f64> {
+        (**self).apply_with_curvature(backend, out, inp)
     }
     fn subset(&self) -> Subset {
         (**self).subset()
@@ -147,6 +181,19 @@ impl<B: Backend, A: LinearOperator<B>> LinearOperator<B> for Shifted<'_, B, A> {
             self.backend.axpy(self.sigma, inp, out)?;
         }
         Ok(())
+    }
+    /// Unshifted, the inner operator's own (cheaper) form.
+    fn apply_with_curvature(
+        &mut self,
+        backend: &B,
+        out: &mut B::Spinor,
+        inp: &B::Spinor,
+    ) -> Result<f64> {
+        if self.sigma != 0.0 {
+            self.apply(out, inp)?;
+            return Ok(backend.cdot(inp, out)?.re);
+        }
+        self.op.apply_with_curvature(backend, out, inp)
     }
     fn subset(&self) -> Subset {
         self.op.subset()

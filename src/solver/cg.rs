@@ -57,9 +57,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
             backend.copy(&mut p, &r)?;
             stats.restarts += 1;
         }
-        a.apply(&mut ap, &p)?;
+        let pap = a.apply_with_curvature(backend, &mut ap, &p)?;
         stats.matvecs += 1;
-        let pap = backend.cdot(&p, &ap)?.re;
         if pap.is_nan() || pap <= 0.0 {
             return Err(Error::Breakdown(format!(
                 "CG: (p, A p) = {pap:e} at iteration {k}: the operator is not positive definite"

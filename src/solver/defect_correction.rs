@@ -150,9 +150,8 @@ pub fn solve_corrected<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let mut rr_in = rr;
         let mut inner = 0;
         loop {
-            a_sloppy.apply(&mut ad, &d)?;
+            let dad = a_sloppy.apply_with_curvature(backend, &mut ad, &d)?;
             stats.matvecs += 1;
-            let dad = backend.cdot(&d, &ad)?.re;
             if dad.is_nan() || dad <= 0.0 {
                 return Err(Error::Breakdown(format!(
                     "corrected defect correction: (d, A d) = {dad:e} at iteration {}: \

@@ -229,9 +229,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         if k >= params.maxiter {
             break;
         }
-        a0.apply(&mut ap, &p0)?;
+        let pap = a0.apply_with_curvature(backend, &mut ap, &p0)?;
         stats.matvecs += 1;
-        let pap = backend.cdot(&p0, &ap)?.re;
         if pap.is_nan() || pap <= 0.0 {
             return Err(Error::Breakdown(format!(
                 "multi-shift CG: (p, (A + σ_0) p) = {pap:e} at iteration {k}: the operator \

@@ -47,7 +47,7 @@ const REDUCTIONS: &[(&str, usize)] = &[
 ];
 
 /// Most fields one `axpy_many` launch adds (`MANY_MAX` in blas.cuh).
-pub const MANY_MAX: usize = 4;
+pub const MANY_MAX: usize = 8;
 
 /// The kernels of module `kernels/blas_<suffix(p)>.cu`: every op and
 /// reduction on fields of format `p`, the widened BiCGstab update beside
@@ -505,9 +505,9 @@ mod tests {
     fn parameter_structs_match_the_kernels() {
         // static_asserts in blas.cuh state the same sizes.
         assert_eq!(std::mem::size_of::<BlasParams>(), 112);
-        assert_eq!(std::mem::size_of::<ManyParams>(), 96);
-        assert_eq!(std::mem::offset_of!(ManyParams, a), 40);
-        assert_eq!(std::mem::offset_of!(ManyParams, nx), 88);
+        assert_eq!(std::mem::size_of::<ManyParams>(), 160);
+        assert_eq!(std::mem::offset_of!(ManyParams, a), 72);
+        assert_eq!(std::mem::offset_of!(ManyParams, nx), 152);
         assert_eq!(std::mem::size_of::<SiteParams>(), 24);
         assert_eq!(std::mem::offset_of!(BlasParams, a_re), 32);
         assert_eq!(std::mem::offset_of!(BlasParams, n), 64);
