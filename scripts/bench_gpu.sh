@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H100 figures of docs/performance.md and docs/multishift.md, in one
-# run on a machine with a GPU (about 15 minutes; the 32^3x64 field alone
-# takes 2.5 minutes on 16 cores). Binaries from `cargo build --release
+# run on a machine with a GPU (over 20 minutes on an H100: step `dslash`
+# alone took more than 8; the 32^3x64 field takes 3 minutes on 16 cores). Binaries from `cargo build --release
 # --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
 #
 #   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift]...   (default: all)
