@@ -10,7 +10,7 @@ use common::*;
 use latsol::backend::cpu::{CpuBackend, CpuSpinor};
 use latsol::backend::{Backend, SpinorField};
 use latsol::dirac::wilson::WilsonEvenOdd;
-use latsol::dirac::{LinearOperator, Normal};
+use latsol::dirac::{LinearOperator, Normal, Shifted};
 use latsol::error::Error;
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
@@ -63,6 +63,23 @@ const PARAMS: SolverParams = SolverParams {
     progress_every: 0,
     confirm: true,
 };
+
+/// A random SU(3) field (antiperiodic in time) stored as asked.
+fn hot_gauge(
+    b: &CpuBackend,
+    lat: &Arc<Lattice>,
+    seed: u64,
+    prec: Precision,
+    rec: Reconstruct,
+) -> latsol::backend::cpu::CpuGauge {
+    b.upload_gauge(
+        &random::hot_gauge(lat, seed),
+        TBoundary::AntiPeriodic,
+        prec,
+        rec,
+    )
+    .unwrap()
+}
 
 #[test]
 fn bicgstab_reports_breakdown() {
@@ -124,15 +141,7 @@ fn zero_source_gives_zero_solution() {
 fn cg_on_the_normal_operator_matches_cgnr() {
     let b = backend();
     let lat = lattice([4, 4, 4, 8]);
-    let g = random::hot_gauge(&lat, 3);
-    let gauge = b
-        .upload_gauge(
-            &g,
-            TBoundary::AntiPeriodic,
-            Precision::Double,
-            Reconstruct::Full18,
-        )
-        .unwrap();
+    let gauge = hot_gauge(&b, &lat, 3, Precision::Double, Reconstruct::Full18);
     let p = Parity::Even;
     let host = random::spinor(&lat, Subset::Single(p), 5);
     let mut rhs = b
@@ -180,16 +189,13 @@ fn cg_on_the_normal_operator_matches_cgnr() {
 fn normal_curvature_is_the_norm_of_the_intermediate() {
     let b = backend();
     let lat = lattice([4, 4, 4, 8]);
-    let g = random::hot_gauge(&lat, 4);
     let p = Parity::Odd;
     for (prec, rec) in [
         (Precision::Double, Reconstruct::Full18),
         (Precision::Single, Reconstruct::Twelve),
         (Precision::Half, Reconstruct::Twelve),
     ] {
-        let gauge = b
-            .upload_gauge(&g, TBoundary::AntiPeriodic, prec, rec)
-            .unwrap();
+        let gauge = hot_gauge(&b, &lat, 4, prec, rec);
         let mhat = WilsonEvenOdd::new(&b, &gauge, 0.12, p, prec).unwrap();
         let mut a = Normal::new(&b, mhat).unwrap();
         let mut x = b.alloc_spinor(&lat, Subset::Single(p), prec).unwrap();
@@ -224,5 +230,38 @@ fn normal_curvature_is_the_norm_of_the_intermediate() {
             curvature > 0.0 && rel <= bound,
             "{prec:?}: {rel:e} > {bound:e}"
         );
+    }
+}
+
+/// `Shifted` passes the cheaper curvature through when unshifted and takes
+/// the inner product of its own output when shifted: `(x, (A + σ) x)`.
+#[test]
+fn shifted_curvature_includes_the_shift() {
+    let b = backend();
+    let lat = lattice([4, 4, 4, 4]);
+    let gauge = hot_gauge(&b, &lat, 5, Precision::Double, Reconstruct::Full18);
+    let p = Parity::Even;
+    let mhat = WilsonEvenOdd::new(&b, &gauge, 0.12, p, Precision::Double).unwrap();
+    let mut normal = Normal::new(&b, mhat).unwrap();
+    let mut x = b
+        .alloc_spinor(&lat, Subset::Single(p), Precision::Double)
+        .unwrap();
+    b.upload_spinor(&mut x, &random::spinor(&lat, Subset::Single(p), 6))
+        .unwrap();
+    let mut out = x.clone();
+    let unshifted = normal.apply_with_curvature(&b, &mut out, &x).unwrap();
+    let xx = b.norm2(&x).unwrap();
+    for sigma in [0.0, 0.3] {
+        let mut shifted = Shifted::new(&b, &mut normal, sigma);
+        let c = shifted.apply_with_curvature(&b, &mut out, &x).unwrap();
+        // (x, (A + σ) x) = (x, A x) + σ ‖x‖², to double's rounding.
+        let want = unshifted + sigma * xx;
+        assert!(
+            (c - want).abs() <= 1e-13 * want,
+            "σ = {sigma}: {c} vs {want}"
+        );
+        if sigma == 0.0 {
+            assert_eq!(c, unshifted, "σ = 0 is the inner operator's own form");
+        }
     }
 }
