@@ -328,18 +328,18 @@ mod check {
         let rg = gpu
             .bicgstab_update(ca, &gx, cb, &mut gs, &mut gxx, &gt, &gy)
             .map_err(e)?;
+        // The fused update's sums, (r̂, s) and ‖s‖², against the CPU's.
+        let check_sums = |rep: &mut Report, what: &str, rg: (C64, f64), rc: (C64, f64)| {
+            rep.check(&format!("{what} (dot) {tag}"), rel_scalar(rg.0, rc.0), tol);
+            rep.check(
+                &format!("{what} (norm) {tag}"),
+                rel_scalar(rg.1.into(), rc.1.into()),
+                tol,
+            );
+        };
         pair.compare(rep, &format!("bicgstab_update (s) {tag}"), &cs, &gs)?;
         pair.compare(rep, &format!("bicgstab_update (x) {tag}"), &cxx, &gxx)?;
-        rep.check(
-            &format!("bicgstab_update (dot) {tag}"),
-            rel_scalar(rg.0, rc.0),
-            tol,
-        );
-        rep.check(
-            &format!("bicgstab_update (norm) {tag}"),
-            rel_scalar(rg.1.into(), rc.1.into()),
-            tol,
-        );
+        check_sums(rep, "bicgstab_update", rg, rc);
         // The same with x̂ in single beside the formats coarser than single
         // (the widened partial solution of the mixed BiCGstab:
         // half, quarter, 20-bit).
@@ -365,16 +365,7 @@ mod check {
                 rel(hg.data(), hc.data()),
                 tol,
             );
-            rep.check(
-                &format!("bicgstab_update x̂ single (dot) {tag}"),
-                rel_scalar(rg.0, rc.0),
-                tol,
-            );
-            rep.check(
-                &format!("bicgstab_update x̂ single (norm) {tag}"),
-                rel_scalar(rg.1.into(), rc.1.into()),
-                tol,
-            );
+            check_sums(rep, "bicgstab_update x̂ single", rg, rc);
         }
 
         // Reductions, and their reproducibility bit for bit.
@@ -746,6 +737,12 @@ mod check {
         let (a, c) = (1e-3, C64::new(1e-3, -2e-3));
         type Op<'f> = Box<dyn FnMut() -> latsol::Result<()> + 'f>;
         // (name, bytes read + written, the call)
+        // CG's buffered solution update (below) adds eight distinct fields
+        // (a field read twice by a thread would come from cache and
+        // inflate the rate).
+        let dirs = (0..8)
+            .map(|j| field_in(prec, 20 + j))
+            .collect::<R<Vec<_>>>()?;
         let mut ops: Vec<(&str, f64, Op)> = Vec::new();
         let (xr, yr) = (&x, &y);
         let mut v = field_in(prec, 9)?;
@@ -785,19 +782,12 @@ mod check {
                     .map(|_| ())
             }),
         ));
-        // CG's buffered solution update: eight directions into double,
-        // eight distinct fields (a field read twice by a thread would come
-        // from cache and inflate the rate).
-        let dirs = (0..8)
-            .map(|j| field_in(prec, 20 + j))
-            .collect::<R<Vec<_>>>()?;
+        // CG's buffered solution update: eight directions into double.
+        let dir_refs: Vec<&_> = dirs.iter().collect();
         ops.push((
             "axpy_many 8>f64",
             8.0 * field + 2.0 * bytes(Precision::Double),
-            Box::new(move || {
-                let refs: Vec<&_> = dirs.iter().collect();
-                gpu.axpy_many(&[a; 8], &refs, &mut xd)
-            }),
+            Box::new(move || gpu.axpy_many(&[a; 8], &dir_refs, &mut xd)),
         ));
         for (name, moved, f) in ops.iter_mut() {
             f().map_err(e)?;
