@@ -27,6 +27,14 @@
 #define LATSOL_MAX_SHIFTS 32
 
 /**
+ * A clover field (the site term `A` of the Wilson-clover operator and its
+ * inverse) loaded into a context for the lattice of a gauge field.
+ * Opaque; made by `latsol_clover_load` or `latsol_clover_compute`, freed
+ * by `latsol_clover_free`.
+ */
+typedef struct latsol_clover latsol_clover;
+
+/**
  * A latsol context: one backend (the CPU's threads or one GPU), its
  * logger, and the gauge fields loaded into it. Opaque; made by
  * `latsol_init`, freed by `latsol_end`.
@@ -467,6 +475,44 @@ typedef struct latsol_multishift_result {
 } latsol_multishift_result;
 
 /**
+ * How a clover field is given and stored. Start from
+ * `latsol_clover_param_default()`.
+ */
+typedef struct latsol_clover_param {
+    /**
+     * `sizeof(latsol_clover_param)` as the caller was compiled.
+     */
+    size_t struct_size;
+    /**
+     * The host arrays' precision: of the clover arrays
+     * (`latsol_clover_load`) or of the links (`latsol_clover_compute`):
+     * DOUBLE (default) or SINGLE.
+     */
+    latsol_precision host_precision;
+    /**
+     * The spinor precision of the solves that use the field: DOUBLE
+     * (default) or SINGLE; must match `latsol_invert_param.precision`.
+     */
+    latsol_precision precision;
+    /**
+     * The sloppy spinor precision (any format); must match
+     * `precision_sloppy` of mixed-precision solves; default DOUBLE.
+     */
+    latsol_precision precision_sloppy;
+    /**
+     * `latsol_clover_compute`: the Sheikholeslami-Wohlert coefficient,
+     * finite and >= 0; default 1.
+     */
+    double c_sw;
+    /**
+     * `latsol_clover_compute`: the hopping parameter, > 0; the clover term
+     * is `1 - kappa c_sw sum_{mu<nu} [g_mu, g_nu]/2 F_munu` (QUDA's
+     * `clover_coeff = kappa c_sw`); default 0.12.
+     */
+    double kappa;
+} latsol_clover_param;
+
+/**
  * CUDA when a device is usable, else the CPU (with a log line saying why).
  */
 #define LATSOL_BACKEND_AUTO 0
@@ -578,6 +624,12 @@ typedef struct latsol_multishift_result {
  * Wilson fermions.
  */
 #define LATSOL_DSLASH_WILSON 0
+
+/**
+ * Wilson-clover fermions, `M = A - kappa D` with a clover field `A`
+ * (`latsol_clover`; the `*_clover` entry points).
+ */
+#define LATSOL_DSLASH_CLOVER_WILSON 1
 
 /**
  * `M = 1 - kappa D`.
@@ -705,6 +757,28 @@ typedef struct latsol_multishift_result {
  * The hopping term `D` alone (full lattice, same boundary condition).
  */
 #define LATSOL_OP_DSLASH 3
+
+/**
+ * The even-odd operator of `matpc` (symmetric or asymmetric; Wilson has
+ * one form), on single-parity fields (V/2*24 reals) of its parity, in the
+ * chosen normalization.
+ */
+#define LATSOL_OP_MPC 4
+
+/**
+ * Its adjoint, on single-parity fields.
+ */
+#define LATSOL_OP_MPC_DAG 5
+
+/**
+ * The clover term `A` alone, full fields (Wilson-clover only).
+ */
+#define LATSOL_OP_CLOVER 6
+
+/**
+ * The clover term's inverse `A^-1`, full fields (Wilson-clover only).
+ */
+#define LATSOL_OP_CLOVER_INV 7
 
 /**
  * BiCGstab-M when its 2n+1 extra full fields fit in memory and its
@@ -948,18 +1022,21 @@ latsol_status latsol_invert(struct latsol_context *ctx,
                             struct latsol_invert_result *result);
 
 /**
- * Applies an operator to a full field: `out = op in`, with the
- * operator of `param` (dslash, kappa, mass_normalization) on `gauge`, in
- * the caller's order, basis and host precision. `LATSOL_OP_M`, `_MDAG`,
- * `_MDAG_M`, or `_DSLASH` (the hopping term D of `M = 1 - kappa D`).
- * `out` and `in` are full fields of V*24 reals, separate arrays. The
- * solver fields of `param` are not used.
+ * Applies an operator: `out = op in`, with the operator of `param`
+ * (dslash, kappa, mass_normalization, matpc) on `gauge`, in the caller's
+ * order, basis and host precision. `LATSOL_OP_M`, `_MDAG`, `_MDAG_M`,
+ * `_DSLASH` (the hopping term D of `M = 1 - kappa D`) on full fields of
+ * V*24 reals; `_MPC`, `_MPC_DAG` (the even-odd operator of `matpc`) on
+ * single-parity fields of (V/2)*24 reals of the `matpc` parity. `out` and
+ * `in` are separate arrays. The solver fields of `param` are not used.
  *
- * Errors: as `latsol_invert`, plus an unknown `op` (INVALID_ARGUMENT). On
- * any error `out` is untouched.
+ * Errors: as `latsol_invert`, plus an unknown `op`, or a clover operator
+ * without a clover field (INVALID_ARGUMENT). On any error `out` is
+ * untouched.
  *
  * # Safety
- * As `latsol_invert`; `out` and `in` are NULL or point to V*24 reals.
+ * As `latsol_invert`; `out` and `in` are NULL or point to as many reals
+ * as `op` needs.
  */
 latsol_status latsol_apply(struct latsol_context *ctx,
                            const struct latsol_gauge *gauge,
@@ -1077,6 +1154,129 @@ const char *latsol_last_error(void);
  * The library version, e.g. "0.1.0", as a NUL-terminated static string.
  */
 const char *latsol_version(void);
+
+/**
+ * The default clover parameters: every field a valid choice, `struct_size`
+ * set. Double precision on the host and in storage, c_sw 1, kappa 0.12.
+ */
+struct latsol_clover_param latsol_clover_param_default(void);
+
+/**
+ * Loads a clover field from the host for the lattice of `gauge`, and
+ * stores the new handle in `*clover`. `host_clover` holds V*72 reals in
+ * QUDA's packed clover order (`QUDA_PACKED_CLOVER_ORDER`, Chroma's
+ * packing): per site (even-odd order) two chiral blocks of 36 reals, each
+ * the 6 real diagonal entries then the 15 complex strictly lower entries
+ * column by column, block k acting on the DeGrand-Rossi spins 2k, 2k+1; the
+ * unit diagonal included. `host_inverse` is NULL (latsol inverts each
+ * block by LDL^dag) or the caller's inverse in the same order (checked
+ * against the field, then used). The arrays are only read.
+ *
+ * Errors: NULL pointers (NULL_POINTER); a stale `ctx` or `gauge`, a
+ * gauge of another context (INVALID_HANDLE); a wrong `struct_size`,
+ * unknown enum values, a NaN or Inf entry, a block that is not invertible
+ * or an inverse that does not match (INVALID_ARGUMENT, naming the site and
+ * block). On an error `*clover` is unchanged.
+ *
+ * # Safety
+ * Pointers are NULL or valid for what they are documented to hold.
+ */
+latsol_status latsol_clover_load(struct latsol_context *ctx,
+                                 const struct latsol_gauge *gauge,
+                                 const struct latsol_clover_param *param,
+                                 const void *host_clover,
+                                 const void *host_inverse,
+                                 struct latsol_clover **clover);
+
+/**
+ * Computes the clover field of `gauge` with `param->c_sw` and
+ * `param->kappa`, inverts it and stores the new handle in `*clover`:
+ * `A(x) = 1 - kappa c_sw sum_{mu<nu} [g_mu, g_nu]/2 F_munu(x)`,
+ * `F_munu = (Q_munu - Q_munu^dag)/8` from the four plaquette leaves
+ * (QUDA's computed clover; docs/conventions.md). latsol keeps no host
+ * copy of a gauge field, so `host_gauge` is the caller's links again,
+ * exactly as passed to `latsol_gauge_load` (same order; precision
+ * `param->host_precision`); their plaquette is checked against the loaded
+ * field's.
+ *
+ * Errors: as `latsol_clover_load`, plus c_sw NaN, Inf or negative, kappa
+ * not positive, links that are not the gauge field's (INVALID_ARGUMENT).
+ *
+ * # Safety
+ * As `latsol_gauge_load` for `host_gauge`.
+ */
+latsol_status latsol_clover_compute(struct latsol_context *ctx,
+                                    const struct latsol_gauge *gauge,
+                                    const struct latsol_clover_param *param,
+                                    const void *host_gauge,
+                                    struct latsol_clover **clover);
+
+/**
+ * Frees a clover field (also after its context has ended).
+ *
+ * Errors: NULL (NULL_POINTER); a handle already freed or not made by
+ * latsol (INVALID_HANDLE; detected in practice, not guaranteed).
+ *
+ * # Safety
+ * `clover` is NULL or a handle from `latsol_clover_load`/`_compute`.
+ */
+latsol_status latsol_clover_free(struct latsol_clover *clover);
+
+/**
+ * `latsol_invert` for the Wilson-clover operator `M = A - kappa D`
+ * (`param->dslash` = `LATSOL_DSLASH_CLOVER_WILSON`) with the clover field
+ * `clover` (of `gauge`'s lattice and context, stored for the solve's
+ * precisions). The even-odd solves take `param->matpc`'s form: symmetric
+ * (EVEN_EVEN, ODD_ODD: `1 - kappa^2 A^-1 D A^-1 D`) or asymmetric
+ * (`*_ASYMMETRIC`: `A - kappa^2 D A^-1 D`). Everything else, errors
+ * included, as `latsol_invert`; a clover of another context is
+ * INVALID_HANDLE, one of another lattice or precision INVALID_ARGUMENT.
+ *
+ * # Safety
+ * As `latsol_invert`; `clover` is NULL or a handle from latsol.
+ */
+latsol_status latsol_invert_clover(struct latsol_context *ctx,
+                                   const struct latsol_gauge *gauge,
+                                   const struct latsol_clover *clover,
+                                   const struct latsol_invert_param *param,
+                                   void *solution,
+                                   const void *source,
+                                   struct latsol_invert_result *result);
+
+/**
+ * `latsol_apply` for the Wilson-clover operator; besides the operators of
+ * `latsol_apply`, `LATSOL_OP_CLOVER` and `LATSOL_OP_CLOVER_INV` apply `A`
+ * and `A^-1` alone (full fields).
+ *
+ * # Safety
+ * As `latsol_apply`; `clover` is NULL or a handle from latsol.
+ */
+latsol_status latsol_apply_clover(struct latsol_context *ctx,
+                                  const struct latsol_gauge *gauge,
+                                  const struct latsol_clover *clover,
+                                  const struct latsol_invert_param *param,
+                                  latsol_operator op,
+                                  void *out,
+                                  const void *in);
+
+/**
+ * `latsol_invert_multishift` for the Wilson-clover operator: multi-shift
+ * CG on `M^dag M` or `Mhat^dag Mhat` (the `matpc` form), as Chroma's RHMC
+ * path solves it.
+ *
+ * # Safety
+ * As `latsol_invert_multishift`; `clover` is NULL or a handle from latsol.
+ */
+latsol_status latsol_invert_multishift_clover(struct latsol_context *ctx,
+                                              const struct latsol_gauge *gauge,
+                                              const struct latsol_clover *clover,
+                                              const struct latsol_invert_param *param,
+                                              int32_t num_shifts,
+                                              const double *shifts,
+                                              const double *tol_shifts,
+                                              void **solutions,
+                                              const void *source,
+                                              struct latsol_multishift_result *result);
 
 #ifdef __cplusplus
 }  // extern "C"

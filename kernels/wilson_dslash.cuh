@@ -14,8 +14,13 @@
 // the lower pair: a temporal hop reads half of the neighbour's spinor.
 // The time boundary sign multiplies the hops that cross the last time slice
 // (links are stored as given, so that reconstruct 12 stays exact).
+//
+// The Wilson-clover kernels (wilson_clover_<format>.cu) add the clover term
+// (clover.cuh) in the epilogue: form 1, `out = a · C D in (+ x)` (C = A⁻¹
+// in the even-odd operators); form 2, `out = a · D in + C x` (C = A).
 #pragma once
 #include "core.cuh"
+#include "clover.cuh"
 
 /// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
 struct DslashParams {
@@ -31,8 +36,12 @@ struct DslashParams {
   int vh;           // sites per parity
   int stride;       // spinor block stride (sites)
   int gauge_stride; // gauge stride (sites)
+  u64 clover;       // clover (or inverse) of all sites, or 0
+  u64 clover_norm;  // its fixed-point norms, or 0
+  int clover_stride;
+  int pad_;
 };
-static_assert(sizeof(DslashParams) == 88, "DslashParams layout changed: update dslash.rs");
+static_assert(sizeof(DslashParams) == 112, "DslashParams layout changed: update dslash.rs");
 
 /// Half spinor h of (1 + s γ_mu) ψ for a spatial mu (0, 1, 2).
 template <int mu, int s, typename F>
@@ -137,8 +146,9 @@ template <typename A> struct same_type<A, A> {
 };
 
 /// S: the spinors' storage type; Lk: the links' (the same, or beside packed
-/// spinors the fixed-point links of seed clark2022 §4).
-template <typename S, typename Lk, int R, bool dagger, bool xpay>
+/// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
+/// on the hopping term, 2 on the xpay field; C: the clover's storage type.
+template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float>
 __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
@@ -167,9 +177,11 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 
   typedef typename SpinorSoA<S>::Vec SV;
   const F a = F(P.a);
+  if (clover == 1) apply_clover<C>(P.clover, P.clover_norm, P.clover_stride, P.parity * P.vh + cb, acc);
   if (xpay) {
     cplx<F> xs[12];
     SpinorSoA<S>::template load<0, 12, true>(reinterpret_cast<const SV *>(P.x), P.stride, cb, xs);
+    if (clover == 2) apply_clover<C>(P.clover, P.clover_norm, P.clover_stride, P.parity * P.vh + cb, xs);
 #pragma unroll
     for (int c = 0; c < 12; c++) acc[c] = mk(fma(a, acc[c].re, xs[c].re), fma(a, acc[c].im, xs[c].im));
   } else {
@@ -199,3 +211,19 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   LATSOL_DSLASH(prefix##_dag, S, L, R, true, false)          \
   LATSOL_DSLASH(prefix##_xpay, S, L, R, false, true)         \
   LATSOL_DSLASH(prefix##_dag_xpay, S, L, R, true, true)
+
+// The Wilson-clover forms of one storage format S (links L, clover C):
+// _inv (A⁻¹ on the hopping term), _inv_xpay (… + x), _dir (A on x, + a D in),
+// each also with _dag. wilson_clover_<format>.cu instantiates them.
+#define LATSOL_CLOVER_DSLASH(name, S, L, R, dagger, xpay, form, C) \
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay, form, C>(P); }
+#define LATSOL_CLOVER_FORMS(prefix, S, L, R, C)                    \
+  LATSOL_CLOVER_DSLASH(prefix##_inv, S, L, R, false, false, 1, C)      \
+  LATSOL_CLOVER_DSLASH(prefix##_dag_inv, S, L, R, true, false, 1, C)   \
+  LATSOL_CLOVER_DSLASH(prefix##_inv_xpay, S, L, R, false, true, 1, C)  \
+  LATSOL_CLOVER_DSLASH(prefix##_dag_inv_xpay, S, L, R, true, true, 1, C) \
+  LATSOL_CLOVER_DSLASH(prefix##_dir, S, L, R, false, true, 2, C)       \
+  LATSOL_CLOVER_DSLASH(prefix##_dag_dir, S, L, R, true, true, 2, C)
+// The site-local clover kernel of a format.
+#define LATSOL_CLOVER_SITE(name, S, C) \
+  extern "C" __global__ void name(const CloverParams P) { clover_site<S, C>(P); }

@@ -25,8 +25,8 @@ use crate::api::params::{
     InvertParams, InvertResult, MatPc, MixedScheme, OperatorKind, SolveType, SolverType,
 };
 use crate::backend::{Backend, SpinorField};
-use crate::dirac::wilson::{WilsonEvenOdd, WilsonFull};
-use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
+use crate::dirac::even_odd::SchurSource;
+use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal, WilsonFields};
 use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::{Parity, Subset};
@@ -47,32 +47,41 @@ pub fn matpc_parity(matpc: MatPc) -> Parity {
     }
 }
 
+/// Whether `matpc` is QUDA's symmetric form `1 − κ² A⁻¹ D A⁻¹ D` (as
+/// opposed to the Schur complement `A − κ² D A⁻¹ D`).
+pub fn matpc_symmetric(matpc: MatPc) -> bool {
+    matches!(matpc, MatPc::EvenEven | MatPc::OddOdd)
+}
+
 /// The system a solve iterates on.
 #[derive(Clone, Copy)]
-enum System {
+pub(crate) enum System {
     Full,
-    EvenOdd(Parity),
+    /// The Schur system on a parity, symmetric or not.
+    EvenOdd(Parity, bool),
 }
 
 fn system_of(params: &InvertParams) -> System {
     match params.solve_type {
         SolveType::Direct | SolveType::NormOp => System::Full,
-        SolveType::DirectPc | SolveType::NormOpPc => System::EvenOdd(matpc_parity(params.matpc)),
+        SolveType::DirectPc | SolveType::NormOpPc => {
+            System::EvenOdd(matpc_parity(params.matpc), matpc_symmetric(params.matpc))
+        }
     }
 }
 
 /// The Dirac matrix of a system in one precision.
 fn dirac<'a, B: Backend>(
     backend: &'a B,
-    gauge: &'a B::Gauge,
+    fields: WilsonFields<'a, B>,
     kappa: f64,
     precision: Precision,
     system: System,
 ) -> Result<Box<dyn DiracOperator<B> + 'a>> {
-    Ok(match system {
-        System::Full => Box::new(WilsonFull::new(backend, gauge, kappa, precision)),
-        System::EvenOdd(p) => Box::new(WilsonEvenOdd::new(backend, gauge, kappa, p, precision)?),
-    })
+    match system {
+        System::Full => Ok(fields.full(backend, kappa, precision)),
+        System::EvenOdd(p, symmetric) => fields.even_odd(backend, kappa, p, symmetric, precision),
+    }
 }
 
 /// Solves `M x = b`; `x` holds the initial guess (zero if none) on entry and
@@ -80,8 +89,8 @@ fn dirac<'a, B: Backend>(
 /// `gauge_sloppy` is used when `precision_sloppy` differs from `precision`.
 pub fn invert<B: Backend>(
     backend: &B,
-    gauge: &B::Gauge,
-    gauge_sloppy: &B::Gauge,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
     params: &InvertParams,
     source: &HostSpinor,
     x: &mut HostSpinor,
@@ -93,7 +102,7 @@ pub fn invert<B: Backend>(
     backend.upload_spinor(&mut b, source)?;
     let mut xd = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     backend.upload_spinor(&mut xd, x)?;
-    let result = invert_on_device(backend, gauge, gauge_sloppy, params, &b, &mut xd, monitor)?;
+    let result = invert_on_device(backend, fields, fields_sloppy, params, &b, &mut xd, monitor)?;
     backend.download_spinor(&xd, x)?;
     Ok(result)
 }
@@ -104,8 +113,8 @@ pub fn invert<B: Backend>(
 /// way without a trip to the host between them.
 pub(crate) fn invert_on_device<B: Backend>(
     backend: &B,
-    gauge: &B::Gauge,
-    gauge_sloppy: &B::Gauge,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
     params: &InvertParams,
     source: &B::Spinor,
     x: &mut B::Spinor,
@@ -131,16 +140,18 @@ pub(crate) fn invert_on_device<B: Backend>(
     // The right-hand side of the iterated system and its tolerance.
     let sub = match system {
         System::Full => Subset::Full,
-        System::EvenOdd(p) => Subset::Single(p),
+        System::EvenOdd(p, _) => Subset::Single(p),
     };
     let mut rhs = backend.alloc_spinor(&lat, sub, prec)?;
-    match system {
-        System::Full => backend.copy(&mut rhs, &b)?,
-        // b̂_p = b_p + κ D_{p p̄} b_p̄
-        System::EvenOdd(p) => {
-            backend.wilson_dslash(&mut rhs, p, gauge, &b, false, kappa, Some(&b))?
+    let schur = match system {
+        System::Full => {
+            backend.copy(&mut rhs, &b)?;
+            None
         }
-    }
+        System::EvenOdd(p, symmetric) => Some(SchurSource::prepare(
+            backend, fields, kappa, p, symmetric, &b, &mut rhs,
+        )?),
+    };
     let rhs2 = backend.norm2(&rhs)?;
     let mut inner_tol = if rhs2 > 0.0 {
         (params.tol * (b2 / rhs2).sqrt()).min(0.5)
@@ -151,10 +162,12 @@ pub(crate) fn invert_on_device<B: Backend>(
     let mut xs = backend.alloc_spinor(&lat, sub, prec)?;
     let mut xq = match system {
         System::Full => None,
-        System::EvenOdd(p) => Some(backend.alloc_spinor(&lat, Subset::Single(p.other()), prec)?),
+        System::EvenOdd(p, _) => {
+            Some(backend.alloc_spinor(&lat, Subset::Single(p.other()), prec)?)
+        }
     };
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
-    let mut full = WilsonFull::new(backend, gauge, kappa, prec);
+    let mut full = fields.full(backend, kappa, prec);
 
     let mut total = SolverStats::default();
     let mut flops = 0.0;
@@ -167,7 +180,7 @@ pub(crate) fn invert_on_device<B: Backend>(
         // The current solution restricted to the iterated system.
         match system {
             System::Full => backend.copy(&mut xs, x)?,
-            System::EvenOdd(p) => backend.extract_parity(&mut xs, x, p)?,
+            System::EvenOdd(p, _) => backend.extract_parity(&mut xs, x, p)?,
         }
         let mixed = MixedParams {
             tol: inner_tol,
@@ -179,8 +192,8 @@ pub(crate) fn invert_on_device<B: Backend>(
         let start = Instant::now();
         let (stats, op_flops) = solve_system(
             backend,
-            gauge,
-            gauge_sloppy,
+            fields,
+            fields_sloppy,
             params,
             system,
             &mut xs,
@@ -197,13 +210,11 @@ pub(crate) fn invert_on_device<B: Backend>(
         flops += op_flops * stats.matvecs as f64;
 
         // The full solution.
-        match (system, xq.as_mut()) {
-            (System::EvenOdd(p), Some(xq)) => {
-                let q = p.other();
-                // x_p̄ = b_p̄ + κ D_{p̄ p} x_p
-                backend.wilson_dslash(xq, q, gauge, &xs, false, kappa, Some(&b))?;
+        match (system, xq.as_mut(), schur.as_ref()) {
+            (System::EvenOdd(p, _), Some(xq), Some(schur)) => {
+                schur.reconstruct(xq, &xs, &b)?;
                 backend.insert_parity(x, p, &xs)?;
-                backend.insert_parity(x, q, xq)?;
+                backend.insert_parity(x, p.other(), xq)?;
             }
             _ => backend.copy(x, &xs)?,
         }
@@ -241,8 +252,8 @@ pub(crate) fn invert_on_device<B: Backend>(
 #[allow(clippy::too_many_arguments)]
 fn solve_system<B: Backend>(
     backend: &B,
-    gauge: &B::Gauge,
-    gauge_sloppy: &B::Gauge,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
     params: &InvertParams,
     system: System,
     x: &mut B::Spinor,
@@ -251,7 +262,7 @@ fn solve_system<B: Backend>(
     monitor: &dyn Monitor,
 ) -> Result<(SolverStats, f64)> {
     let (kappa, hi, lo) = (params.kappa, params.precision, params.precision_sloppy);
-    let mut m = dirac(backend, gauge, kappa, hi, system)?;
+    let mut m = dirac(backend, fields, kappa, hi, system)?;
     let lat = m.lattice().clone();
     let flops = m.flops();
     let normal = params.solver == SolverType::Cg
@@ -278,7 +289,7 @@ fn solve_system<B: Backend>(
         };
     }
 
-    let m_lo = dirac(backend, gauge_sloppy, kappa, lo, system)?;
+    let m_lo = dirac(backend, fields_sloppy, kappa, lo, system)?;
     if normal {
         let mut bn = backend.alloc_spinor(&lat, m.subset(), hi)?;
         m.apply(&mut bn, rhs, true)?;
@@ -345,10 +356,26 @@ fn inner_solve<B: Backend, A: LinearOperator<B>>(
     }
 }
 
-/// `out = op in` on full host fields, in the caller's normalization.
+/// The subset of the fields `apply` takes for `op`: one parity for the
+/// even-odd operator, else the full lattice. The clover operators need a
+/// clover field.
+pub fn apply_subset(params: &InvertParams, op: OperatorKind, clover: bool) -> Result<Subset> {
+    match op {
+        OperatorKind::MPc | OperatorKind::MPcDag => Ok(Subset::Single(matpc_parity(params.matpc))),
+        OperatorKind::Clover | OperatorKind::CloverInverse if !clover => {
+            Err(crate::error::Error::InvalidArgument(format!(
+                "op = {op:?} needs the Wilson-clover operator (a clover field)"
+            )))
+        }
+        _ => Ok(Subset::Full),
+    }
+}
+
+/// `out = op in` on host fields (full, or the parity of `matpc` for the
+/// even-odd operator), in the caller's normalization.
 pub fn apply<B: Backend>(
     backend: &B,
-    gauge: &B::Gauge,
+    fields: WilsonFields<'_, B>,
     params: &InvertParams,
     op: OperatorKind,
     input: &HostSpinor,
@@ -356,26 +383,43 @@ pub fn apply<B: Backend>(
 ) -> Result<()> {
     let lat = input.lattice().clone();
     let prec = params.precision;
-    let mut i = backend.alloc_spinor(&lat, Subset::Full, prec)?;
-    let mut o = backend.alloc_spinor(&lat, Subset::Full, prec)?;
+    let sub = input.subset();
+    let mut i = backend.alloc_spinor(&lat, sub, prec)?;
+    let mut o = backend.alloc_spinor(&lat, sub, prec)?;
     backend.upload_spinor(&mut i, input)?;
-    let mut m = WilsonFull::new(backend, gauge, params.kappa, prec);
     // M in the caller's normalization is the kappa one divided by this.
     let norm = params.source_scale();
     match op {
         OperatorKind::M | OperatorKind::MDag => {
+            let mut m = fields.full(backend, params.kappa, prec);
             m.apply(&mut o, &i, op == OperatorKind::MDag)?;
             backend.ax(1.0 / norm, &mut o)?;
         }
         OperatorKind::MDagM => {
+            let mut m = fields.full(backend, params.kappa, prec);
             let mut t = backend.alloc_spinor(&lat, Subset::Full, prec)?;
             m.apply(&mut t, &i, false)?;
             m.apply(&mut o, &t, true)?;
             backend.ax(1.0 / (norm * norm), &mut o)?;
         }
+        OperatorKind::MPc | OperatorKind::MPcDag => {
+            let system = System::EvenOdd(matpc_parity(params.matpc), matpc_symmetric(params.matpc));
+            let mut m = dirac(backend, fields, params.kappa, prec, system)?;
+            m.apply(&mut o, &i, op == OperatorKind::MPcDag)?;
+            let scale = multishift::operator_scale(params, system);
+            backend.ax(1.0 / scale, &mut o)?;
+        }
         OperatorKind::Dslash => {
             for p in [Parity::Even, Parity::Odd] {
-                backend.wilson_dslash(&mut o, p, gauge, &i, false, 1.0, None)?;
+                backend.wilson_dslash(&mut o, p, fields.gauge, &i, false, 1.0, None)?;
+            }
+        }
+        OperatorKind::Clover | OperatorKind::CloverInverse => {
+            let c = fields.clover.ok_or_else(|| {
+                crate::error::Error::InvalidArgument(format!("op = {op:?} needs a clover field"))
+            })?;
+            for p in [Parity::Even, Parity::Odd] {
+                backend.clover(&mut o, p, c, &i, op == OperatorKind::CloverInverse)?;
             }
         }
     }

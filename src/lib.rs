@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod clover;
 pub mod deviation;
 pub mod dirac;
 pub mod dispatch;

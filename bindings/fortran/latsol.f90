@@ -81,6 +81,7 @@ module latsol
   ! latsol_dslash
   enum, bind(c)
     enumerator :: LATSOL_DSLASH_WILSON = 0
+    enumerator :: LATSOL_DSLASH_CLOVER_WILSON = 1
   end enum
 
   ! latsol_mass_normalization
@@ -138,6 +139,10 @@ module latsol
     enumerator :: LATSOL_OP_MDAG = 1
     enumerator :: LATSOL_OP_MDAG_M = 2
     enumerator :: LATSOL_OP_DSLASH = 3
+    enumerator :: LATSOL_OP_MPC = 4
+    enumerator :: LATSOL_OP_MPC_DAG = 5
+    enumerator :: LATSOL_OP_CLOVER = 6
+    enumerator :: LATSOL_OP_CLOVER_INV = 7
   end enum
 
   ! latsol_multimass_policy
@@ -223,6 +228,16 @@ module latsol
     real(c_double) :: tol_inner
     integer(c_int32_t) :: cg_stabilised
   end type latsol_invert_param
+
+  ! How a clover field is given and stored.
+  type, bind(c) :: latsol_clover_param
+    integer(c_size_t) :: struct_size
+    integer(c_int32_t) :: host_precision  ! of the clover arrays or the links
+    integer(c_int32_t) :: precision       ! of the solves that use it
+    integer(c_int32_t) :: precision_sloppy
+    real(c_double) :: c_sw                ! latsol_clover_compute
+    real(c_double) :: kappa               ! latsol_clover_compute
+  end type latsol_clover_param
 
   ! What a solve did.
   type, bind(c) :: latsol_invert_result
@@ -401,6 +416,88 @@ module latsol
       type(*), dimension(*), intent(in) :: in
       integer(c_int32_t) :: status
     end function latsol_apply
+
+    function latsol_clover_param_default() result(param) &
+         bind(c, name='latsol_clover_param_default')
+      import :: latsol_clover_param
+      type(latsol_clover_param) :: param
+    end function latsol_clover_param_default
+
+    ! host_clover (and host_inverse, or c_null_ptr): V*72 reals in QUDA's
+    ! packed clover order, as param%host_precision says.
+    function latsol_clover_load(ctx, gauge, param, host_clover, host_inverse, clover) &
+         result(status) bind(c, name='latsol_clover_load')
+      import :: c_int32_t, c_ptr, latsol_clover_param
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_clover_param), intent(in) :: param
+      type(*), dimension(*), intent(in) :: host_clover
+      type(c_ptr), value :: host_inverse
+      type(c_ptr), intent(out) :: clover
+      integer(c_int32_t) :: status
+    end function latsol_clover_load
+
+    ! host_gauge: the links the gauge field was loaded from, as for
+    ! latsol_gauge_load.
+    function latsol_clover_compute(ctx, gauge, param, host_gauge, clover) result(status) &
+         bind(c, name='latsol_clover_compute')
+      import :: c_int32_t, c_ptr, latsol_clover_param
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_clover_param), intent(in) :: param
+      type(*), dimension(*), intent(in) :: host_gauge
+      type(c_ptr), intent(out) :: clover
+      integer(c_int32_t) :: status
+    end function latsol_clover_compute
+
+    function latsol_clover_free(clover) result(status) bind(c, name='latsol_clover_free')
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: clover
+      integer(c_int32_t) :: status
+    end function latsol_clover_free
+
+    function latsol_invert_clover(ctx, gauge, clover, param, solution, source, result) &
+         result(status) bind(c, name='latsol_invert_clover')
+      import :: c_int32_t, c_ptr, latsol_invert_param, latsol_invert_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(c_ptr), value :: clover
+      type(latsol_invert_param), intent(in) :: param
+      type(*), dimension(*), intent(inout) :: solution
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_invert_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_clover
+
+    function latsol_apply_clover(ctx, gauge, clover, param, op, out, in) result(status) &
+         bind(c, name='latsol_apply_clover')
+      import :: c_int32_t, c_ptr, latsol_invert_param
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(c_ptr), value :: clover
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: op
+      type(*), dimension(*), intent(inout) :: out
+      type(*), dimension(*), intent(in) :: in
+      integer(c_int32_t) :: status
+    end function latsol_apply_clover
+
+    function latsol_invert_multishift_clover(ctx, gauge, clover, param, num_shifts, &
+         shifts, tol_shifts, solutions, source, result) result(status) &
+         bind(c, name='latsol_invert_multishift_clover')
+      import :: c_int32_t, c_ptr, c_double, latsol_invert_param, latsol_multishift_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(c_ptr), value :: clover
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_shifts
+      real(c_double), intent(in) :: shifts(*)
+      real(c_double), intent(in), optional :: tol_shifts(*)
+      type(c_ptr), intent(in) :: solutions(*)
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_multishift_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_multishift_clover
 
     function latsol_status_string(status) result(str) bind(c, name='latsol_status_string')
       import :: c_int32_t, c_ptr

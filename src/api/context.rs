@@ -4,16 +4,18 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use super::clover::{Clover, CloverParams, CloverSource};
 use super::gauge::Gauge;
 use super::multi::{self, MultiMassPolicy, MultiResult};
 use super::params::{
-    BackendChoice, GaugeParams, InitParams, InvertParams, InvertResult, Logger, OperatorKind,
-    Verbosity,
+    BackendChoice, DslashType, GaugeParams, InitParams, InvertParams, InvertResult, Logger,
+    OperatorKind, Verbosity,
 };
 use crate::backend::cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
+use crate::dirac::WilsonFields;
 use crate::dispatch;
 use crate::error::{Error, Result};
 use crate::field::HostSpinor;
@@ -27,34 +29,85 @@ pub(crate) enum AnyBackend {
     Cuda(Box<CudaBackend>),
 }
 
-/// Runs `$body` with `$b` bound to the concrete backend and `$g` to the
-/// gauge field stored for it.
+/// Runs `$body` with `$b` bound to the concrete backend and `$f`, `$fs`
+/// to the operator's fields stored for it (precise and sloppy).
 macro_rules! with_backend {
-    ($inner:expr, $gauge:expr, |$b:ident, $g:ident, $gs:ident| $body:expr) => {
+    ($inner:expr, $fields:expr, |$b:ident, $f:ident, $fs:ident| $body:expr) => {
         match &$inner.backend {
             AnyBackend::Cpu($b) => {
-                let $g = downcast::<CpuBackend>($gauge.storage())?;
-                let $gs = downcast::<CpuBackend>($gauge.storage_sloppy())?;
+                let ($f, $fs) = backend_fields::<CpuBackend>($fields)?;
                 $body
             }
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda($b) => {
                 let $b: &CudaBackend = $b;
-                let $g = downcast::<CudaBackend>($gauge.storage())?;
-                let $gs = downcast::<CudaBackend>($gauge.storage_sloppy())?;
+                let ($f, $fs) = backend_fields::<CudaBackend>($fields)?;
                 $body
             }
         }
     };
 }
 
-fn downcast<B: Backend>(store: &(dyn Any + Send + Sync)) -> Result<&B::Gauge>
+fn downcast<'a, T: 'static>(store: &'a (dyn Any + Send + Sync), what: &str) -> Result<&'a T> {
+    store
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::Internal(format!("{what} stored for another backend")))
+}
+
+/// The precise and sloppy backend fields of an operator.
+fn backend_fields<'a, B: Backend>(
+    f: OperatorFields<'a>,
+) -> Result<(WilsonFields<'a, B>, WilsonFields<'a, B>)>
 where
     B::Gauge: 'static,
+    B::Clover: 'static,
 {
-    store
-        .downcast_ref::<B::Gauge>()
-        .ok_or_else(|| Error::Internal("gauge stored for another backend".into()))
+    let g = downcast::<B::Gauge>(f.gauge.storage(), "gauge")?;
+    let gs = downcast::<B::Gauge>(f.gauge.storage_sloppy(), "gauge")?;
+    let (c, cs) = match f.clover {
+        Some(c) => (
+            Some(downcast::<B::Clover>(c.storage(), "clover")?),
+            Some(downcast::<B::Clover>(c.storage_sloppy(), "clover")?),
+        ),
+        None => (None, None),
+    };
+    Ok((
+        WilsonFields {
+            gauge: g,
+            clover: c,
+        },
+        WilsonFields {
+            gauge: gs,
+            clover: cs,
+        },
+    ))
+}
+
+/// The fields an operator is built from: a gauge field, and for the
+/// Wilson-clover operator a clover field on its lattice. A `&Gauge`
+/// converts into the plain Wilson operator's fields.
+#[derive(Clone, Copy)]
+pub struct OperatorFields<'a> {
+    pub gauge: &'a Gauge,
+    pub clover: Option<&'a Clover>,
+}
+
+impl<'a> From<&'a Gauge> for OperatorFields<'a> {
+    fn from(gauge: &'a Gauge) -> Self {
+        OperatorFields {
+            gauge,
+            clover: None,
+        }
+    }
+}
+
+impl<'a> From<(&'a Gauge, &'a Clover)> for OperatorFields<'a> {
+    fn from((gauge, clover): (&'a Gauge, &'a Clover)) -> Self {
+        OperatorFields {
+            gauge,
+            clover: Some(clover),
+        }
+    }
 }
 
 pub(crate) struct ContextInner {
@@ -108,6 +161,22 @@ impl ContextInner {
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda(b) => upload(b.as_ref(), field, params, precision, reconstruct),
         }
+    }
+}
+
+impl ContextInner {
+    /// Stores a clover field and its inverse on this context's backend.
+    pub(crate) fn upload_clover(
+        &self,
+        clover: &crate::clover::CloverField,
+        inverse: &crate::clover::CloverField,
+        precision: crate::precision::Precision,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => Box::new(b.upload_clover(clover, inverse, precision)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => Box::new(b.upload_clover(clover, inverse, precision)?),
+        })
     }
 }
 
@@ -166,19 +235,31 @@ impl Context {
         Gauge::load(self, params, host)
     }
 
-    /// Solves `M x = b` for one source; see `dispatch::invert`. On return
-    /// `solution` holds the best solution found, also when the result says
-    /// it did not converge; on an error it is untouched.
-    pub fn invert(
+    /// Loads a clover field for the lattice of `gauge` (see `Clover`).
+    pub fn load_clover(
         &self,
         gauge: &Gauge,
+        params: &CloverParams,
+        source: CloverSource,
+    ) -> Result<Clover> {
+        Clover::load(self, gauge, params, source)
+    }
+
+    /// Solves `M x = b` for one source; see `dispatch::invert`. `fields`
+    /// is a `&Gauge` (Wilson) or `(&Gauge, &Clover)` (Wilson-clover). On
+    /// return `solution` holds the best solution found, also when the
+    /// result says it did not converge; on an error it is untouched.
+    pub fn invert<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>>,
         params: &InvertParams,
         source: HostReals,
         solution: HostRealsMut,
     ) -> Result<InvertResult> {
         params.validate_solve()?;
-        self.check_gauge(gauge, params)?;
-        let lat = gauge.lattice().clone();
+        let fields = fields.into();
+        self.check_fields(fields, params)?;
+        let lat = fields.gauge.lattice().clone();
         let src = layout::spinor::import(
             &lat,
             Subset::Full,
@@ -214,8 +295,8 @@ impl Context {
                 &format!("{solver}: iteration {k}, residual {res:.3e}"),
             );
         };
-        let result = with_backend!(inner, gauge, |b, g, gs| {
-            dispatch::invert(b, g, gs, params, &src, &mut x, &monitor)?
+        let result = with_backend!(inner, fields, |b, f, fs| {
+            dispatch::invert(b, f, fs, params, &src, &mut x, &monitor)?
         });
         layout::spinor::export(&x, params.dirac_order, params.gamma_basis, solution)?;
         self.inner.log(
@@ -246,9 +327,9 @@ impl Context {
     /// multi-shift phase is recomputed (one more operator application per
     /// shift). On an error the solutions are untouched.
     #[allow(clippy::too_many_arguments)]
-    pub fn invert_multishift(
+    pub fn invert_multishift<'a>(
         &self,
-        gauge: &Gauge,
+        fields: impl Into<OperatorFields<'a>>,
         params: &InvertParams,
         shifts: &[f64],
         tols: Option<&[f64]>,
@@ -257,7 +338,8 @@ impl Context {
         measure_phase1: bool,
     ) -> Result<MultiResult> {
         params.validate_solve()?;
-        self.check_gauge(gauge, params)?;
+        let fields = fields.into();
+        self.check_fields(fields, params)?;
         multi::validate_systems(shifts, "shifts")?;
         if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
             return Err(Error::InvalidArgument(format!(
@@ -266,7 +348,7 @@ impl Context {
             )));
         }
         let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
-        let lat = gauge.lattice().clone();
+        let lat = fields.gauge.lattice().clone();
         let sub = dispatch::multishift::system_subset(params);
         let sites = lat.sites(sub);
         multi::check_solution_lengths(
@@ -287,11 +369,11 @@ impl Context {
                 &format!("{solver}: iteration {k}, residual {res:.3e}"),
             );
         };
-        let result = with_backend!(inner, gauge, |b, g, gs| {
+        let result = with_backend!(inner, fields, |b, f, fs| {
             dispatch::multishift::invert_multishift(
                 b,
-                g,
-                gs,
+                f,
+                fs,
                 params,
                 shifts,
                 &tols,
@@ -376,7 +458,8 @@ impl Context {
                 &format!("{solver}: iteration {k}, residual {res:.3e}"),
             );
         };
-        let result = with_backend!(inner, gauge, |b, g, gs| {
+        let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {
+            let (g, gs) = (f.gauge, fs.gauge);
             dispatch::multimass::invert_multimass(
                 b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
             )?
@@ -400,30 +483,76 @@ impl Context {
 
     /// `out = op in` on full fields in the caller's order, basis and
     /// normalization.
-    pub fn apply(
+    pub fn apply<'a>(
         &self,
-        gauge: &Gauge,
+        fields: impl Into<OperatorFields<'a>>,
         params: &InvertParams,
         op: OperatorKind,
         input: HostReals,
         out: HostRealsMut,
     ) -> Result<()> {
         params.validate_operator()?;
-        self.check_gauge(gauge, params)?;
-        let lat = gauge.lattice().clone();
-        let inp = layout::spinor::import(
-            &lat,
-            Subset::Full,
-            params.dirac_order,
-            params.gamma_basis,
-            input,
-        )
-        .map_err(|e| name_field(e, "input"))?;
-        let mut res = HostSpinor::zeros(lat, Subset::Full);
-        with_backend!(self.inner, gauge, |b, g, _gs| {
-            dispatch::apply(b, g, params, op, &inp, &mut res)?
+        let fields = fields.into();
+        self.check_fields(fields, params)?;
+        let lat = fields.gauge.lattice().clone();
+        let sub = dispatch::apply_subset(params, op, fields.clover.is_some())?;
+        let inp = layout::spinor::import(&lat, sub, params.dirac_order, params.gamma_basis, input)
+            .map_err(|e| name_field(e, "input"))?;
+        let mut res = HostSpinor::zeros(lat, sub);
+        with_backend!(self.inner, fields, |b, f, _fs| {
+            dispatch::apply(b, f, params, op, &inp, &mut res)?
         });
         layout::spinor::export(&res, params.dirac_order, params.gamma_basis, out)
+    }
+
+    /// The operator's fields belong to this context, match each other and
+    /// the parameters.
+    fn check_fields(&self, fields: OperatorFields, params: &InvertParams) -> Result<()> {
+        self.check_gauge(fields.gauge, params)?;
+        match (params.dslash, fields.clover) {
+            (DslashType::Wilson, None) | (DslashType::CloverWilson, Some(_)) => {}
+            (DslashType::Wilson, Some(_)) => {
+                return Err(Error::InvalidArgument(
+                    "dslash = Wilson with a clover field: set dslash to CloverWilson".into(),
+                ))
+            }
+            (DslashType::CloverWilson, None) => {
+                return Err(Error::InvalidArgument(
+                    "dslash = CloverWilson needs a clover field".into(),
+                ))
+            }
+        }
+        let Some(clover) = fields.clover else {
+            return Ok(());
+        };
+        if !Arc::ptr_eq(clover.context(), &self.inner) {
+            return Err(Error::InvalidHandle(
+                "clover: the field was loaded into another context".into(),
+            ));
+        }
+        if clover.lattice().dims() != fields.gauge.lattice().dims() {
+            return Err(Error::InvalidArgument(format!(
+                "clover: a field on {:?}, the gauge field is on {:?}",
+                clover.lattice().dims(),
+                fields.gauge.lattice().dims()
+            )));
+        }
+        let cp = clover.params();
+        if cp.precision != params.precision {
+            return Err(Error::InvalidArgument(format!(
+                "precision = {:?} but the clover field was stored for {:?}",
+                params.precision, cp.precision
+            )));
+        }
+        if params.precision_sloppy != params.precision
+            && cp.precision_sloppy != params.precision_sloppy
+        {
+            return Err(Error::InvalidArgument(format!(
+                "precision_sloppy = {:?} but the clover field's sloppy copy is for {:?}",
+                params.precision_sloppy, cp.precision_sloppy
+            )));
+        }
+        Ok(())
     }
 
     fn check_gauge(&self, gauge: &Gauge, params: &InvertParams) -> Result<()> {

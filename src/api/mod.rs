@@ -2,12 +2,14 @@
 //! logger), `Gauge` fields loaded into it, and `invert`/`apply` on them.
 //! The C ABI (`ffi`) is a thin layer over exactly this.
 
+mod clover;
 mod context;
 mod gauge;
 pub mod multi;
 pub mod params;
 
-pub use context::Context;
+pub use clover::{Clover, CloverParams, CloverSource};
+pub use context::{Context, OperatorFields};
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use params::*;

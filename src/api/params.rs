@@ -153,6 +153,8 @@ fn precise_supported(name: &str, p: Precision) -> Result<()> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DslashType {
     Wilson,
+    /// Wilson-clover: `M = A − κ D` with a clover field `A`.
+    CloverWilson,
 }
 
 /// How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
@@ -362,6 +364,15 @@ pub enum OperatorKind {
     MDagM,
     /// The hopping term `D` alone.
     Dslash,
+    /// The even-odd operator `M̂` of `matpc` (symmetric or asymmetric), on
+    /// single-parity fields of its parity, in the caller's normalization.
+    MPc,
+    /// `M̂†`.
+    MPcDag,
+    /// The clover term `A` alone (Wilson-clover only), as stored.
+    Clover,
+    /// Its inverse `A⁻¹`.
+    CloverInverse,
 }
 
 /// What a solve did.

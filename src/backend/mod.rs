@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use num_complex::Complex64 as C64;
 
+use crate::clover::CloverField;
 use crate::error::Result;
 use crate::field::{GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -39,10 +40,30 @@ pub trait GaugeStorage: Send + Sync {
     fn reconstruct(&self) -> Reconstruct;
 }
 
+/// What every backend's clover field reports about itself.
+pub trait CloverStorage: Send + Sync {
+    fn lattice(&self) -> &Arc<Lattice>;
+    /// The spinor format it is stored for (`clover_format` of it).
+    fn precision(&self) -> Precision;
+}
+
+/// Where the clover term enters a hopping-term application
+/// (`Backend::wilson_clover_dslash`); each form is one pass over memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloverForm {
+    /// `out = a · A⁻¹ D in (+ x)`: the inverse on the hopping term (the
+    /// symmetric even-odd operator, the intermediate of both even-odd forms).
+    InverseOnHopping,
+    /// `out = a · D in + A x`: the clover term on the xpay field (the full
+    /// operator, the asymmetric even-odd operator); `x` is required.
+    DirectOnX,
+}
+
 /// A compute backend: memory, vector algebra and the Wilson hopping term.
 pub trait Backend: Send + Sync {
     type Spinor: SpinorField;
     type Gauge: GaugeStorage;
+    type Clover: CloverStorage;
 
     /// Short name for logs and results ("cpu", "cuda").
     fn name(&self) -> &'static str;
@@ -196,6 +217,44 @@ pub trait Backend: Send + Sync {
         inp: &Self::Spinor,
         dagger: bool,
         a: f64,
+        x: Option<&Self::Spinor>,
+    ) -> Result<()>;
+
+    /// Stores a clover field and its inverse (host, DeGrand–Rossi blocks)
+    /// for spinors of `precision`, in the format `clover_format` picks.
+    fn upload_clover(
+        &self,
+        clover: &CloverField,
+        inverse: &CloverField,
+        precision: Precision,
+    ) -> Result<Self::Clover>;
+
+    /// `out[p] = A_pp in[p]` (`A⁻¹` with `inverse`), site by site; full or
+    /// single-parity fields as for `wilson_dslash`, `out` not `in`.
+    fn clover(
+        &self,
+        out: &mut Self::Spinor,
+        parity: Parity,
+        clover: &Self::Clover,
+        inp: &Self::Spinor,
+        inverse: bool,
+    ) -> Result<()>;
+
+    /// The Wilson hopping term with the clover term in its epilogue
+    /// (`CloverForm`): `out[p] = a · A⁻¹_pp D_{p,p̄} in[p̄] (+ x[p])` or
+    /// `out[p] = a · D_{p,p̄} in[p̄] + A_pp x[p]`; fields as for
+    /// `wilson_dslash`.
+    #[allow(clippy::too_many_arguments)]
+    fn wilson_clover_dslash(
+        &self,
+        out: &mut Self::Spinor,
+        parity: Parity,
+        gauge: &Self::Gauge,
+        clover: &Self::Clover,
+        inp: &Self::Spinor,
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
         x: Option<&Self::Spinor>,
     ) -> Result<()>;
 

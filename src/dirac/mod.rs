@@ -1,14 +1,78 @@
 //! Dirac operators built from the backend's hopping term, and the linear
 //! operators a Krylov solver inverts (`M`, `M̂`, their normal forms).
 
+pub mod clover;
+pub mod even_odd;
 pub mod wilson;
 
 use std::sync::Arc;
 
 use crate::backend::Backend;
 use crate::error::Result;
-use crate::lattice::{Lattice, Subset};
+use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::Precision;
+
+/// The fields that define a Wilson-type operator on one backend in one
+/// precision: the links, and the clover term (with its inverse) if any.
+pub struct WilsonFields<'a, B: Backend> {
+    pub gauge: &'a B::Gauge,
+    pub clover: Option<&'a B::Clover>,
+}
+
+impl<B: Backend> Clone for WilsonFields<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<B: Backend> Copy for WilsonFields<'_, B> {}
+
+impl<'a, B: Backend> WilsonFields<'a, B> {
+    /// The plain Wilson operator's fields.
+    pub fn wilson(gauge: &'a B::Gauge) -> Self {
+        WilsonFields {
+            gauge,
+            clover: None,
+        }
+    }
+
+    /// `M = 1 − κ D` or `A − κ D` on the full lattice.
+    pub fn full(
+        self,
+        backend: &'a B,
+        kappa: f64,
+        precision: Precision,
+    ) -> Box<dyn DiracOperator<B> + 'a> {
+        match self.clover {
+            None => Box::new(wilson::WilsonFull::new(
+                backend, self.gauge, kappa, precision,
+            )),
+            Some(c) => Box::new(clover::CloverFull::new(
+                backend, self.gauge, c, kappa, precision,
+            )),
+        }
+    }
+
+    /// The even-odd operator on `parity`; `symmetric` picks QUDA's
+    /// symmetric form (it coincides with the asymmetric one without a
+    /// clover term).
+    pub fn even_odd(
+        self,
+        backend: &'a B,
+        kappa: f64,
+        parity: Parity,
+        symmetric: bool,
+        precision: Precision,
+    ) -> Result<Box<dyn DiracOperator<B> + 'a>> {
+        Ok(match self.clover {
+            None => Box::new(wilson::WilsonEvenOdd::new(
+                backend, self.gauge, kappa, parity, precision,
+            )?),
+            Some(c) => Box::new(clover::CloverEvenOdd::new(
+                backend, self.gauge, c, kappa, parity, symmetric, precision,
+            )?),
+        })
+    }
+}
 
 /// A Dirac matrix with its adjoint: what CGNR needs.
 pub trait DiracOperator<B: Backend> {

@@ -28,6 +28,7 @@ use crate::api::multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult
 use crate::api::params::{InvertParams, MassNormalization, SolveType, SolverType};
 use crate::backend::Backend;
 use crate::dirac::wilson::WilsonFull;
+use crate::dirac::WilsonFields;
 use crate::dirac::{Direct, LinearOperator, Shifted};
 use crate::error::{Error, Result};
 use crate::field::HostSpinor;
@@ -243,7 +244,11 @@ fn by_sequence<B: Backend>(
             use_initial_guess: true,
             ..*params
         };
-        let r = invert_on_device(backend, gauge, gauge_sloppy, &p, &b, &mut x[i], monitor)?;
+        let (f, fs) = (
+            WilsonFields::wilson(gauge),
+            WilsonFields::wilson(gauge_sloppy),
+        );
+        let r = invert_on_device(backend, f, fs, &p, &b, &mut x[i], monitor)?;
         iterations += r.iterations;
         reliable += r.reliable_updates;
         gflop += r.gflops * r.seconds;

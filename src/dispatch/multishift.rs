@@ -16,7 +16,7 @@ use super::{dirac, system_of, System};
 use crate::api::multi::{MultiResult, ShiftResult};
 use crate::api::params::{InvertParams, MassNormalization};
 use crate::backend::Backend;
-use crate::dirac::{LinearOperator, Normal, Shifted};
+use crate::dirac::{LinearOperator, Normal, Shifted, WilsonFields};
 use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::Subset;
@@ -27,19 +27,19 @@ use crate::solver::Monitor;
 pub fn system_subset(params: &InvertParams) -> Subset {
     match system_of(params) {
         System::Full => Subset::Full,
-        System::EvenOdd(p) => Subset::Single(p),
+        System::EvenOdd(p, _) => Subset::Single(p),
     }
 }
 
 /// `M_c = M_κ / scale`: the caller's normalization of the iterated Dirac
 /// matrix.
-fn operator_scale(params: &InvertParams, system: System) -> f64 {
+pub(crate) fn operator_scale(params: &InvertParams, system: System) -> f64 {
     let k2 = 2.0 * params.kappa;
     match (system, params.mass_normalization) {
         (_, MassNormalization::Kappa) => 1.0,
         (System::Full, _) => k2,
-        (System::EvenOdd(_), MassNormalization::Mass) => k2 * k2,
-        (System::EvenOdd(_), MassNormalization::AsymmetricMass) => k2,
+        (System::EvenOdd(..), MassNormalization::Mass) => k2 * k2,
+        (System::EvenOdd(..), MassNormalization::AsymmetricMass) => k2,
     }
 }
 
@@ -48,8 +48,8 @@ fn operator_scale(params: &InvertParams, system: System) -> f64 {
 #[allow(clippy::too_many_arguments)]
 pub fn invert_multishift<B: Backend>(
     backend: &B,
-    gauge: &B::Gauge,
-    gauge_sloppy: &B::Gauge,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
     params: &InvertParams,
     shifts: &[f64],
     tols: &[f64],
@@ -72,7 +72,7 @@ pub fn invert_multishift<B: Backend>(
     if s2 != 1.0 {
         backend.ax(s2, &mut b)?;
     }
-    let mut a = Normal::new(backend, dirac(backend, gauge, params.kappa, hi, system)?)?;
+    let mut a = Normal::new(backend, dirac(backend, fields, params.kappa, hi, system)?)?;
     let flops = a.flops();
     let mut x = (0..shifts.len())
         .map(|_| backend.alloc_spinor(&lat, sub, hi))
@@ -86,14 +86,14 @@ pub fn invert_multishift<B: Backend>(
         measure_phase1,
     };
     let stats = if lo == hi {
-        let mut a2 = Normal::new(backend, dirac(backend, gauge, params.kappa, hi, system)?)?;
+        let mut a2 = Normal::new(backend, dirac(backend, fields, params.kappa, hi, system)?)?;
         multishift_cg::solve(
             backend, &mut a, &mut a2, &internal, &mut x, &b, &mp, monitor,
         )?
     } else {
         let mut a_lo = Normal::new(
             backend,
-            dirac(backend, gauge_sloppy, params.kappa, lo, system)?,
+            dirac(backend, fields_sloppy, params.kappa, lo, system)?,
         )?;
         multishift_cg::solve(
             backend, &mut a, &mut a_lo, &internal, &mut x, &b, &mp, monitor,

@@ -83,6 +83,9 @@ pub const LATSOL_T_BOUNDARY_ANTIPERIODIC: latsol_t_boundary = 1;
 pub type latsol_dslash = i32;
 /// Wilson fermions.
 pub const LATSOL_DSLASH_WILSON: latsol_dslash = 0;
+/// Wilson-clover fermions, `M = A - kappa D` with a clover field `A`
+/// (`latsol_clover`; the `*_clover` entry points).
+pub const LATSOL_DSLASH_CLOVER_WILSON: latsol_dslash = 1;
 
 /// How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
 pub type latsol_mass_normalization = i32;
@@ -160,6 +163,16 @@ pub const LATSOL_OP_MDAG: latsol_operator = 1;
 pub const LATSOL_OP_MDAG_M: latsol_operator = 2;
 /// The hopping term `D` alone (full lattice, same boundary condition).
 pub const LATSOL_OP_DSLASH: latsol_operator = 3;
+/// The even-odd operator of `matpc` (symmetric or asymmetric; Wilson has
+/// one form), on single-parity fields (V/2*24 reals) of its parity, in the
+/// chosen normalization.
+pub const LATSOL_OP_MPC: latsol_operator = 4;
+/// Its adjoint, on single-parity fields.
+pub const LATSOL_OP_MPC_DAG: latsol_operator = 5;
+/// The clover term `A` alone, full fields (Wilson-clover only).
+pub const LATSOL_OP_CLOVER: latsol_operator = 6;
+/// The clover term's inverse `A^-1`, full fields (Wilson-clover only).
+pub const LATSOL_OP_CLOVER_INV: latsol_operator = 7;
 
 /// How `latsol_invert_multimass` solves `M(kappa_i) x_i = b`.
 pub type latsol_multimass_policy = i32;
@@ -364,11 +377,18 @@ pub(crate) static T_BOUNDARY: CEnum<TBoundary> = CEnum {
 
 pub(crate) static DSLASH: CEnum<DslashType> = CEnum {
     type_name: "latsol_dslash",
-    variants: &[(
-        "LATSOL_DSLASH_WILSON",
-        LATSOL_DSLASH_WILSON,
-        DslashType::Wilson,
-    )],
+    variants: &[
+        (
+            "LATSOL_DSLASH_WILSON",
+            LATSOL_DSLASH_WILSON,
+            DslashType::Wilson,
+        ),
+        (
+            "LATSOL_DSLASH_CLOVER_WILSON",
+            LATSOL_DSLASH_CLOVER_WILSON,
+            DslashType::CloverWilson,
+        ),
+    ],
 };
 
 pub(crate) static MASS_NORMALIZATION: CEnum<MassNormalization> = CEnum {
@@ -513,6 +533,14 @@ pub(crate) static OPERATOR: CEnum<OperatorKind> = CEnum {
         ("LATSOL_OP_MDAG", LATSOL_OP_MDAG, OperatorKind::MDag),
         ("LATSOL_OP_MDAG_M", LATSOL_OP_MDAG_M, OperatorKind::MDagM),
         ("LATSOL_OP_DSLASH", LATSOL_OP_DSLASH, OperatorKind::Dslash),
+        ("LATSOL_OP_MPC", LATSOL_OP_MPC, OperatorKind::MPc),
+        ("LATSOL_OP_MPC_DAG", LATSOL_OP_MPC_DAG, OperatorKind::MPcDag),
+        ("LATSOL_OP_CLOVER", LATSOL_OP_CLOVER, OperatorKind::Clover),
+        (
+            "LATSOL_OP_CLOVER_INV",
+            LATSOL_OP_CLOVER_INV,
+            OperatorKind::CloverInverse,
+        ),
     ],
 };
 

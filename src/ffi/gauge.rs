@@ -191,40 +191,53 @@ pub unsafe extern "C" fn latsol_gauge_load(
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
         boundary::check_ptr(gauge.cast_const(), "gauge")?;
         let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        // The lattice checks the dims before they size any slice.
-        let volume = Lattice::new(params.dims)?.volume();
-        let loaded = match params.order {
-            GaugeOrder::Qdp => {
-                let table = host_gauge.cast::<*const c_void>();
-                boundary::check_ptr(table, "host_gauge")?;
-                let mut arrays = [HostReals::F64(&[]); 4];
-                for (mu, array) in arrays.iter_mut().enumerate() {
-                    let p = unsafe { table.add(mu).read() };
-                    *array = unsafe {
-                        boundary::host_reals(
-                            p,
-                            volume * LINK_REALS,
-                            host,
-                            &format!("host_gauge[{mu}]"),
-                        )?
-                    };
-                }
-                context.load_gauge(&params, &HostGauge::Qdp(arrays))?
-            }
-            GaugeOrder::Milc | GaugeOrder::CpsWilson => {
-                let array = unsafe {
-                    boundary::host_reals(host_gauge, volume * 4 * LINK_REALS, host, "host_gauge")?
-                };
-                let host = if params.order == GaugeOrder::Milc {
-                    HostGauge::Milc(array)
-                } else {
-                    HostGauge::CpsWilson(array)
-                };
-                context.load_gauge(&params, &host)?
-            }
-        };
+        let links = unsafe { host_gauge_arrays(&params, host, host_gauge)? };
+        let loaded = context.load_gauge(&params, &links)?;
         unsafe { gauge.write(boundary::into_handle::<latsol_gauge>(loaded)) };
         Ok(())
+    })
+}
+
+/// The caller's gauge arrays as `params` describe them (order, dims) in
+/// the host precision `host`.
+///
+/// # Safety
+/// `host_gauge` is NULL or valid for what `latsol_gauge_load` documents.
+pub(crate) unsafe fn host_gauge_arrays<'a>(
+    params: &GaugeParams,
+    host: HostPrecision,
+    host_gauge: *const c_void,
+) -> Result<HostGauge<'a>> {
+    // The lattice checks the dims before they size any slice.
+    let volume = Lattice::new(params.dims)?.volume();
+    Ok(match params.order {
+        GaugeOrder::Qdp => {
+            let table = host_gauge.cast::<*const c_void>();
+            boundary::check_ptr(table, "host_gauge")?;
+            let mut arrays = [HostReals::F64(&[]); 4];
+            for (mu, array) in arrays.iter_mut().enumerate() {
+                let p = unsafe { table.add(mu).read() };
+                *array = unsafe {
+                    boundary::host_reals(
+                        p,
+                        volume * LINK_REALS,
+                        host,
+                        &format!("host_gauge[{mu}]"),
+                    )?
+                };
+            }
+            HostGauge::Qdp(arrays)
+        }
+        GaugeOrder::Milc | GaugeOrder::CpsWilson => {
+            let array = unsafe {
+                boundary::host_reals(host_gauge, volume * 4 * LINK_REALS, host, "host_gauge")?
+            };
+            if params.order == GaugeOrder::Milc {
+                HostGauge::Milc(array)
+            } else {
+                HostGauge::CpsWilson(array)
+            }
+        }
     })
 }
 

@@ -17,7 +17,7 @@ use super::enums::{
 };
 use super::gauge::latsol_gauge;
 use super::status::latsol_status;
-use crate::api::{InvertParams, InvertResult};
+use crate::api::{InvertParams, InvertResult, OperatorFields};
 use crate::error::{Error, Result};
 
 /// Reals per site of a Wilson spinor (4 spins x 3 colours, complex).
@@ -285,46 +285,65 @@ pub unsafe extern "C" fn latsol_invert(
     result: *mut latsol_invert_result,
 ) -> latsol_status {
     call("latsol_invert", || {
-        let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
         let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        // Checked before the solve, so a bad result struct costs nothing
-        // and leaves the solution untouched.
-        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-        let len = gauge.lattice().volume() * SPINOR_REALS;
-        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-        boundary::check_disjoint(
-            (source, "source"),
-            (solution.cast_const(), "solution"),
-            len,
-            host,
-        )?;
-        let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
-        let r = context.invert(gauge, &params, source_reals, solution_reals)?;
-        unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
-        if !r.converged {
-            return Err(Error::NotConverged(format!(
-                "{} iterations (maxiter = {}), true residual {:.3e} > tol = {:.1e}; the best \
-                 solution was written",
-                r.iterations, params.maxiter, r.true_residual, params.tol
-            )));
-        }
-        Ok(())
+        unsafe { invert_on(ctx, gauge.into(), param, solution, source, result) }
     })
 }
 
-/// Applies an operator to a full field: `out = op in`, with the
-/// operator of `param` (dslash, kappa, mass_normalization) on `gauge`, in
-/// the caller's order, basis and host precision. `LATSOL_OP_M`, `_MDAG`,
-/// `_MDAG_M`, or `_DSLASH` (the hopping term D of `M = 1 - kappa D`).
-/// `out` and `in` are full fields of V*24 reals, separate arrays. The
-/// solver fields of `param` are not used.
-///
-/// Errors: as `latsol_invert`, plus an unknown `op` (INVALID_ARGUMENT). On
-/// any error `out` is untouched.
+/// The body of `latsol_invert` and `latsol_invert_clover` once the
+/// operator's handles are borrowed.
 ///
 /// # Safety
-/// As `latsol_invert`; `out` and `in` are NULL or point to V*24 reals.
+/// As `latsol_invert`.
+pub(crate) unsafe fn invert_on(
+    ctx: *mut latsol_context,
+    fields: OperatorFields,
+    param: *const latsol_invert_param,
+    solution: *mut c_void,
+    source: *const c_void,
+    result: *mut latsol_invert_result,
+) -> Result<()> {
+    let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
+    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+    // Checked before the solve, so a bad result struct costs nothing
+    // and leaves the solution untouched.
+    let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+    let len = fields.gauge.lattice().volume() * SPINOR_REALS;
+    let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+    boundary::check_disjoint(
+        (source, "source"),
+        (solution.cast_const(), "solution"),
+        len,
+        host,
+    )?;
+    let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
+    let r = context.invert(fields, &params, source_reals, solution_reals)?;
+    unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
+    if !r.converged {
+        return Err(Error::NotConverged(format!(
+            "{} iterations (maxiter = {}), true residual {:.3e} > tol = {:.1e}; the best \
+             solution was written",
+            r.iterations, params.maxiter, r.true_residual, params.tol
+        )));
+    }
+    Ok(())
+}
+
+/// Applies an operator: `out = op in`, with the operator of `param`
+/// (dslash, kappa, mass_normalization, matpc) on `gauge`, in the caller's
+/// order, basis and host precision. `LATSOL_OP_M`, `_MDAG`, `_MDAG_M`,
+/// `_DSLASH` (the hopping term D of `M = 1 - kappa D`) on full fields of
+/// V*24 reals; `_MPC`, `_MPC_DAG` (the even-odd operator of `matpc`) on
+/// single-parity fields of (V/2)*24 reals of the `matpc` parity. `out` and
+/// `in` are separate arrays. The solver fields of `param` are not used.
+///
+/// Errors: as `latsol_invert`, plus an unknown `op`, or a clover operator
+/// without a clover field (INVALID_ARGUMENT). On any error `out` is
+/// untouched.
+///
+/// # Safety
+/// As `latsol_invert`; `out` and `in` are NULL or point to as many reals
+/// as `op` needs.
 #[no_mangle]
 pub unsafe extern "C" fn latsol_apply(
     ctx: *mut latsol_context,
@@ -335,14 +354,30 @@ pub unsafe extern "C" fn latsol_apply(
     r#in: *const c_void,
 ) -> latsol_status {
     call("latsol_apply", || {
-        let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
         let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let op = OPERATOR.decode(op, "op")?;
-        let len = gauge.lattice().volume() * SPINOR_REALS;
-        let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
-        boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
-        let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
-        context.apply(gauge, &params, op, input, output)
+        unsafe { apply_on(ctx, gauge.into(), param, op, out, r#in) }
     })
+}
+
+/// The body of `latsol_apply` and `latsol_apply_clover`.
+///
+/// # Safety
+/// As `latsol_apply`.
+pub(crate) unsafe fn apply_on(
+    ctx: *mut latsol_context,
+    fields: OperatorFields,
+    param: *const latsol_invert_param,
+    op: latsol_operator,
+    out: *mut c_void,
+    r#in: *const c_void,
+) -> Result<()> {
+    let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
+    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+    let op = OPERATOR.decode(op, "op")?;
+    let sub = crate::dispatch::apply_subset(&params, op, fields.clover.is_some())?;
+    let len = fields.gauge.lattice().sites(sub) * SPINOR_REALS;
+    let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
+    boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
+    let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
+    context.apply(fields, &params, op, input, output)
 }

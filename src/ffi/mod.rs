@@ -14,7 +14,7 @@
 //!   behaviour) and their checked conversions.
 //! - `boundary`: the call guard, versioned structs (`struct_size`), checked
 //!   handles and host arrays.
-//! - `context`, `gauge`, `invert`, `multishift`: the entry points.
+//! - `context`, `gauge`, `invert`, `multishift`, `clover`: the entry points.
 //!
 //! `include/latsol.h` is generated from these files by cbindgen
 //! (`cbindgen.toml`; `tests/ffi_header.rs` fails if it is stale). The doc
@@ -30,7 +30,10 @@ pub mod gauge;
 pub mod invert;
 pub mod multishift;
 pub mod status;
+// After the Wilson entry points, so the header keeps its order.
+pub mod clover;
 
+pub use clover::*;
 pub use context::*;
 pub use enums::*;
 pub use gauge::*;

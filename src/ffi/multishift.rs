@@ -12,6 +12,7 @@ use super::enums::{latsol_multimass_policy, to_c_count, MULTIMASS_POLICY};
 use super::gauge::latsol_gauge;
 use super::invert::latsol_invert_param;
 use super::status::latsol_status;
+use crate::api::OperatorFields;
 use crate::api::{MultiResult, MAX_SHIFTS};
 use crate::dispatch::multishift::system_subset;
 use crate::error::{Error, Result};
@@ -243,35 +244,63 @@ pub unsafe extern "C" fn latsol_invert_multishift(
     result: *mut latsol_multishift_result,
 ) -> latsol_status {
     call("latsol_invert_multishift", || {
-        let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
         let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let (shifts, tols) = unsafe {
-            read_systems(
-                num_shifts,
-                shifts,
-                tol_shifts,
-                ("num_shifts", "shifts", "tol_shifts"),
-            )?
-        };
-        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-        let len = gauge.lattice().sites(system_subset(&params)) * 24;
-        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-        let outs =
-            unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
-        let mixed = params.precision_sloppy != params.precision;
-        let r = context.invert_multishift(
-            gauge,
-            &params,
-            &shifts,
-            tols.as_deref(),
-            source_reals,
-            outs,
-            mixed,
-        )?;
-        unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
-        not_converged(&r, params.maxiter)
+        unsafe {
+            multishift_on(
+                ctx,
+                gauge.into(),
+                param,
+                (num_shifts, shifts, tol_shifts),
+                solutions,
+                source,
+                result,
+            )
+        }
     })
+}
+
+/// The body of `latsol_invert_multishift` and
+/// `latsol_invert_multishift_clover`; `systems` is `(num_shifts, shifts,
+/// tol_shifts)`.
+///
+/// # Safety
+/// As `latsol_invert_multishift`.
+pub(crate) unsafe fn multishift_on(
+    ctx: *mut latsol_context,
+    fields: OperatorFields,
+    param: *const latsol_invert_param,
+    systems: (i32, *const f64, *const f64),
+    solutions: *mut *mut c_void,
+    source: *const c_void,
+    result: *mut latsol_multishift_result,
+) -> Result<()> {
+    let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
+    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+    let (num_shifts, shifts, tol_shifts) = systems;
+    let (shifts, tols) = unsafe {
+        read_systems(
+            num_shifts,
+            shifts,
+            tol_shifts,
+            ("num_shifts", "shifts", "tol_shifts"),
+        )?
+    };
+    let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+    let len = fields.gauge.lattice().sites(system_subset(&params)) * 24;
+    let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+    let outs = unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
+    let mixed = params.precision_sloppy != params.precision;
+    let r = context.invert_multishift(
+        fields,
+        &params,
+        &shifts,
+        tols.as_deref(),
+        source_reals,
+        outs,
+        mixed,
+    )?;
+    unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
+    not_converged(&r, params.maxiter)
 }
 
 /// Solves `M(kappas[i]) x_i = b` for `num_masses` Wilson hopping

@@ -17,7 +17,9 @@ use num_complex::Complex64 as C64;
 pub(crate) use storage::Fixed;
 pub use storage::{Data, Sites, SitesMut};
 
-use super::{Backend, GaugeStorage, SpinorField};
+use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField};
+use crate::clover::storage::{CloverData, CloverFormat};
+use crate::clover::CloverField;
 use crate::error::{Error, Result};
 use crate::field::{GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -76,6 +78,35 @@ impl CpuGauge {
     /// Whether the unit T links of temporal gauge are left out.
     pub fn temporal_gauge(&self) -> bool {
         self.links.temporal_gauge()
+    }
+}
+
+/// A clover field and its inverse in CPU memory, stored for spinors of
+/// one format (`clover::storage`).
+#[derive(Debug, Clone)]
+pub struct CpuClover {
+    lattice: Arc<Lattice>,
+    precision: Precision,
+    direct: CloverData,
+    inverse: CloverData,
+}
+
+impl CloverStorage for CpuClover {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn precision(&self) -> Precision {
+        self.precision
+    }
+}
+
+impl CpuClover {
+    fn data(&self, inverse: bool) -> &CloverData {
+        if inverse {
+            &self.inverse
+        } else {
+            &self.direct
+        }
     }
 }
 
@@ -170,6 +201,7 @@ fn caxpy_site(a: C64, x: &Site, y: &mut Site) {
 impl Backend for CpuBackend {
     type Spinor = CpuSpinor;
     type Gauge = CpuGauge;
+    type Clover = CpuClover;
 
     fn name(&self) -> &'static str {
         "cpu"
@@ -439,35 +471,79 @@ impl Backend for CpuBackend {
         a: f64,
         x: Option<&CpuSpinor>,
     ) -> Result<()> {
-        let lat = gauge.lattice.clone();
-        if out.lattice != lat || inp.lattice != lat || x.is_some_and(|x| x.lattice != lat) {
+        self.dslash_with(out, parity, gauge, inp, dagger, a, x, None)
+    }
+
+    fn upload_clover(
+        &self,
+        clover: &CloverField,
+        inverse: &CloverField,
+        precision: Precision,
+    ) -> Result<CpuClover> {
+        let format = CloverFormat::for_spinors(precision);
+        let (direct, inverse) = self.pool.install(|| {
+            (
+                CloverData::new(clover, format),
+                CloverData::new(inverse, format),
+            )
+        });
+        Ok(CpuClover {
+            lattice: clover.lattice().clone(),
+            precision,
+            direct,
+            inverse,
+        })
+    }
+
+    fn clover(
+        &self,
+        out: &mut CpuSpinor,
+        parity: Parity,
+        clover: &CpuClover,
+        inp: &CpuSpinor,
+        inverse: bool,
+    ) -> Result<()> {
+        let lat = clover.lattice.clone();
+        if out.lattice != lat || inp.lattice != lat {
             return Err(Error::Internal(
-                "dslash: fields on different lattices".into(),
+                "clover: fields on different lattices".into(),
             ));
         }
         let vh = lat.half_volume();
+        let iv = inp
+            .data
+            .view(parity_start(inp.subset, parity, vh, "the input")?, vh);
         let o0 = parity_start(out.subset, parity, vh, "the output")?;
-        let i0 = parity_start(inp.subset, parity.other(), vh, "the input")?;
-        let xv = match x {
-            Some(x) => Some(x.data.view(parity_start(x.subset, parity, vh, "x")?, vh)),
-            None => None,
-        };
-        let iv = inp.data.view(i0, vh);
         let ov = out.data.view_mut(o0, vh);
-        self.pool.install(|| {
-            wilson::dslash(
-                &lat,
-                parity,
-                &gauge.links,
-                gauge.t_sign,
-                ov,
-                iv,
-                xv,
-                dagger,
-                a,
-            )
-        });
+        let c = clover.data(inverse);
+        self.pool.install(|| wilson::clover(parity, vh, c, ov, iv));
         Ok(())
+    }
+
+    fn wilson_clover_dslash(
+        &self,
+        out: &mut CpuSpinor,
+        parity: Parity,
+        gauge: &CpuGauge,
+        clover: &CpuClover,
+        inp: &CpuSpinor,
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&CpuSpinor>,
+    ) -> Result<()> {
+        if clover.lattice != gauge.lattice {
+            return Err(Error::Internal(
+                "clover dslash: a clover field of another lattice".into(),
+            ));
+        }
+        if form == CloverForm::DirectOnX && x.is_none() {
+            return Err(Error::Internal(
+                "clover dslash: the form A x + a D in needs x".into(),
+            ));
+        }
+        let c = clover.data(form == CloverForm::InverseOnHopping);
+        self.dslash_with(out, parity, gauge, inp, dagger, a, x, Some((c, form)))
     }
 
     fn gamma5(&self, out: &mut CpuSpinor, inp: &CpuSpinor) -> Result<()> {
@@ -490,6 +566,55 @@ impl Backend for CpuBackend {
         let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
         let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)
+    }
+}
+
+impl CpuBackend {
+    /// The hopping term of `wilson_dslash`, with the clover epilogue of
+    /// `wilson_clover_dslash` when `clover` is given.
+    #[allow(clippy::too_many_arguments)]
+    fn dslash_with(
+        &self,
+        out: &mut CpuSpinor,
+        parity: Parity,
+        gauge: &CpuGauge,
+        inp: &CpuSpinor,
+        dagger: bool,
+        a: f64,
+        x: Option<&CpuSpinor>,
+        clover: Option<(&CloverData, CloverForm)>,
+    ) -> Result<()> {
+        let lat = gauge.lattice.clone();
+        if out.lattice != lat || inp.lattice != lat || x.is_some_and(|x| x.lattice != lat) {
+            return Err(Error::Internal(
+                "dslash: fields on different lattices".into(),
+            ));
+        }
+        let vh = lat.half_volume();
+        let o0 = parity_start(out.subset, parity, vh, "the output")?;
+        let i0 = parity_start(inp.subset, parity.other(), vh, "the input")?;
+        let xv = match x {
+            Some(x) => Some(x.data.view(parity_start(x.subset, parity, vh, "x")?, vh)),
+            None => None,
+        };
+        let iv = inp.data.view(i0, vh);
+        let ov = out.data.view_mut(o0, vh);
+        let links = &gauge.links;
+        self.pool.install(|| {
+            wilson::dslash(
+                &lat,
+                parity,
+                links,
+                gauge.t_sign,
+                ov,
+                iv,
+                xv,
+                dagger,
+                a,
+                clover,
+            )
+        });
+        Ok(())
     }
 }
 

@@ -13,6 +13,9 @@ use num_complex::Complex64 as C64;
 
 use super::links::Links;
 use super::storage::{Sites, SitesMut, SITE};
+use crate::backend::CloverForm;
+use crate::clover::chiral::apply_storage_site;
+use crate::clover::storage::CloverData;
 use crate::lattice::{Lattice, Parity};
 use crate::su3::ColorVector;
 
@@ -150,7 +153,9 @@ fn hop_direction<const MU: usize>(h: &Hop, cb: usize, f_fwd: f64, f_bwd: f64, ac
 }
 
 /// `out = a · D_{p,p̄} inp (+ x)`. `out`, `inp` and `x` are the parity
-/// halves (Vh sites each); `links` the whole field.
+/// halves (Vh sites each); `links` the whole field. With a clover field
+/// (stored numbers of A or A⁻¹, all sites), its `CloverForm` epilogue:
+/// `out = a · C D inp (+ x)` or `out = a · D inp + C x`.
 #[allow(clippy::too_many_arguments)]
 pub fn dslash(
     lat: &Lattice,
@@ -162,6 +167,7 @@ pub fn dslash(
     x: Option<Sites>,
     dagger: bool,
     a: f64,
+    clover: Option<(&CloverData, CloverForm)>,
 ) {
     let hop = Hop {
         lat,
@@ -173,11 +179,11 @@ pub fn dslash(
         t_last: lat.dims()[3] - 1,
         spatial_volume: lat.dims()[0] * lat.dims()[1] * lat.dims()[2],
     };
+    let site0 = p.index() * lat.half_volume();
     out.par_chunks(SITES_PER_TASK, |task, mut o| {
         for k in 0..o.sites() {
             let cb = task * SITES_PER_TASK + k;
             let d = hop_site(&hop, cb);
-            let xs = x.map(|x| x.load(cb));
             let mut v = [0.0; SITE];
             for (spin, row) in d.iter().enumerate() {
                 for (color, &c) in row.iter().enumerate() {
@@ -187,12 +193,34 @@ pub fn dslash(
                     v[i + 1] = z.im;
                 }
             }
+            let mut xs = x.map(|x| x.load(cb));
+            match clover {
+                None => {}
+                Some((c, CloverForm::InverseOnHopping)) => {
+                    v = apply_storage_site(&c.site(site0 + cb), &v);
+                }
+                Some((c, CloverForm::DirectOnX)) => {
+                    xs = xs.map(|xs| apply_storage_site(&c.site(site0 + cb), &xs));
+                }
+            }
             if let Some(xs) = xs {
                 for i in 0..SITE {
                     v[i] += xs[i];
                 }
             }
             o.store(k, &v);
+        }
+    });
+}
+
+/// `out = C inp` site by site on the parity-`p` halves, `C` the stored
+/// clover numbers (A or A⁻¹) of all sites.
+pub fn clover(p: Parity, vh: usize, c: &CloverData, out: SitesMut, inp: Sites) {
+    let site0 = p.index() * vh;
+    out.par_chunks(SITES_PER_TASK, |task, mut o| {
+        for k in 0..o.sites() {
+            let cb = task * SITES_PER_TASK + k;
+            o.store(k, &apply_storage_site(&c.site(site0 + cb), &inp.load(cb)));
         }
     });
 }

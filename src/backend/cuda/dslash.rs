@@ -29,6 +29,11 @@ pub struct DslashParams {
     pub vh: i32,
     pub stride: i32,
     pub gauge_stride: i32,
+    /// The clover forms only (`backend/cuda/clover.rs`); 0 otherwise.
+    pub clover: u64,
+    pub clover_norm: u64,
+    pub clover_stride: i32,
+    pub pad: i32,
 }
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
@@ -82,6 +87,27 @@ impl CudaBackend {
         a: f64,
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
+        let params = self.dslash_params(out, parity, gauge, inp, a, x)?;
+        // The output is never read: timing runs while tuning are harmless.
+        self.launch_tuned(
+            &kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some()),
+            gauge.lattice.half_volume(),
+            128,
+            &params,
+            None,
+        )
+    }
+
+    /// The checked arguments of a hopping-term kernel (no clover).
+    pub(crate) fn dslash_params(
+        &self,
+        out: &CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        inp: &CudaSpinor,
+        a: f64,
+        x: Option<&CudaSpinor>,
+    ) -> Result<DslashParams> {
         let lat = &gauge.lattice;
         let same = |f: &CudaSpinor| same_lattice(&f.lattice, lat);
         if !same(out) || !same(inp) || x.is_some_and(|x| !same(x)) {
@@ -133,15 +159,9 @@ impl CudaBackend {
             vh: vh as i32,
             stride: stride as i32,
             gauge_stride: gauge.stride as i32,
+            ..Default::default()
         };
-        // The output is never read: timing runs while tuning are harmless.
-        self.launch_tuned(
-            &kernel_name(prec, gauge.reconstruct, dagger, x.is_some()),
-            vh,
-            128,
-            &params,
-            None,
-        )
+        Ok(params)
     }
 }
 
@@ -152,7 +172,9 @@ mod tests {
     #[test]
     fn parameter_struct_matches_the_kernel() {
         // wilson_dslash.cuh static_asserts the same size.
-        assert_eq!(std::mem::size_of::<DslashParams>(), 88);
+        assert_eq!(std::mem::size_of::<DslashParams>(), 112);
+        assert_eq!(std::mem::offset_of!(DslashParams, clover), 88);
+        assert_eq!(std::mem::offset_of!(DslashParams, clover_stride), 104);
         assert_eq!(std::mem::offset_of!(DslashParams, a), 32);
         assert_eq!(std::mem::offset_of!(DslashParams, t_sign), 48);
         assert_eq!(std::mem::offset_of!(DslashParams, dims), 56);

@@ -16,6 +16,7 @@
 
 mod blas;
 mod cache;
+mod clover;
 mod dslash;
 #[cfg(test)]
 mod emulation;
@@ -32,7 +33,8 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError}
 use num_complex::Complex64 as C64;
 
 use super::cpu::{packed, Fixed};
-use super::{Backend, GaugeStorage, SpinorField};
+use super::{Backend, CloverForm, GaugeStorage, SpinorField};
+use crate::clover::CloverField;
 use crate::error::{Error, Result};
 use crate::field::{GaugeField, HostSpinor, SPINOR_REALS};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -41,6 +43,7 @@ use crate::precision::{Precision, Reconstruct, TBoundary};
 pub use modules::ModuleReport;
 
 use blas::Out;
+pub use clover::CudaClover;
 use layout::{SoaShape, LINK_REALS};
 use modules::Kernel;
 
@@ -521,6 +524,7 @@ fn check_same(what: &str, a: &CudaSpinor, b: &CudaSpinor) -> Result<()> {
 impl Backend for CudaBackend {
     type Spinor = CudaSpinor;
     type Gauge = CudaGauge;
+    type Clover = CudaClover;
 
     fn name(&self) -> &'static str {
         "cuda"
@@ -838,6 +842,41 @@ impl Backend for CudaBackend {
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
         self.dslash_impl(out, parity, gauge, inp, dagger, a, x)
+    }
+
+    fn upload_clover(
+        &self,
+        clover: &CloverField,
+        inverse: &CloverField,
+        precision: Precision,
+    ) -> Result<CudaClover> {
+        self.upload_clover_impl(clover, inverse, precision)
+    }
+
+    fn clover(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        inverse: bool,
+    ) -> Result<()> {
+        self.clover_impl(out, parity, clover, inp, inverse)
+    }
+
+    fn wilson_clover_dslash(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&CudaSpinor>,
+    ) -> Result<()> {
+        self.clover_dslash_impl(out, parity, gauge, clover, inp, dagger, a, form, x)
     }
 
     fn gamma5(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {

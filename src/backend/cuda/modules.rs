@@ -26,6 +26,7 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../../../kernels/wilson_dslash.cuh"),
     ),
     ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
+    ("clover.cuh", include_str!("../../../kernels/clover.cuh")),
 ];
 
 /// The options file shared with CI.
@@ -72,6 +73,36 @@ pub const SOURCES: &[Source] = &[
         name: "wilson_dslash_p30",
         text: include_str!("../../../kernels/wilson_dslash_p30.cu"),
         kernels: || super::dslash::kernel_names(Precision::Packed30),
+    },
+    Source {
+        name: "wilson_clover_f64",
+        text: include_str!("../../../kernels/wilson_clover_f64.cu"),
+        kernels: || super::clover::kernel_names(Precision::Double),
+    },
+    Source {
+        name: "wilson_clover_f32",
+        text: include_str!("../../../kernels/wilson_clover_f32.cu"),
+        kernels: || super::clover::kernel_names(Precision::Single),
+    },
+    Source {
+        name: "wilson_clover_f16",
+        text: include_str!("../../../kernels/wilson_clover_f16.cu"),
+        kernels: || super::clover::kernel_names(Precision::Half),
+    },
+    Source {
+        name: "wilson_clover_f8",
+        text: include_str!("../../../kernels/wilson_clover_f8.cu"),
+        kernels: || super::clover::kernel_names(Precision::Quarter),
+    },
+    Source {
+        name: "wilson_clover_p20",
+        text: include_str!("../../../kernels/wilson_clover_p20.cu"),
+        kernels: || super::clover::kernel_names(Precision::Packed20),
+    },
+    Source {
+        name: "wilson_clover_p30",
+        text: include_str!("../../../kernels/wilson_clover_p30.cu"),
+        kernels: || super::clover::kernel_names(Precision::Packed30),
     },
     Source {
         name: "blas_f64",

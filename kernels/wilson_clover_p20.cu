@@ -1,0 +1,9 @@
+// wilson_clover_p20.cu: the Wilson-clover hopping term (wilson_dslash.cuh with
+// the clover epilogue of clover.cuh) on packed 20-bit spinors with 16-bit links and clover; reconstruct 18, 12 and 8, and
+// the site-local clover kernel.
+#include "wilson_dslash.cuh"
+
+LATSOL_CLOVER_FORMS(wilson_clover_p20_r18, packed20, short, 18, short)
+LATSOL_CLOVER_FORMS(wilson_clover_p20_r12, packed20, short, 12, short)
+LATSOL_CLOVER_FORMS(wilson_clover_p20_r8, packed20, short, 8, short)
+LATSOL_CLOVER_SITE(clover_site_p20, packed20, short)

@@ -1,0 +1,207 @@
+//! `Clover`: a clover field (the site term `A` of the Wilson-clover
+//! operator, with its inverse) loaded from the host in QUDA's packed order
+//! or computed from a gauge field and c_SW, checked, inverted and stored
+//! on its context's backend for the precise and sloppy precisions.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::context::{Context, ContextInner};
+use super::gauge::Gauge;
+use super::params::Verbosity;
+use crate::clover::{self, CloverField};
+use crate::error::{Error, Result};
+use crate::lattice::Lattice;
+use crate::layout::{self, HostGauge, HostReals};
+use crate::precision::Precision;
+
+/// Where a clover field comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum CloverSource<'a> {
+    /// QUDA's packed order (72 reals per site, even-odd sites, DeGrand–
+    /// Rossi chiral blocks), optionally with the caller's inverse in the
+    /// same order (checked against the field, then used as given).
+    Packed {
+        clover: HostReals<'a>,
+        inverse: Option<HostReals<'a>>,
+    },
+    /// From the gauge field: `A = 1 − κ c_SW Σ_{μ<ν} ½[γ_μ, γ_ν] F_μν`
+    /// (`clover::compute`). The library keeps no host copy of a loaded
+    /// gauge field, so the caller passes its links again, in the order
+    /// and precision it loaded them with; they are checked against the
+    /// loaded field's plaquette.
+    Computed {
+        c_sw: f64,
+        kappa: f64,
+        links: HostGauge<'a>,
+    },
+}
+
+/// How a clover field is stored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CloverParams {
+    /// The spinor precision of the solves that use it (double or single).
+    pub precision: Precision,
+    /// The sloppy spinor precision (mixed-precision solves).
+    pub precision_sloppy: Precision,
+}
+
+impl Default for CloverParams {
+    fn default() -> Self {
+        CloverParams {
+            precision: Precision::Double,
+            precision_sloppy: Precision::Double,
+        }
+    }
+}
+
+/// A clover field loaded into a context, for the lattice of a gauge field.
+pub struct Clover {
+    context: Arc<ContextInner>,
+    params: CloverParams,
+    lattice: Arc<Lattice>,
+    storage: Box<dyn Any + Send + Sync>,
+    sloppy: Option<Box<dyn Any + Send + Sync>>,
+}
+
+/// Largest accepted `|A A⁻¹ − 1|` entry for a caller's inverse, by the
+/// host precision of the arrays (a few units of its roundoff times the
+/// condition of a clover block, which is O(1–10) in practice).
+fn inverse_tolerance(host: &HostReals) -> f64 {
+    match host {
+        HostReals::F64(_) => 1e-10,
+        HostReals::F32(_) => 1e-4,
+    }
+}
+
+impl Clover {
+    pub(crate) fn load(
+        ctx: &Context,
+        gauge: &Gauge,
+        params: &CloverParams,
+        source: CloverSource,
+    ) -> Result<Clover> {
+        if !Arc::ptr_eq(gauge.context(), &ctx.inner) {
+            return Err(Error::InvalidHandle(
+                "gauge: the field was loaded into another context".into(),
+            ));
+        }
+        for (name, p) in [
+            ("precision", params.precision),
+            ("precision_sloppy", params.precision_sloppy),
+        ] {
+            if name == "precision" && p.is_sloppy_only() {
+                return Err(Error::InvalidArgument(format!(
+                    "clover precision = {p:?}: the precise field must be double or single"
+                )));
+            }
+        }
+        if params.precision_sloppy.epsilon() < params.precision.epsilon() {
+            return Err(Error::InvalidArgument(format!(
+                "clover precision_sloppy = {:?} is more precise than precision = {:?}",
+                params.precision_sloppy, params.precision
+            )));
+        }
+        let lattice = gauge.lattice().clone();
+        let (field, inverse) = match source {
+            CloverSource::Packed { clover, inverse } => {
+                let field = clover::packed::import(&lattice, clover, "clover")?;
+                let inverse = match inverse {
+                    Some(host) => {
+                        let inv = clover::packed::import(&lattice, host, "clover inverse")?;
+                        check_inverse(&field, &inv, inverse_tolerance(&host))?;
+                        inv
+                    }
+                    None => field.inverse()?,
+                };
+                (field, inverse)
+            }
+            CloverSource::Computed { c_sw, kappa, links } => {
+                if !(c_sw.is_finite() && c_sw >= 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "c_sw = {c_sw}: must be a finite number ≥ 0"
+                    )));
+                }
+                if !(kappa.is_finite() && kappa > 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "kappa = {kappa}: must be a positive number"
+                    )));
+                }
+                let host = layout::gauge::import(&lattice, &links)?;
+                let (p, q) = (host.plaquette()[0], gauge.plaquette()[0]);
+                if (p - q).abs() > 1e-6 * q.abs().max(1e-3) {
+                    return Err(Error::InvalidArgument(format!(
+                        "links: their plaquette {p:.10} is not the gauge field's {q:.10}; pass \
+                         the links the gauge field was loaded from"
+                    )));
+                }
+                let field = clover::compute::compute(&host, kappa * c_sw)?;
+                let inverse = field.inverse()?;
+                (field, inverse)
+            }
+        };
+        let storage = ctx
+            .inner
+            .upload_clover(&field, &inverse, params.precision)?;
+        let sloppy = if params.precision_sloppy != params.precision {
+            Some(
+                ctx.inner
+                    .upload_clover(&field, &inverse, params.precision_sloppy)?,
+            )
+        } else {
+            None
+        };
+        ctx.inner.log(
+            Verbosity::Verbose,
+            &format!("clover field {:?} loaded", lattice.dims()),
+        );
+        Ok(Clover {
+            context: ctx.inner.clone(),
+            params: *params,
+            lattice,
+            storage,
+            sloppy,
+        })
+    }
+
+    pub fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    pub fn params(&self) -> &CloverParams {
+        &self.params
+    }
+    pub(crate) fn context(&self) -> &Arc<ContextInner> {
+        &self.context
+    }
+    pub(crate) fn storage(&self) -> &(dyn Any + Send + Sync) {
+        self.storage.as_ref()
+    }
+    pub(crate) fn storage_sloppy(&self) -> &(dyn Any + Send + Sync) {
+        self.sloppy.as_deref().unwrap_or(self.storage.as_ref())
+    }
+}
+
+/// Refuses a caller's inverse that is not the inverse of the field.
+#[allow(clippy::needless_range_loop)] // dense 6×6 products
+fn check_inverse(field: &CloverField, inverse: &CloverField, tol: f64) -> Result<()> {
+    for (i, (a, b)) in field.sites().iter().zip(inverse.sites()).enumerate() {
+        for k in 0..2 {
+            let mut dev = 0.0f64;
+            for r in 0..6 {
+                for c in 0..6 {
+                    let z: num_complex::Complex64 = (0..6).map(|j| a[k][r][j] * b[k][j][c]).sum();
+                    let e = if r == c { 1.0 } else { 0.0 };
+                    dev = dev.max((z - e).norm());
+                }
+            }
+            if dev > tol {
+                return Err(Error::InvalidArgument(format!(
+                    "clover inverse: block {k} at x = {:?} is not the inverse of the clover \
+                     block (|A A⁻¹ − 1| = {dev:.3e} > {tol:.0e})",
+                    field.coords_of(i)
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! Host side of the clover term on the CUDA backend (`kernels/clover.cuh`
+//! and the clover forms of `kernels/wilson_dslash.cuh`): the clover field's
+//! device layout, the site-local kernel and the hopping term with the
+//! clover epilogue. The stored numbers are the CPU backend's
+//! (`clover::storage::CloverData`), so both backends apply the same field.
+
+use cudarc::driver::{CudaSlice, DeviceRepr};
+
+use super::blas::suffix;
+use super::dslash::{block_of, DslashParams};
+use super::layout::{padded_stride, to_soa, SoaShape};
+use super::{device_err, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
+use crate::backend::{CloverForm, CloverStorage, GaugeStorage, SpinorField};
+use crate::clover::storage::{CloverData, CloverFormat};
+use crate::clover::{CloverField, PACKED_REALS};
+use crate::error::{Error, Result};
+use crate::lattice::{Lattice, Parity};
+use crate::precision::{Precision, Reconstruct};
+use std::sync::Arc;
+
+/// One stored field (A or A⁻¹) on the device.
+#[derive(Debug)]
+struct DeviceClover {
+    values: super::DeviceData,
+    /// Two f32 norms per site (fixed point only).
+    norms: Option<CudaSlice<f32>>,
+}
+
+/// A clover field and its inverse in device memory.
+#[derive(Debug)]
+pub struct CudaClover {
+    lattice: Arc<Lattice>,
+    precision: Precision,
+    stride: usize,
+    direct: DeviceClover,
+    inverse: DeviceClover,
+}
+
+impl CloverStorage for CudaClover {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn precision(&self) -> Precision {
+        self.precision
+    }
+}
+
+/// Arguments of the site-local kernel (`struct CloverParams`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CloverParams {
+    pub out: u64,
+    pub inp: u64,
+    pub clover: u64,
+    pub norm: u64,
+    pub parity: i32,
+    pub vh: i32,
+    pub stride: i32,
+    pub clover_stride: i32,
+}
+// SAFETY: plain old data with the C layout of `CloverParams`.
+unsafe impl DeviceRepr for CloverParams {}
+
+/// Reals per vector load of a stored clover (double2 or four narrower).
+fn clover_vec(format: CloverFormat) -> usize {
+    if format == CloverFormat::Double {
+        2
+    } else {
+        4
+    }
+}
+
+/// The clover kernel's name for a format, reconstruction and form.
+pub fn kernel_name(
+    p: Precision,
+    r: Reconstruct,
+    dagger: bool,
+    form: CloverForm,
+    xpay: bool,
+) -> String {
+    let form = match (form, xpay) {
+        (CloverForm::InverseOnHopping, false) => "_inv",
+        (CloverForm::InverseOnHopping, true) => "_inv_xpay",
+        (CloverForm::DirectOnX, _) => "_dir",
+    };
+    format!(
+        "wilson_clover_{}_r{}{}{form}",
+        suffix(p),
+        r.reals(),
+        if dagger { "_dag" } else { "" }
+    )
+}
+
+/// Every kernel of `kernels/wilson_clover_<suffix(p)>.cu`.
+pub fn kernel_names(p: Precision) -> Vec<String> {
+    let mut v = vec![format!("clover_site_{}", suffix(p))];
+    for r in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
+        for dagger in [false, true] {
+            v.push(kernel_name(
+                p,
+                r,
+                dagger,
+                CloverForm::InverseOnHopping,
+                false,
+            ));
+            v.push(kernel_name(
+                p,
+                r,
+                dagger,
+                CloverForm::InverseOnHopping,
+                true,
+            ));
+            v.push(kernel_name(p, r, dagger, CloverForm::DirectOnX, true));
+        }
+    }
+    v
+}
+
+impl CudaBackend {
+    fn upload_clover_data(
+        &self,
+        data: &CloverData,
+        sites: usize,
+        stride: usize,
+    ) -> Result<DeviceClover> {
+        let vec = clover_vec(data.format());
+        let shape = SoaShape {
+            reals: PACKED_REALS,
+            vec,
+            sites,
+            stride,
+        };
+        let len = shape.block_len();
+        let what = "host-to-device copy of the clover field";
+        fn soa<T: Copy + Default + Send + Sync>(shape: SoaShape, v: &[T]) -> Vec<T> {
+            let mut out = vec![T::default(); shape.block_len()];
+            to_soa(shape, v, &mut out, |x| x);
+            out
+        }
+        let htod = |e| device_err(what)(e);
+        Ok(match data {
+            CloverData::F64(v) => {
+                let mut d = self
+                    .stream
+                    .alloc_zeros::<f64>(len)
+                    .map_err(device_err("device allocation"))?;
+                self.stream
+                    .memcpy_htod(&soa(shape, v), &mut d)
+                    .map_err(htod)?;
+                DeviceClover {
+                    values: super::DeviceData::F64(d),
+                    norms: None,
+                }
+            }
+            CloverData::F32(v) => {
+                let mut d = self
+                    .stream
+                    .alloc_zeros::<f32>(len)
+                    .map_err(device_err("device allocation"))?;
+                self.stream
+                    .memcpy_htod(&soa(shape, v), &mut d)
+                    .map_err(htod)?;
+                DeviceClover {
+                    values: super::DeviceData::F32(d),
+                    norms: None,
+                }
+            }
+            CloverData::Half { v, norm } => {
+                let mut d = self
+                    .stream
+                    .alloc_zeros::<i16>(len)
+                    .map_err(device_err("device allocation"))?;
+                self.stream
+                    .memcpy_htod(&soa(shape, v), &mut d)
+                    .map_err(htod)?;
+                DeviceClover {
+                    values: super::DeviceData::I16(d),
+                    norms: Some(self.upload_norms(norm)?),
+                }
+            }
+            CloverData::Quarter { v, norm } => {
+                let mut d = self
+                    .stream
+                    .alloc_zeros::<i8>(len)
+                    .map_err(device_err("device allocation"))?;
+                self.stream
+                    .memcpy_htod(&soa(shape, v), &mut d)
+                    .map_err(htod)?;
+                DeviceClover {
+                    values: super::DeviceData::I8(d),
+                    norms: Some(self.upload_norms(norm)?),
+                }
+            }
+        })
+    }
+
+    fn upload_norms(&self, norm: &[f32]) -> Result<CudaSlice<f32>> {
+        self.stream
+            .clone_htod(norm)
+            .map_err(device_err("host-to-device copy of the clover norms"))
+    }
+
+    pub(crate) fn upload_clover_impl(
+        &self,
+        clover: &CloverField,
+        inverse: &CloverField,
+        precision: Precision,
+    ) -> Result<CudaClover> {
+        let lat = clover.lattice().clone();
+        Self::check_lattice(&lat)?;
+        let format = CloverFormat::for_spinors(precision);
+        let sites = lat.volume();
+        let stride = padded_stride(sites);
+        let direct = self.upload_clover_data(&CloverData::new(clover, format), sites, stride)?;
+        let inverse = self.upload_clover_data(&CloverData::new(inverse, format), sites, stride)?;
+        Ok(CudaClover {
+            lattice: lat,
+            precision,
+            stride,
+            direct,
+            inverse,
+        })
+    }
+
+    fn clover_of<'c>(&self, c: &'c CudaClover, inverse: bool) -> (&'c DeviceClover, u64, u64) {
+        let d = if inverse { &c.inverse } else { &c.direct };
+        let norm = d.norms.as_ref().map_or(0, |n| {
+            use cudarc::driver::DevicePtr;
+            n.device_ptr(&self.stream).0
+        });
+        (d, d.values.ptr(&self.stream), norm)
+    }
+
+    fn check_clover(&self, c: &CudaClover, lat: &Arc<Lattice>, prec: Precision) -> Result<()> {
+        if !same_lattice(&c.lattice, lat) {
+            return Err(Error::Internal("clover: a field of another lattice".into()));
+        }
+        if CloverFormat::for_spinors(c.precision) != CloverFormat::for_spinors(prec) {
+            return Err(Error::Unsupported(format!(
+                "a clover field stored for {:?} spinors used with {prec:?} spinors",
+                c.precision
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn clover_impl(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        inverse: bool,
+    ) -> Result<()> {
+        let prec = out.precision();
+        if inp.precision() != prec
+            || !same_lattice(&inp.lattice, &out.lattice)
+            || inp.stride != out.stride
+        {
+            return Err(Error::Internal(
+                "clover: fields of different precisions, lattices or strides".into(),
+            ));
+        }
+        self.check_clover(clover, &out.lattice, prec)?;
+        let s = &self.stream;
+        let block_bytes = spinor_block_bytes(prec, out.stride) as u64;
+        let at = |f: &CudaSpinor, what: &str| -> Result<u64> {
+            Ok(f.data.ptr(s) + block_of(f.subset, parity, what)? as u64 * block_bytes)
+        };
+        let (_, c, norm) = self.clover_of(clover, inverse);
+        let vh = out.lattice.half_volume();
+        let params = CloverParams {
+            out: at(out, "the output")?,
+            inp: at(inp, "the input")?,
+            clover: c,
+            norm,
+            parity: parity.index() as i32,
+            vh: vh as i32,
+            stride: out.stride as i32,
+            clover_stride: clover.stride as i32,
+        };
+        self.launch_tuned(
+            &format!("clover_site_{}", suffix(prec)),
+            vh,
+            128,
+            &params,
+            None,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn clover_dslash_impl(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&CudaSpinor>,
+    ) -> Result<()> {
+        if form == CloverForm::DirectOnX && x.is_none() {
+            return Err(Error::Internal(
+                "clover dslash: the form A x + a D in needs x".into(),
+            ));
+        }
+        self.check_clover(clover, gauge.lattice(), out.precision())?;
+        let mut params: DslashParams = self.dslash_params(out, parity, gauge, inp, a, x)?;
+        let (_, c, norm) = self.clover_of(clover, form == CloverForm::InverseOnHopping);
+        params.clover = c;
+        params.clover_norm = norm;
+        params.clover_stride = clover.stride as i32;
+        let name = kernel_name(
+            out.precision(),
+            gauge.reconstruct(),
+            dagger,
+            form,
+            x.is_some(),
+        );
+        self.launch_tuned(&name, gauge.lattice().half_volume(), 128, &params, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_struct_matches_the_kernel() {
+        // clover.cuh static_asserts the same size.
+        assert_eq!(std::mem::size_of::<CloverParams>(), 48);
+        assert_eq!(std::mem::offset_of!(CloverParams, parity), 32);
+    }
+
+    #[test]
+    fn kernel_names_exist_in_the_sources() {
+        use crate::backend::cuda::modules::SOURCES;
+        let mut n = 0;
+        for src in SOURCES
+            .iter()
+            .filter(|s| s.name.starts_with("wilson_clover"))
+        {
+            for k in (src.kernels)() {
+                let found = if let Some(rest) = k.strip_prefix("clover_site_") {
+                    src.text
+                        .contains(&format!("LATSOL_CLOVER_SITE(clover_site_{rest},"))
+                } else {
+                    let prefix = [
+                        "_dag_inv_xpay",
+                        "_inv_xpay",
+                        "_dag_inv",
+                        "_inv",
+                        "_dag_dir",
+                        "_dir",
+                    ]
+                    .iter()
+                    .find_map(|f| k.strip_suffix(f))
+                    .unwrap();
+                    src.text.contains(&format!("LATSOL_CLOVER_FORMS({prefix},"))
+                };
+                assert!(found, "{k} in {}", src.name);
+                n += 1;
+            }
+        }
+        assert_eq!(
+            n,
+            6 * (1 + 3 * 6),
+            "6 formats, 3 reconstructions, 6 forms, 1 site kernel"
+        );
+    }
+}
