@@ -458,7 +458,7 @@ fn unknown_enum_values() {
     }
     // The operator of latsol_apply.
     let mut out = vec![SENTINEL; s.v * 24];
-    for bad in [-1, 4] {
+    for bad in [-1, 8] {
         let status = unsafe {
             latsol_apply(
                 s.ctx,

@@ -53,7 +53,7 @@ mod check {
     use cudarc::driver::sys::CUevent_flags;
     use latsol::backend::cpu::CpuBackend;
     use latsol::backend::cuda::CudaBackend;
-    use latsol::backend::{Backend, SpinorField};
+    use latsol::backend::{Backend, CloverForm, SpinorField};
     use latsol::dirac::wilson::WilsonEvenOdd;
     use latsol::dirac::{Direct, LinearOperator, Normal};
     use latsol::field::{GaugeField, HostSpinor};
@@ -548,6 +548,185 @@ mod check {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The clover kernels against the CPU backend: the site kernel (A and
+    /// A⁻¹) and the hopping term with each clover epilogue (A⁻¹ on the
+    /// hopping term, with and without xpay; A on the xpay field), both
+    /// parities, dagger, full and single-parity fields, every reconstruction;
+    /// outputs poisoned, the other parity of a full output left untouched.
+    fn check_clover<T: Backend>(pair: &Pair<T>, gauge: &GaugeField, rep: &mut Report) -> R<()> {
+        let (cpu, gpu, prec) = (pair.cpu, pair.gpu, pair.prec);
+        let lat = gauge.lattice();
+        let field = latsol::clover::compute::compute(gauge, 0.2).map_err(e)?;
+        let inverse = field.inverse().map_err(e)?;
+        let cc = cpu.upload_clover(&field, &inverse, prec).map_err(e)?;
+        let gc = gpu.upload_clover(&field, &inverse, prec).map_err(e)?;
+        for parity in [Parity::Even, Parity::Odd] {
+            for inv in [false, true] {
+                let (ci, gi) = pair.up(&random::spinor(lat, Subset::Full, 31))?;
+                let (mut co, mut go) = pair.up(&nan_field(lat, Subset::Full))?;
+                cpu.clover(&mut co, parity, &cc, &ci, inv).map_err(e)?;
+                gpu.clover(&mut go, parity, &gc, &gi, inv).map_err(e)?;
+                let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
+                let what = format!(
+                    "clover {prec:?} {parity:?}{}",
+                    if inv { " inverse" } else { "" }
+                );
+                rep.check(
+                    &what,
+                    rel(hg.parity_part(parity).data(), hc.parity_part(parity).data()),
+                    tolerance(prec),
+                );
+            }
+        }
+        let forms = [
+            (CloverForm::InverseOnHopping, false),
+            (CloverForm::InverseOnHopping, true),
+            (CloverForm::DirectOnX, true),
+        ];
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
+            let anti = TBoundary::AntiPeriodic;
+            let cg = cpu.upload_gauge(gauge, anti, prec, rec).map_err(e)?;
+            let gg = gpu.upload_gauge(gauge, anti, prec, rec).map_err(e)?;
+            for full in [true, false] {
+                for parity in [Parity::Even, Parity::Odd] {
+                    let (out_s, in_s) = if full {
+                        (Subset::Full, Subset::Full)
+                    } else {
+                        (Subset::Single(parity), Subset::Single(parity.other()))
+                    };
+                    let (ci, gi) = pair.up(&random::spinor(lat, in_s, 41))?;
+                    let (cx, gx) = pair.up(&random::spinor(lat, out_s, 42))?;
+                    for dagger in [false, true] {
+                        for (form, xpay) in forms {
+                            let (mut co, mut go) = pair.up(&nan_field(lat, out_s))?;
+                            let before = down(gpu, &go)?;
+                            let (xc, xg) = if xpay {
+                                (Some(&cx), Some(&gx))
+                            } else {
+                                (None, None)
+                            };
+                            cpu.wilson_clover_dslash(
+                                &mut co, parity, &cg, &cc, &ci, dagger, -0.3, form, xc,
+                            )
+                            .map_err(e)?;
+                            gpu.wilson_clover_dslash(
+                                &mut go, parity, &gg, &gc, &gi, dagger, -0.3, form, xg,
+                            )
+                            .map_err(e)?;
+                            let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
+                            let what = format!(
+                                "clover dslash {prec:?} r{} {parity:?}{} {form:?}{}{}",
+                                rec.reals(),
+                                if dagger { " dag" } else { "" },
+                                if xpay { " xpay" } else { "" },
+                                if full { " full" } else { " single" },
+                            );
+                            let (wc, wg) = if full {
+                                let q = parity.other();
+                                let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
+                                let untouched = hg
+                                    .parity_part(q)
+                                    .data()
+                                    .iter()
+                                    .zip(before.parity_part(q).data())
+                                    .all(|(a, b)| bits(a) == bits(b));
+                                rep.flag(&format!("{what}: other parity untouched"), untouched);
+                                (hc.parity_part(parity), hg.parity_part(parity))
+                            } else {
+                                (hc, hg)
+                            };
+                            rep.check(&what, rel(wg.data(), wc.data()), tolerance(prec));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The even-odd clover operator's hopping kernels at one size: the
+    /// intermediate `A⁻¹ D in` (8 links, spinor in and out, the 72 reals of
+    /// the clover inverse per site: the minimal traffic) and the
+    /// symmetric operator's closing `x + a A⁻¹ D in` (one more spinor).
+    fn bench_clover(
+        pair: &Pair<CudaBackend>,
+        dims: [usize; 4],
+        roof: f64,
+        rep: &mut Report,
+        rows: &mut Vec<BenchRow>,
+    ) -> R<()> {
+        let (gpu, prec) = (pair.gpu, pair.prec);
+        let lat = Arc::new(Lattice::new(dims).map_err(e)?);
+        let vh = lat.half_volume();
+        let gauge = random::smooth_gauge(&lat, 0.2, 7);
+        let field = latsol::clover::compute::compute(&gauge, 0.2).map_err(e)?;
+        let inverse = field.inverse().map_err(e)?;
+        let clover = gpu.upload_clover(&field, &inverse, prec).map_err(e)?;
+        let format = latsol::clover::storage::CloverFormat::for_spinors(prec);
+        let spinor =
+            24.0 * prec.bytes_per_real() as f64 + if is_per_site(prec) { 4.0 } else { 0.0 };
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve] {
+            let g = gpu
+                .upload_gauge(&gauge, TBoundary::AntiPeriodic, prec, rec)
+                .map_err(e)?;
+            let inp = up(
+                gpu,
+                &random::spinor(&lat, Subset::Single(Parity::Odd), 5),
+                prec,
+            )?;
+            let x = up(
+                gpu,
+                &random::spinor(&lat, Subset::Single(Parity::Even), 6),
+                prec,
+            )?;
+            let mut out = gpu
+                .alloc_spinor(&lat, Subset::Single(Parity::Even), prec)
+                .map_err(e)?;
+            let minimal = 8.0 * rec.reals() as f64 * prec.bytes_per_real() as f64
+                + 2.0 * spinor
+                + format.bytes_per_site() as f64;
+            for xpay in [false, true] {
+                let xo = if xpay { Some(&x) } else { None };
+                let form = CloverForm::InverseOnHopping;
+                let mut run = || {
+                    gpu.wilson_clover_dslash(
+                        &mut out,
+                        Parity::Even,
+                        &g,
+                        &clover,
+                        &inp,
+                        false,
+                        1.0,
+                        form,
+                        xo,
+                    )
+                    .map_err(e)
+                };
+                run()?;
+                let reps =
+                    (((20e-3 * roof) / (minimal * vh as f64)).ceil() as usize).clamp(10, 20000);
+                let ms = time_ms(gpu, reps, |_| run())?;
+                let bytes = if xpay { minimal + spinor } else { minimal };
+                let gbs = bytes * vh as f64 / (ms * 1e-3);
+                rows.push(BenchRow {
+                    dims,
+                    prec,
+                    form: format!(
+                        "clover A⁻¹D{} r{}",
+                        if xpay { "+xpay" } else { "" },
+                        rec.reals()
+                    ),
+                    us: ms * 1e3,
+                    gflops: (1320.0 + 504.0) * vh as f64 / (ms * 1e-3) / 1e9,
+                    gbs: gbs / 1e9,
+                    frac: gbs / roof,
+                });
+            }
+        }
+        rep.flag(&format!("clover bench {prec:?} {dims:?} ran"), true);
         Ok(())
     }
 
@@ -1300,6 +1479,14 @@ mod check {
                 ),
                 r.is_ok(),
             );
+            let r = check_clover(&pair, &gauge, &mut rep);
+            rep.flag(
+                &format!(
+                    "clover {prec:?} ran {}",
+                    r.as_ref().err().cloned().unwrap_or_default()
+                ),
+                r.is_ok(),
+            );
         }
 
         // 2. Benchmarks.
@@ -1337,6 +1524,17 @@ mod check {
                     prec,
                 };
                 for &dims in &sizes {
+                    if has("--clover") {
+                        let r = bench_clover(&pair, dims, roof, &mut rep, &mut rows);
+                        rep.flag(
+                            &format!(
+                                "clover bench {prec:?} {dims:?} ran {}",
+                                r.as_ref().err().cloned().unwrap_or_default()
+                            ),
+                            r.is_ok(),
+                        );
+                        continue;
+                    }
                     let r = bench_dslash(&pair, dims, roof, &mut rep, &mut rows);
                     rep.flag(
                         &format!(

@@ -9,7 +9,12 @@
 //!              [--tol T] [--maxiter N] [--precision double|single] [--seed S] [--every N]
 //!              [--sloppy double|single|half|quarter|packed20|packed30] [--reconstruct-sloppy 18|12|8]
 //!              [--mixed reliable|defect|defect-corrected] [--delta D] [--tol-inner E] [--plain-cg]
+//!              [--csw C] [--asymmetric]
 //! ```
+//!
+//! `--csw C` solves the Wilson-clover operator with the clover term computed
+//! from the field (`A = 1 − κ c_SW Σ ½[γ_μ, γ_ν] F_μν`); `--asymmetric`
+//! picks the asymmetric even-odd form (default: QUDA's symmetric one).
 //!
 //! `--field PATH` reads a configuration written by `latsol-heatbath` (its
 //! dimensions replace `--dims`). The default smooth field (links within 0.2
@@ -45,6 +50,8 @@ struct Options {
     delta: f64,
     tol_inner: f64,
     cg_stabilised: bool,
+    csw: Option<f64>,
+    asymmetric: bool,
 }
 
 fn parse() -> Result<Options, String> {
@@ -66,12 +73,18 @@ fn parse() -> Result<Options, String> {
         delta: 0.1,
         tol_inner: 0.1,
         cg_stabilised: true,
+        csw: None,
+        asymmetric: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(key) = it.next() {
         if key == "--help" || key == "-h" {
             return Err(String::new());
+        }
+        if key == "--asymmetric" {
+            o.asymmetric = true;
+            continue;
         }
         if key == "--plain-cg" {
             o.cg_stabilised = false;
@@ -117,6 +130,7 @@ fn parse() -> Result<Options, String> {
             "--delta" => o.delta = val.parse().map_err(|_| bad())?,
             "--tol-inner" => o.tol_inner = val.parse().map_err(|_| bad())?,
             "--seed" => o.seed = val.parse().map_err(|_| bad())?,
+            "--csw" => o.csw = Some(val.parse().map_err(|_| bad())?),
             "--every" => o.every = val.parse().map_err(|_| bad())?,
             _ => return Err(format!("unknown option {key}")),
         }
@@ -194,9 +208,49 @@ fn run(o: Options) -> Result<bool, latsol::Error> {
         progress_every: o.every,
         ..Default::default()
     };
+    let clover = match o.csw {
+        Some(c_sw) => {
+            let t = std::time::Instant::now();
+            let c = ctx.load_clover(
+                &gauge,
+                &CloverParams {
+                    precision: o.precision,
+                    precision_sloppy: params.precision_sloppy,
+                },
+                CloverSource::Computed {
+                    c_sw,
+                    kappa: o.kappa,
+                    links: HostGauge::Milc(HostReals::F64(&milc)),
+                },
+            )?;
+            println!(
+                "clover term c_sw = {c_sw} computed in {:.2} s",
+                t.elapsed().as_secs_f64()
+            );
+            Some(c)
+        }
+        None => None,
+    };
+    let params = InvertParams {
+        dslash: if clover.is_some() {
+            DslashType::CloverWilson
+        } else {
+            DslashType::Wilson
+        },
+        matpc: if o.asymmetric {
+            MatPc::EvenEvenAsymmetric
+        } else {
+            MatPc::EvenEven
+        },
+        ..params
+    };
+    let fields = match &clover {
+        Some(c) => OperatorFields::from((&gauge, c)),
+        None => OperatorFields::from(&gauge),
+    };
     let wall = std::time::Instant::now();
     let r = ctx.invert(
-        &gauge,
+        fields,
         &params,
         HostReals::F64(&source),
         HostRealsMut::F64(&mut solution),
@@ -241,7 +295,7 @@ fn main() -> ExitCode {
                 include_str!("latsol-solve.rs")
                     .lines()
                     .skip(6)
-                    .take(4)
+                    .take(5)
                     .map(|l| l.trim_start_matches("//! "))
                     .collect::<Vec<_>>()
                     .join("\n")
