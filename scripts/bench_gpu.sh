@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The H100 figures of docs/performance.md and docs/multishift.md, in one
 # run on a machine with a GPU (over 20 minutes on an H100: step `dslash`
-# alone took more than 8; the 32^3x64 field takes 3 minutes on 16 cores). Binaries from `cargo build --release
+# alone took more than 8; the 32^3x64 field takes 3 minutes on 16 cores;
+# step `clover` over 10, split by CLOVER_DSLASH=0, CLOVER_PION=0 and
+# CLOVER_KAPPAS="k1 k2" into calls of under 10 minutes). Binaries from `cargo build --release
 # --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
 #
-#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift]...   (default: all)
+#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -14,7 +16,26 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift)
+[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift clover)
+
+# The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
+# (about 3 minutes on 16 cores, made once per OUT).
+field=$OUT/cfg32/su3_32x32x32x64_b6.0000_s2027_n000025.milc
+thermalised_field() {
+  [ -f "$field" ] || "$BIN/latsol-heatbath" --dims 32,32,32,64 --beta 6.0 --therm 24 \
+    --sweeps-between 1 --configs 1 --seed 2027 --out "$OUT/cfg32" --threads "$(nproc)" \
+    >"$OUT/heatbath32.txt"
+}
+
+# Times one scheme of latsol-solve on the field: a short solve first tunes
+# the launches (cached), so the timed one measures the solver alone.
+timed_solve() {
+  # shellcheck disable=SC2068  # the options are words
+  "$BIN/latsol-solve" --field "$field" --every 0 --maxiter 40 $@ >/dev/null 2>&1 || true
+  # shellcheck disable=SC2068
+  "$BIN/latsol-solve" --field "$field" --every 0 $@ 2>&1 | grep summary ||
+    echo "$*: no summary (see the solver's output)"
+}
 
 for step in "${steps[@]}"; do
   case "$step" in
@@ -28,10 +49,7 @@ for step in "${steps[@]}"; do
     done
     ;;
   mixed) # time to solution of each scheme on a thermalised 32^3x64 field
-    field=$OUT/cfg32/su3_32x32x32x64_b6.0000_s2027_n000025.milc
-    [ -f "$field" ] || "$BIN/latsol-heatbath" --dims 32,32,32,64 --beta 6.0 --therm 24 \
-      --sweeps-between 1 --configs 1 --seed 2027 --out "$OUT/cfg32" --threads "$(nproc)" \
-      >"$OUT/heatbath32.txt"
+    thermalised_field
     schemes=(
       "--solver bicgstab"
       "--solver bicgstab --sloppy single --reconstruct-sloppy 12"
@@ -50,21 +68,45 @@ for step in "${steps[@]}"; do
       "--solver cg --sloppy packed20 --reconstruct-sloppy 12"
     )
     for s in "${schemes[@]}"; do
-      # A short solve first tunes the launches (cached), so the timed one
-      # measures the solver alone.
       # shellcheck disable=SC2086  # the options are words
-      "$BIN/latsol-solve" --field "$field" --kappa 0.155 --every 0 --maxiter 40 $s >/dev/null 2>&1 || true
-      # shellcheck disable=SC2086
-      "$BIN/latsol-solve" --field "$field" --kappa 0.155 --every 0 $s 2>&1 | grep summary ||
-        echo "$s: no summary (see the solver's output)"
+      timed_solve --kappa 0.155 $s
     done | tee "$OUT/mixed.txt"
+    ;;
+  clover) # the Wilson-clover hopping term; pion masses and mixed solves on the thermalised field (c_SW 1.6)
+    # CLOVER_DSLASH=0 skips the hopping-term tables (a call of its own: about 90 s).
+    if [ "${CLOVER_DSLASH:-1}" != 0 ]; then
+      for p in double single half; do
+        for dims in 24,24,24,24 32,32,32,64; do
+          "$BIN/latsol-gpu-check" --bench-only --quick --clover --prec "$p" --dims "$dims" |
+            grep -E "clover A"
+        done
+      done | tee "$OUT/clover-dslash.txt"
+    fi
+    thermalised_field
+    # The pion masses: Wilson at the kappa of the mixed step, clover at CLOVER_KAPPAS.
+    kappas=${CLOVER_KAPPAS:-0.1355 0.1365}
+    # CLOVER_PION=0 skips them (about 30 s per kappa).
+    if [ "${CLOVER_PION:-1}" != 0 ]; then
+      "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --kappas 0.155 \
+        --tol 1e-10 2>/dev/null | tee "$OUT/pion-wilson.txt"
+      "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --csw "${CSW:-1.6}" \
+        --kappas "${kappas// /,}" --tol 1e-10 2>/dev/null | tee "$OUT/pion-clover.txt"
+    fi
+    for kappa in $kappas; do
+      for s in "--solver bicgstab" "--solver bicgstab --sloppy single --reconstruct-sloppy 12" \
+        "--solver bicgstab --sloppy half --reconstruct-sloppy 12" "--solver cg" \
+        "--solver cg --sloppy half --reconstruct-sloppy 12"; do
+        # shellcheck disable=SC2086  # the options are words
+        timed_solve --csw "${CSW:-1.6}" --kappa "$kappa" $s
+      done
+    done | tee "$OUT/clover-mixed.txt"
     ;;
   multishift) # clark2022 Table 3 and alexandru2011 Table 3 styles, 24^3x48
     "$BIN/latsol-multishift-bench" --backend cuda --dims 24,24,24,48 --kappa 0.1625 \
       --table both --repeat 1 --mc -0.9369 | tee "$OUT/multishift.txt"
     ;;
   *)
-    echo "unknown step $step (checks|dslash|mixed|multishift)" >&2
+    echo "unknown step $step (checks|dslash|mixed|multishift|clover)" >&2
     exit 2
     ;;
   esac

@@ -4,7 +4,7 @@
 //! latsol-bench-mixed [--field PATH] [--hot-dims X,Y,Z,T] [--backend cpu|cuda]
 //!                    [--threads N] [--tables deviation,iterations,corrected]
 //!                    [--kappas K1,K2,..] [--tol T] [--reconstruct-sloppy 18|12|8]
-//!                    [--maxiter N] [--quick]
+//!                    [--maxiter N] [--quick] [--csw C] [--tables ...,pion]
 //! ```
 //! - deviation: quantiles of the per-component deviation of each format's
 //!   hopping term from the double CPU one (`latsol::deviation`), on a hot
@@ -16,7 +16,12 @@
 //!   clark2022 §3.1. Entries are iterations and the overhead against pure
 //!   double; `--quick` runs a subset (for a smoke test);
 //! - corrected: CG defect correction, plain (clark2010 Algorithm 1) and
-//!   corrected (cps seed §3.2), against pure double CG.
+//!   corrected (cps seed §3.2), against pure double CG;
+//! - pion: the pion effective mass at each κ from the 12 point-source
+//!   solves (`C(t) = Σ_x |S(x, 0)|²`), to compare operators at one pion mass.
+//!
+//! `--csw C` runs every table but the deviation one on the Wilson-clover
+//! operator, the clover term computed from the field with c_SW = C.
 //!
 //! Tables are printed as Markdown on stdout, progress on stderr.
 
@@ -55,13 +60,15 @@ struct Options {
     maxiter: usize,
     reconstruct_sloppy: Reconstruct,
     quick: bool,
+    csw: Option<f64>,
+    pion: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: latsol-bench-mixed [--field PATH] [--hot-dims X,Y,Z,T] [--backend cpu|cuda] \
          [--threads N] [--tables deviation,iterations,corrected] [--kappas K1,K2,..] [--tol T] \
-         [--reconstruct-sloppy 18|12|8] [--maxiter N] [--quick]"
+         [--reconstruct-sloppy 18|12|8] [--maxiter N] [--quick] [--csw C] (tables: ...,pion)"
     );
     std::process::exit(2)
 }
@@ -84,6 +91,8 @@ fn parse() -> Options {
         maxiter: 6_000,
         reconstruct_sloppy: Reconstruct::Full18,
         quick: false,
+        csw: None,
+        pion: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
@@ -105,11 +114,13 @@ fn parse() -> Options {
                 o.deviation = val.contains("deviation");
                 o.iterations = val.contains("iterations");
                 o.corrected = val.contains("corrected");
+                o.pion = val.contains("pion");
                 true
             }
             "--kappas" => list(val).map(|k| o.kappas = k).is_some(),
             "--tol" => val.parse().map(|t| o.tol = t).is_ok(),
             "--maxiter" => val.parse().map(|t| o.maxiter = t).is_ok(),
+            "--csw" => val.parse().map(|c| o.csw = Some(c)).is_ok(),
             "--reconstruct-sloppy" => val.parse().map(|r| o.reconstruct_sloppy = r).is_ok(),
             _ => false,
         };
@@ -163,6 +174,13 @@ fn run(o: &Options, thermalised: Option<&GaugeField>) -> latsol::Result<()> {
             std::process::exit(2)
         };
         corrected_table(o, f)?;
+    }
+    if o.pion {
+        let Some(f) = thermalised else {
+            eprintln!("the pion table needs --field (a thermalised configuration)");
+            std::process::exit(2)
+        };
+        pion_table(o, f)?;
     }
     Ok(())
 }
@@ -348,6 +366,8 @@ struct Bench<'a> {
     milc: Vec<f64>,
     source: Vec<f64>,
     gauges: std::collections::HashMap<Precision, Gauge>,
+    /// Clover fields by sloppy precision and κ (the term is κ c_SW F).
+    clovers: std::collections::HashMap<(Precision, u64), Clover>,
     o: &'a Options,
 }
 
@@ -375,6 +395,51 @@ impl Bench<'_> {
         Ok(&self.gauges[&sloppy])
     }
 
+    /// The clover field for `sloppy` and `kappa` (with `--csw`), made once.
+    fn clover(&mut self, sloppy: Precision, kappa: f64) -> latsol::Result<Option<&Clover>> {
+        let Some(c_sw) = self.o.csw else {
+            return Ok(None);
+        };
+        let key = (sloppy, kappa.to_bits());
+        if !self.clovers.contains_key(&key) {
+            self.gauge(sloppy)?;
+            let c = self.ctx.load_clover(
+                &self.gauges[&sloppy],
+                &CloverParams {
+                    precision: Precision::Double,
+                    precision_sloppy: sloppy,
+                },
+                CloverSource::Computed {
+                    c_sw,
+                    kappa,
+                    links: HostGauge::Milc(HostReals::F64(&self.milc)),
+                },
+            )?;
+            self.clovers.insert(key, c);
+        }
+        Ok(self.clovers.get(&key))
+    }
+
+    /// Solves `M x = b` for `source` with the operator of `--csw` at `kappa`.
+    fn invert(
+        &mut self,
+        p: &InvertParams,
+        source: &[f64],
+        x: &mut [f64],
+    ) -> latsol::Result<InvertResult> {
+        self.gauge(p.precision_sloppy)?;
+        self.clover(p.precision_sloppy, p.kappa)?;
+        let g = &self.gauges[&p.precision_sloppy];
+        let key = (p.precision_sloppy, p.kappa.to_bits());
+        let (fields, dslash) = match self.clovers.get(&key) {
+            Some(c) => (OperatorFields::from((g, c)), DslashType::CloverWilson),
+            None => (OperatorFields::from(g), DslashType::Wilson),
+        };
+        let p = InvertParams { dslash, ..*p };
+        self.ctx
+            .invert(fields, &p, HostReals::F64(source), HostRealsMut::F64(x))
+    }
+
     fn solve(&mut self, row: &Row, solver: SolverType, kappa: f64) -> String {
         let p = InvertParams {
             kappa,
@@ -390,14 +455,9 @@ impl Bench<'_> {
         };
         let mut x = vec![0.0; self.source.len()];
         let t = Instant::now();
-        let r = self.gauge(row.sloppy).map(|_| ()).and_then(|()| {
-            self.ctx.invert(
-                &self.gauges[&row.sloppy],
-                &p,
-                HostReals::F64(&self.source),
-                HostRealsMut::F64(&mut x),
-            )
-        });
+        let source = std::mem::take(&mut self.source);
+        let r = self.invert(&p, &source, &mut x);
+        self.source = source;
         let secs = t.elapsed().as_secs_f64();
         match r {
             Ok(r) => {
@@ -439,13 +499,23 @@ fn bench<'a>(o: &'a Options, field: &'a GaugeField) -> latsol::Result<Bench<'a>>
         milc,
         source,
         gauges: Default::default(),
+        clovers: Default::default(),
         o,
     })
 }
 
+/// The operator of the tables, for their titles.
+fn operator(o: &Options) -> String {
+    match o.csw {
+        Some(c) => format!("Wilson-clover c_SW = {c}"),
+        None => "Wilson".into(),
+    }
+}
+
 fn header(o: &Options, lat: &Lattice, title: &str) {
     println!(
-        "\n### {title}, {:?}, ε = {:e}, sloppy links {}\n",
+        "\n### {title}, {}, {:?}, ε = {:e}, sloppy links {}\n",
+        operator(o),
         lat.dims(),
         o.tol,
         rec(o.reconstruct_sloppy)
@@ -550,4 +620,92 @@ fn iteration_tables(o: &Options, field: &GaugeField) -> latsol::Result<()> {
         println!("| {} | {} |", row.label, cells.join(" | "));
     }
     Ok(())
+}
+
+// ---- pion -------------------------------------------------------------------
+
+/// The pion correlator `C(t) = Σ_x Σ_{a,b} |S(x, 0)_{ab}|²` from the 12
+/// point-source solves at the origin (spin-colour b), double precision; the
+/// effective mass of `C(t) ∝ cosh(m (t − T/2))` from t = 1 to T/2 − 1 and its value
+/// averaged over the last two of those as the table's estimate.
+fn pion_table(o: &Options, field: &GaugeField) -> latsol::Result<()> {
+    let lat = field.lattice().clone();
+    let dims = lat.dims();
+    let mut bench = bench(o, field)?;
+    println!(
+        "\n### Pion effective mass, {}, {:?}, point source at the origin\n",
+        operator(o),
+        dims
+    );
+    let t_half = dims[3] / 2;
+    println!(
+        "| κ | {} | m_π (t = {}, {}) |",
+        (1..t_half)
+            .map(|t| format!("m_eff({t})"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        t_half - 2,
+        t_half - 1
+    );
+    println!("|---|{}---|", "---|".repeat(t_half - 1));
+    let n = lat.volume() * 24;
+    for &kappa in &o.kappas {
+        let mut corr = vec![0.0f64; dims[3]];
+        for b in 0..12 {
+            let mut source = vec![0.0; n];
+            // DIRAC order: site 0 (the origin, even), spin-colour b.
+            source[2 * b] = 1.0;
+            let mut x = vec![0.0; n];
+            let p = InvertParams {
+                kappa,
+                tol: o.tol,
+                maxiter: o.maxiter,
+                ..Default::default()
+            };
+            let r = bench.invert(&p, &source, &mut x)?;
+            eprintln!("pion κ={kappa} source {b}: {} it", r.iterations);
+            for p in [latsol::lattice::Parity::Even, latsol::lattice::Parity::Odd] {
+                for cb in 0..lat.half_volume() {
+                    let t = lat.coords(p, cb)[3];
+                    let i = p.index() * lat.half_volume() + cb;
+                    corr[t] += x[24 * i..24 * (i + 1)].iter().map(|v| v * v).sum::<f64>();
+                }
+            }
+        }
+        let m: Vec<f64> = (1..t_half)
+            .map(|t| cosh_mass(corr[t] / corr[t + 1], t, dims[3]))
+            .collect();
+        let est = (m[m.len() - 1] + m[m.len().saturating_sub(2)]) / 2.0;
+        println!(
+            "| {kappa} | {} | {est:.3} |",
+            m.iter()
+                .map(|v| format!("{v:.3}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    Ok(())
+}
+
+/// The m with `cosh(m (t − T/2)) / cosh(m (t + 1 − T/2)) = ratio` (for
+/// t + 1 ≤ T/2 the left side grows with m), by bisection.
+fn cosh_mass(ratio: f64, t: usize, extent: usize) -> f64 {
+    let (a, b) = (
+        t as f64 - extent as f64 / 2.0,
+        t as f64 + 1.0 - extent as f64 / 2.0,
+    );
+    let f = |m: f64| (m * a).cosh() / (m * b).cosh() - ratio;
+    let (mut lo, mut hi) = (1e-6, 10.0);
+    if !ratio.is_finite() || f(lo) > 0.0 || f(hi) < 0.0 {
+        return f64::NAN;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }

@@ -186,7 +186,7 @@ impl CudaBackend {
         params: &P,
         written: Option<&DeviceData>,
     ) -> Result<()> {
-        let k = self.kernel(kernel_name)?;
+        let k = &self.kernel(kernel_name)?;
         let block = self.tuner.block_for(k, threads, default_block, |b| {
             let backup = match written {
                 Some(w) => Some(self.save(w)?),
@@ -374,7 +374,7 @@ impl CudaBackend {
         params.counter = cudarc::driver::DevicePtr::device_ptr(&scratch.counter, s).0;
         params.out = scratch.result_device;
         let kernel = self.kernel(&format!("blas_{op}_{}", suffix(precision)))?;
-        launch::launch(s, kernel, grid, RED_BLOCK, &params)?;
+        launch::launch(s, &kernel, grid, RED_BLOCK, &params)?;
         s.synchronize().map_err(device_err("reduction result"))?;
         let host = scratch
             .result

@@ -335,6 +335,21 @@ mod tests {
     }
 
     #[test]
+    fn clover_modules_are_lazy_and_found_by_kernel_name() {
+        use crate::backend::cuda::modules::{Builder, SOURCES};
+        let src = Builder::lazy_source_of("wilson_clover_f16_r12_dag_inv_xpay").unwrap();
+        assert_eq!(src.name, "wilson_clover_f16");
+        assert_eq!(
+            Builder::lazy_source_of("clover_site_p30").unwrap().name,
+            "wilson_clover_p30"
+        );
+        assert!(Builder::lazy_source_of("wilson_dslash_f16_r12").is_none());
+        let lazy: Vec<_> = SOURCES.iter().filter(|s| s.lazy).map(|s| s.name).collect();
+        assert_eq!(lazy.len(), 6);
+        assert!(lazy.iter().all(|n| n.starts_with("wilson_clover_")));
+    }
+
+    #[test]
     fn kernel_names_exist_in_the_sources() {
         use crate::backend::cuda::modules::SOURCES;
         let mut n = 0;

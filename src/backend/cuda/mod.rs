@@ -270,6 +270,10 @@ pub struct DeviceInfo {
 pub struct CudaBackend {
     stream: Arc<CudaStream>,
     kernels: HashMap<String, Kernel>,
+    /// The kernels of lazy modules (`modules::Source::lazy`), loaded on
+    /// first use, with what loads them and what their loading reported.
+    lazy_kernels: Mutex<(HashMap<String, Kernel>, Vec<ModuleReport>)>,
+    builder: modules::Builder,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
@@ -322,9 +326,9 @@ impl CudaBackend {
 
         let disk = cache::DiskCache::open(cache::default_dir());
         let builder = modules::Builder {
-            nvrtc,
-            cache: &disk,
-            arch_option: &target,
+            nvrtc: *nvrtc,
+            cache: disk.clone(),
+            arch_option: target.clone(),
             cubin,
         };
         let (kernels, reports) = builder.load_all(&ctx)?;
@@ -355,6 +359,8 @@ impl CudaBackend {
         Ok(CudaBackend {
             stream,
             kernels,
+            lazy_kernels: Mutex::new(Default::default()),
+            builder,
             tuner,
             scratch: Mutex::new(scratch),
             info,
@@ -394,10 +400,36 @@ impl CudaBackend {
         self.stream.synchronize().map_err(device_err("synchronize"))
     }
 
-    fn kernel(&self, name: &str) -> Result<&Kernel> {
-        self.kernels
+    /// The kernel `name`; a lazy module's kernel compiles (or loads from
+    /// the cache) its whole module on first use.
+    fn kernel(&self, name: &str) -> Result<Kernel> {
+        if let Some(k) = self.kernels.get(name) {
+            return Ok(k.clone());
+        }
+        let mut lazy = self
+            .lazy_kernels
+            .lock()
+            .map_err(|_| Error::Internal("lazy kernel table poisoned".into()))?;
+        if let Some(k) = lazy.0.get(name) {
+            return Ok(k.clone());
+        }
+        let src = modules::Builder::lazy_source_of(name)
+            .ok_or_else(|| Error::Internal(format!("no kernel {name} was compiled")))?;
+        let (kernels, reports) = self.builder.load(&self.ctx, &[src])?;
+        lazy.0.extend(kernels);
+        lazy.1.extend(reports);
+        lazy.0
             .get(name)
-            .ok_or_else(|| Error::Internal(format!("no kernel {name} was compiled")))
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("kernel {name} missing from {}", src.name)))
+    }
+
+    /// The modules compiled or loaded after start, on first use.
+    pub fn lazy_modules(&self) -> Vec<ModuleReport> {
+        self.lazy_kernels
+            .lock()
+            .map(|l| l.1.clone())
+            .unwrap_or_default()
     }
 
     fn alloc(&self, precision: Precision, len: usize) -> Result<DeviceData> {

@@ -37,6 +37,10 @@ pub struct Source {
     pub name: &'static str,
     pub text: &'static str,
     pub kernels: fn() -> Vec<String>,
+    /// Compiled on the first launch of one of its kernels rather than at
+    /// start: operators a context may never use (the clover term), so that
+    /// they cost a Wilson-only program nothing.
+    pub lazy: bool,
 }
 
 /// Every module; compiled in parallel threads at the first start, so the
@@ -48,91 +52,109 @@ pub const SOURCES: &[Source] = &[
         name: "wilson_dslash_f64",
         text: include_str!("../../../kernels/wilson_dslash_f64.cu"),
         kernels: || super::dslash::kernel_names(Precision::Double),
+        lazy: false,
     },
     Source {
         name: "wilson_dslash_f32",
         text: include_str!("../../../kernels/wilson_dslash_f32.cu"),
         kernels: || super::dslash::kernel_names(Precision::Single),
+        lazy: false,
     },
     Source {
         name: "wilson_dslash_f16",
         text: include_str!("../../../kernels/wilson_dslash_f16.cu"),
         kernels: || super::dslash::kernel_names(Precision::Half),
+        lazy: false,
     },
     Source {
         name: "wilson_dslash_f8",
         text: include_str!("../../../kernels/wilson_dslash_f8.cu"),
         kernels: || super::dslash::kernel_names(Precision::Quarter),
+        lazy: false,
     },
     Source {
         name: "wilson_dslash_p20",
         text: include_str!("../../../kernels/wilson_dslash_p20.cu"),
         kernels: || super::dslash::kernel_names(Precision::Packed20),
+        lazy: false,
     },
     Source {
         name: "wilson_dslash_p30",
         text: include_str!("../../../kernels/wilson_dslash_p30.cu"),
         kernels: || super::dslash::kernel_names(Precision::Packed30),
+        lazy: false,
     },
     Source {
         name: "wilson_clover_f64",
         text: include_str!("../../../kernels/wilson_clover_f64.cu"),
         kernels: || super::clover::kernel_names(Precision::Double),
+        lazy: true,
     },
     Source {
         name: "wilson_clover_f32",
         text: include_str!("../../../kernels/wilson_clover_f32.cu"),
         kernels: || super::clover::kernel_names(Precision::Single),
+        lazy: true,
     },
     Source {
         name: "wilson_clover_f16",
         text: include_str!("../../../kernels/wilson_clover_f16.cu"),
         kernels: || super::clover::kernel_names(Precision::Half),
+        lazy: true,
     },
     Source {
         name: "wilson_clover_f8",
         text: include_str!("../../../kernels/wilson_clover_f8.cu"),
         kernels: || super::clover::kernel_names(Precision::Quarter),
+        lazy: true,
     },
     Source {
         name: "wilson_clover_p20",
         text: include_str!("../../../kernels/wilson_clover_p20.cu"),
         kernels: || super::clover::kernel_names(Precision::Packed20),
+        lazy: true,
     },
     Source {
         name: "wilson_clover_p30",
         text: include_str!("../../../kernels/wilson_clover_p30.cu"),
         kernels: || super::clover::kernel_names(Precision::Packed30),
+        lazy: true,
     },
     Source {
         name: "blas_f64",
         text: include_str!("../../../kernels/blas_f64.cu"),
         kernels: || super::blas::kernel_names(Precision::Double),
+        lazy: false,
     },
     Source {
         name: "blas_f32",
         text: include_str!("../../../kernels/blas_f32.cu"),
         kernels: || super::blas::kernel_names(Precision::Single),
+        lazy: false,
     },
     Source {
         name: "blas_f16",
         text: include_str!("../../../kernels/blas_f16.cu"),
         kernels: || super::blas::kernel_names(Precision::Half),
+        lazy: false,
     },
     Source {
         name: "blas_f8",
         text: include_str!("../../../kernels/blas_f8.cu"),
         kernels: || super::blas::kernel_names(Precision::Quarter),
+        lazy: false,
     },
     Source {
         name: "blas_p20",
         text: include_str!("../../../kernels/blas_p20.cu"),
         kernels: || super::blas::kernel_names(Precision::Packed20),
+        lazy: false,
     },
     Source {
         name: "blas_p30",
         text: include_str!("../../../kernels/blas_p30.cu"),
         kernels: || super::blas::kernel_names(Precision::Packed30),
+        lazy: false,
     },
 ];
 
@@ -173,14 +195,14 @@ pub struct ModuleReport {
 }
 
 /// Where the kernels come from: the compiler, its target and the cache.
-pub struct Builder<'a> {
-    pub nvrtc: &'a Nvrtc,
-    pub cache: &'a DiskCache,
-    pub arch_option: &'a str,
+pub struct Builder {
+    pub nvrtc: Nvrtc,
+    pub cache: DiskCache,
+    pub arch_option: String,
     pub cubin: bool,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn ext(&self) -> &'static str {
         if self.cubin {
             "cubin"
@@ -226,16 +248,35 @@ impl Builder<'_> {
         Ok((bytes, report))
     }
 
-    /// Compiles (or loads from the cache) every source, in parallel
-    /// threads, and loads its kernels into `ctx`. A cached image the driver
-    /// refuses is compiled afresh.
+    /// Compiles (or loads from the cache) every source that is not lazy,
+    /// in parallel threads, and loads its kernels into `ctx`.
     pub fn load_all(
         &self,
         ctx: &Arc<CudaContext>,
     ) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
-        let opts = options(self.arch_option);
+        let eager: Vec<&Source> = SOURCES.iter().filter(|s| !s.lazy).collect();
+        self.load(ctx, &eager)
+    }
+
+    /// The lazy source that defines kernel `name`, if any.
+    pub fn lazy_source_of(name: &str) -> Option<&'static Source> {
+        SOURCES
+            .iter()
+            .filter(|s| s.lazy)
+            .find(|s| (s.kernels)().iter().any(|k| k == name))
+    }
+
+    /// Compiles (or loads from the cache) `sources`, in parallel threads,
+    /// and loads their kernels into `ctx`. A cached image the driver
+    /// refuses is compiled afresh.
+    pub fn load(
+        &self,
+        ctx: &Arc<CudaContext>,
+        sources: &[&Source],
+    ) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
+        let opts = options(&self.arch_option);
         let images: Vec<Result<(Vec<u8>, ModuleReport)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = SOURCES
+            let handles: Vec<_> = sources
                 .iter()
                 .map(|src| {
                     let opts = &opts;
@@ -254,7 +295,7 @@ impl Builder<'_> {
 
         let mut kernels = HashMap::new();
         let mut reports = Vec::new();
-        for (src, image) in SOURCES.iter().zip(images) {
+        for (src, image) in sources.iter().zip(images) {
             let (bytes, mut report) = image?;
             let module = match load_module(ctx, bytes, self.cubin, src.name) {
                 Ok(m) => m,

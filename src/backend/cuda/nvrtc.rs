@@ -156,6 +156,7 @@ impl Image {
 }
 
 /// The loaded NVRTC.
+#[derive(Clone, Copy)]
 pub struct Nvrtc {
     api: &'static Api,
 }
