@@ -199,4 +199,11 @@ impl HostSpinor {
             .iter()
             .all(|z| z.re.is_finite() && z.im.is_finite())
     }
+
+    /// The largest absolute real or imaginary part.
+    pub fn max_abs(&self) -> f64 {
+        self.data
+            .iter()
+            .fold(0.0f64, |m, z| m.max(z.re.abs()).max(z.im.abs()))
+    }
 }

@@ -223,6 +223,46 @@ fn bad_clover_input_is_refused_with_nothing_written() {
         )
     };
     expect_error(st, LATSOL_ERROR_INVALID_ARGUMENT, &["needs a clover"]);
+    // A computed clover holds κ c_SW: a solve at another κ is refused.
+    let mut other_kappa = clover_param();
+    other_kappa.kappa = 0.13;
+    let st = unsafe {
+        latsol_invert_clover(
+            s.ctx,
+            s.gauge,
+            c,
+            &other_kappa,
+            x.as_mut_ptr().cast(),
+            s.source.as_ptr().cast(),
+            &mut res,
+        )
+    };
+    expect_error(
+        st,
+        LATSOL_ERROR_INVALID_ARGUMENT,
+        &["computed for kappa = 0.12"],
+    );
+    // Multi-mass is a Wilson solve: a clover dslash is refused, not ignored.
+    let kappas = [0.11, 0.12];
+    let mut outs: Vec<Vec<f64>> = (0..2).map(|_| vec![7.0; s.source.len()]).collect();
+    let mut ptrs: Vec<*mut c_void> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
+    let mut mres = latsol_multishift_result_default();
+    let st = unsafe {
+        latsol_invert_multimass(
+            s.ctx,
+            s.gauge,
+            &clover_param(),
+            2,
+            kappas.as_ptr(),
+            ptr::null(),
+            LATSOL_MULTIMASS_AUTO,
+            ptrs.as_mut_ptr(),
+            s.source.as_ptr().cast(),
+            &mut mres,
+        )
+    };
+    expect_error(st, LATSOL_ERROR_UNSUPPORTED, &["multi-mass"]);
+    assert!(outs.iter().flatten().all(|&v| v == 7.0));
     // The clover operators need a clover field.
     let mut out = vec![7.0; s.source.len()];
     let st = unsafe {

@@ -62,6 +62,8 @@ pub struct Clover {
     lattice: Arc<Lattice>,
     storage: Box<dyn Any + Send + Sync>,
     sloppy: Option<Box<dyn Any + Send + Sync>>,
+    /// The κ of a computed field (its term is κ c_SW F): solves must use it.
+    kappa: Option<f64>,
 }
 
 /// Largest accepted `|A A⁻¹ − 1|` entry for a caller's inverse, by the
@@ -86,15 +88,11 @@ impl Clover {
                 "gauge: the field was loaded into another context".into(),
             ));
         }
-        for (name, p) in [
-            ("precision", params.precision),
-            ("precision_sloppy", params.precision_sloppy),
-        ] {
-            if name == "precision" && p.is_sloppy_only() {
-                return Err(Error::InvalidArgument(format!(
-                    "clover precision = {p:?}: the precise field must be double or single"
-                )));
-            }
+        if params.precision.is_sloppy_only() {
+            return Err(Error::InvalidArgument(format!(
+                "clover precision = {:?}: the precise field must be double or single",
+                params.precision
+            )));
         }
         if params.precision_sloppy.epsilon() < params.precision.epsilon() {
             return Err(Error::InvalidArgument(format!(
@@ -103,6 +101,10 @@ impl Clover {
             )));
         }
         let lattice = gauge.lattice().clone();
+        let kappa = match source {
+            CloverSource::Computed { kappa, .. } => Some(kappa),
+            CloverSource::Packed { .. } => None,
+        };
         let (field, inverse) = match source {
             CloverSource::Packed { clover, inverse } => {
                 let field = clover::packed::import(&lattice, clover, "clover")?;
@@ -161,7 +163,14 @@ impl Clover {
             lattice,
             storage,
             sloppy,
+            kappa,
         })
+    }
+
+    /// The hopping parameter a computed field was made for (None for a
+    /// field from the host, which holds any normalization the caller chose).
+    pub fn kappa(&self) -> Option<f64> {
+        self.kappa
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {

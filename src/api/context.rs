@@ -112,6 +112,10 @@ impl<'a> From<(&'a Gauge, &'a Clover)> for OperatorFields<'a> {
 
 pub(crate) struct ContextInner {
     pub(crate) backend: AnyBackend,
+    /// The host-side threads of a CUDA context (layout conversions, the
+    /// clover term); a CPU context uses its backend's pool.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    host_pool: Option<rayon::ThreadPool>,
     verbosity: Verbosity,
     logger: Logger,
 }
@@ -165,6 +169,22 @@ impl ContextInner {
 }
 
 impl ContextInner {
+    /// Runs `f` on this context's threads: the CPU backend's pool, or the
+    /// host pool of a CUDA context. Every parallel loop of the library runs
+    /// inside one, so rayon's global pool is never started and a context's
+    /// `num_threads` holds for all its work (issue 16).
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.install(f),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => match &self.host_pool {
+                Some(pool) => pool.install(f),
+                // Not reached: a CUDA context is made with a host pool.
+                None => f(),
+            },
+        }
+    }
+
     /// Stores a clover field and its inverse on this context's backend.
     pub(crate) fn upload_clover(
         &self,
@@ -211,8 +231,22 @@ impl Context {
                 }
             },
         };
+        let host_pool = match backend {
+            AnyBackend::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(params.num_threads)
+                    .thread_name(|i| format!("latsol-host-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        Error::Internal(format!("cannot start the host thread pool: {e}"))
+                    })?,
+            ),
+        };
         let inner = ContextInner {
             backend,
+            host_pool,
             verbosity: params.verbosity,
             logger,
         };
@@ -232,7 +266,7 @@ impl Context {
 
     /// Converts, checks and stores a host gauge field.
     pub fn load_gauge(&self, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
-        Gauge::load(self, params, host)
+        self.inner.install(|| Gauge::load(self, params, host))
     }
 
     /// Loads a clover field for the lattice of `gauge` (see `Clover`).
@@ -242,7 +276,8 @@ impl Context {
         params: &CloverParams,
         source: CloverSource,
     ) -> Result<Clover> {
-        Clover::load(self, gauge, params, source)
+        self.inner
+            .install(|| Clover::load(self, gauge, params, source))
     }
 
     /// Solves `M x = b` for one source; see `dispatch::invert`. `fields`
@@ -251,70 +286,77 @@ impl Context {
     /// result says it did not converge; on an error it is untouched.
     pub fn invert<'a>(
         &self,
-        fields: impl Into<OperatorFields<'a>>,
+        fields: impl Into<OperatorFields<'a>> + Send,
         params: &InvertParams,
         source: HostReals,
         solution: HostRealsMut,
     ) -> Result<InvertResult> {
-        params.validate_solve()?;
-        let fields = fields.into();
-        self.check_fields(fields, params)?;
-        let lat = fields.gauge.lattice().clone();
-        let src = layout::spinor::import(
-            &lat,
-            Subset::Full,
-            params.dirac_order,
-            params.gamma_basis,
-            source,
-        )
-        .map_err(|e| name_field(e, "source"))?;
-        let mut x = if params.use_initial_guess {
-            layout::spinor::import(
+        self.inner.install(|| {
+            params.validate_solve()?;
+            let fields = fields.into();
+            self.check_fields(fields, params)?;
+            let lat = fields.gauge.lattice().clone();
+            let scale = layout::normalising_exponent(source.max_abs());
+            let src = layout::spinor::import_scaled(
                 &lat,
                 Subset::Full,
                 params.dirac_order,
                 params.gamma_basis,
-                HostReals::from(&solution),
+                source,
+                scale,
             )
-            .map_err(|e| name_field(e, "solution (initial guess)"))?
-        } else {
-            HostSpinor::zeros(lat.clone(), Subset::Full)
-        };
-        if solution.len() != lat.volume() * 24 {
-            return Err(Error::InvalidArgument(format!(
-                "solution holds {} reals; a full field on {:?} needs {}",
-                solution.len(),
-                lat.dims(),
-                lat.volume() * 24
-            )));
-        }
-        let inner = &self.inner;
-        let monitor = |solver: &str, k: usize, res: f64| {
-            inner.log(
-                Verbosity::Verbose,
-                &format!("{solver}: iteration {k}, residual {res:.3e}"),
+            .map_err(|e| name_field(e, "source"))?;
+            let mut x = if params.use_initial_guess {
+                layout::spinor::import_scaled(
+                    &lat,
+                    Subset::Full,
+                    params.dirac_order,
+                    params.gamma_basis,
+                    HostReals::from(&solution),
+                    scale,
+                )
+                .map_err(|e| name_field(e, "solution (initial guess)"))?
+            } else {
+                HostSpinor::zeros(lat.clone(), Subset::Full)
+            };
+            if solution.len() != lat.volume() * 24 {
+                return Err(Error::InvalidArgument(format!(
+                    "solution holds {} reals; a full field on {:?} needs {}",
+                    solution.len(),
+                    lat.dims(),
+                    lat.volume() * 24
+                )));
+            }
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| {
+                inner.log(
+                    Verbosity::Verbose,
+                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
+                );
+            };
+            let result = with_backend!(inner, fields, |b, f, fs| {
+                dispatch::invert(b, f, fs, params, &src, &mut x, &monitor)?
+            });
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            layout::spinor::export_scaled(&x, order, basis, solution, -scale)
+                .map_err(|e| name_field(e, "solution"))?;
+            self.inner.log(
+                Verbosity::Summarize,
+                &format!(
+                    "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
+                    params.solver,
+                    params.solve_type,
+                    self.backend_name(),
+                    result.iterations,
+                    result.true_residual,
+                    params.tol,
+                    result.seconds,
+                    result.gflops,
+                    if result.converged { "" } else { ", NOT converged" }
+                ),
             );
-        };
-        let result = with_backend!(inner, fields, |b, f, fs| {
-            dispatch::invert(b, f, fs, params, &src, &mut x, &monitor)?
-        });
-        layout::spinor::export(&x, params.dirac_order, params.gamma_basis, solution)?;
-        self.inner.log(
-            Verbosity::Summarize,
-            &format!(
-                "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
-                params.solver,
-                params.solve_type,
-                self.backend_name(),
-                result.iterations,
-                result.true_residual,
-                params.tol,
-                result.seconds,
-                result.gflops,
-                if result.converged { "" } else { ", NOT converged" }
-            ),
-        );
-        Ok(result)
+            Ok(result)
+        })
     }
 
     /// Solves `(A + σ_i) x_i = b` for every shift `σ_i` (in any order,
@@ -329,7 +371,7 @@ impl Context {
     #[allow(clippy::too_many_arguments)]
     pub fn invert_multishift<'a>(
         &self,
-        fields: impl Into<OperatorFields<'a>>,
+        fields: impl Into<OperatorFields<'a>> + Send,
         params: &InvertParams,
         shifts: &[f64],
         tols: Option<&[f64]>,
@@ -337,69 +379,74 @@ impl Context {
         solutions: Vec<HostRealsMut>,
         measure_phase1: bool,
     ) -> Result<MultiResult> {
-        params.validate_solve()?;
-        let fields = fields.into();
-        self.check_fields(fields, params)?;
-        multi::validate_systems(shifts, "shifts")?;
-        if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
-                 σ ≥ 0)"
-            )));
-        }
-        let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
-        let lat = fields.gauge.lattice().clone();
-        let sub = dispatch::multishift::system_subset(params);
-        let sites = lat.sites(sub);
-        multi::check_solution_lengths(
-            solutions.iter().map(|s| s.len()),
-            shifts.len(),
-            sites,
-            &format!("the system ({sub:?})"),
-        )?;
-        let src = layout::spinor::import(&lat, sub, params.dirac_order, params.gamma_basis, source)
-            .map_err(|e| name_field(e, "source"))?;
-        let mut xs: Vec<HostSpinor> = (0..shifts.len())
-            .map(|_| HostSpinor::zeros(lat.clone(), sub))
-            .collect();
-        let inner = &self.inner;
-        let monitor = |solver: &str, k: usize, res: f64| {
-            inner.log(
-                Verbosity::Verbose,
-                &format!("{solver}: iteration {k}, residual {res:.3e}"),
-            );
-        };
-        let result = with_backend!(inner, fields, |b, f, fs| {
-            dispatch::multishift::invert_multishift(
-                b,
-                f,
-                fs,
-                params,
-                shifts,
-                &tols,
-                &src,
-                &mut xs,
-                measure_phase1,
-                &monitor,
-            )?
-        });
-        for (x, out) in xs.iter().zip(solutions) {
-            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
-        }
-        self.inner.log(
-            Verbosity::Summarize,
-            &format!(
-                "multi-shift CG ({} shifts, {:?}/{:?}) on {}: {} iterations ({} multi-shift), {}",
+        self.inner.install(|| {
+            params.validate_solve()?;
+            let fields = fields.into();
+            self.check_fields(fields, params)?;
+            multi::validate_systems(shifts, "shifts")?;
+            if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
+                     σ ≥ 0)"
+                )));
+            }
+            let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+            for (i, t) in tols.iter().enumerate() {
+                params.check_reachable(*t, &format!("tol_shifts[{i}]"))?;
+            }
+            let lat = fields.gauge.lattice().clone();
+            let sub = dispatch::multishift::system_subset(params);
+            let sites = lat.sites(sub);
+            multi::check_solution_lengths(
+                solutions.iter().map(|s| s.len()),
                 shifts.len(),
-                params.precision,
-                params.precision_sloppy,
-                self.backend_name(),
-                result.iterations,
-                result.multishift_iterations,
-                result.summary_tail()
-            ),
-        );
-        Ok(result)
+                sites,
+                &format!("the system ({sub:?})"),
+            )?;
+            let scale = layout::normalising_exponent(source.max_abs());
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let src = layout::spinor::import_scaled(&lat, sub, order, basis, source, scale)
+                .map_err(|e| name_field(e, "source"))?;
+            let mut xs: Vec<HostSpinor> = (0..shifts.len())
+                .map(|_| HostSpinor::zeros(lat.clone(), sub))
+                .collect();
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| {
+                inner.log(
+                    Verbosity::Verbose,
+                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
+                );
+            };
+            let result = with_backend!(inner, fields, |b, f, fs| {
+                dispatch::multishift::invert_multishift(
+                    b,
+                    f,
+                    fs,
+                    params,
+                    shifts,
+                    &tols,
+                    &src,
+                    &mut xs,
+                    measure_phase1,
+                    &monitor,
+                )?
+            });
+            export_all(&xs, params, solutions, scale)?;
+            self.inner.log(
+                Verbosity::Summarize,
+                &format!(
+                    "multi-shift CG ({} shifts, {:?}/{:?}) on {}: {} iterations ({} multi-shift), {}",
+                    shifts.len(),
+                    params.precision,
+                    params.precision_sloppy,
+                    self.backend_name(),
+                    result.iterations,
+                    result.multishift_iterations,
+                    result.summary_tail()
+                ),
+            );
+            Ok(result)
+        })
     }
 
     /// Solves `M(κ_i) x_i = b` for every hopping parameter `kappas[i]`
@@ -419,90 +466,103 @@ impl Context {
         source: HostReals,
         solutions: Vec<HostRealsMut>,
     ) -> Result<MultiResult> {
-        multi::validate_systems(kappas, "kappas")?;
-        if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "kappas[{i}] = {k}: must be positive"
-            )));
-        }
-        let kappa_max = kappas.iter().copied().fold(f64::MIN, f64::max);
-        let params = &InvertParams {
-            kappa: kappa_max,
-            ..*params
-        };
-        params.validate_solve()?;
-        self.check_gauge(gauge, params)?;
-        let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
-        let lat = gauge.lattice().clone();
-        multi::check_solution_lengths(
-            solutions.iter().map(|s| s.len()),
-            kappas.len(),
-            lat.volume(),
-            &format!("a full field on {:?}", lat.dims()),
-        )?;
-        let src = layout::spinor::import(
-            &lat,
-            Subset::Full,
-            params.dirac_order,
-            params.gamma_basis,
-            source,
-        )
-        .map_err(|e| name_field(e, "source"))?;
-        let mut xs: Vec<HostSpinor> = (0..kappas.len())
-            .map(|_| HostSpinor::zeros(lat.clone(), Subset::Full))
-            .collect();
-        let inner = &self.inner;
-        let monitor = |solver: &str, k: usize, res: f64| {
-            inner.log(
-                Verbosity::Verbose,
-                &format!("{solver}: iteration {k}, residual {res:.3e}"),
-            );
-        };
-        let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {
-            let (g, gs) = (f.gauge, fs.gauge);
-            dispatch::multimass::invert_multimass(
-                b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
-            )?
-        });
-        for (x, out) in xs.iter().zip(solutions) {
-            layout::spinor::export(x, params.dirac_order, params.gamma_basis, out)?;
-        }
-        self.inner.log(
-            Verbosity::Summarize,
-            &format!(
-                "multi-mass ({} masses, {:?}) on {}: {} iterations, {}",
+        self.inner.install(|| {
+            multi::validate_systems(kappas, "kappas")?;
+            if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "kappas[{i}] = {k}: must be positive"
+                )));
+            }
+            let kappa_max = kappas.iter().copied().fold(f64::MIN, f64::max);
+            let params = &InvertParams {
+                kappa: kappa_max,
+                ..*params
+            };
+            params.validate_solve()?;
+            if params.dslash != DslashType::Wilson {
+                return Err(Error::Unsupported(format!(
+                    "dslash = {:?}: multi-mass solves are of the Wilson operator (the masses of \
+                     the clover operator are not a shifted family); solve each mass with its \
+                     own clover field",
+                    params.dslash
+                )));
+            }
+            self.check_gauge(gauge, params)?;
+            let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
+            for (i, t) in tols.iter().enumerate() {
+                params.check_reachable(*t, &format!("tol_masses[{i}]"))?;
+            }
+            let lat = gauge.lattice().clone();
+            multi::check_solution_lengths(
+                solutions.iter().map(|s| s.len()),
                 kappas.len(),
-                result.policy_used,
-                self.backend_name(),
-                result.iterations,
-                result.summary_tail()
-            ),
-        );
-        Ok(result)
+                lat.volume(),
+                &format!("a full field on {:?}", lat.dims()),
+            )?;
+            let scale = layout::normalising_exponent(source.max_abs());
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let src =
+                layout::spinor::import_scaled(&lat, Subset::Full, order, basis, source, scale)
+                    .map_err(|e| name_field(e, "source"))?;
+            let mut xs: Vec<HostSpinor> = (0..kappas.len())
+                .map(|_| HostSpinor::zeros(lat.clone(), Subset::Full))
+                .collect();
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| {
+                inner.log(
+                    Verbosity::Verbose,
+                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
+                );
+            };
+            let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {
+                let (g, gs) = (f.gauge, fs.gauge);
+                dispatch::multimass::invert_multimass(
+                    b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
+                )?
+            });
+            export_all(&xs, params, solutions, scale)?;
+            self.inner.log(
+                Verbosity::Summarize,
+                &format!(
+                    "multi-mass ({} masses, {:?}) on {}: {} iterations, {}",
+                    kappas.len(),
+                    result.policy_used,
+                    self.backend_name(),
+                    result.iterations,
+                    result.summary_tail()
+                ),
+            );
+            Ok(result)
+        })
     }
 
     /// `out = op in` on full fields in the caller's order, basis and
     /// normalization.
     pub fn apply<'a>(
         &self,
-        fields: impl Into<OperatorFields<'a>>,
+        fields: impl Into<OperatorFields<'a>> + Send,
         params: &InvertParams,
         op: OperatorKind,
         input: HostReals,
         out: HostRealsMut,
     ) -> Result<()> {
-        params.validate_operator()?;
-        let fields = fields.into();
-        self.check_fields(fields, params)?;
-        let lat = fields.gauge.lattice().clone();
-        let sub = dispatch::apply_subset(params, op, fields.clover.is_some())?;
-        let inp = layout::spinor::import(&lat, sub, params.dirac_order, params.gamma_basis, input)
-            .map_err(|e| name_field(e, "input"))?;
-        let mut res = HostSpinor::zeros(lat, sub);
-        with_backend!(self.inner, fields, |b, f, _fs| {
-            dispatch::apply(b, f, params, op, &inp, &mut res)?
-        });
-        layout::spinor::export(&res, params.dirac_order, params.gamma_basis, out)
+        self.inner.install(|| {
+            params.validate_operator()?;
+            let fields = fields.into();
+            self.check_fields(fields, params)?;
+            let lat = fields.gauge.lattice().clone();
+            let sub = dispatch::apply_subset(params, op, fields.clover.is_some())?;
+            let scale = layout::normalising_exponent(input.max_abs());
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let inp = layout::spinor::import_scaled(&lat, sub, order, basis, input, scale)
+                .map_err(|e| name_field(e, "input"))?;
+            let mut res = HostSpinor::zeros(lat, sub);
+            with_backend!(self.inner, fields, |b, f, _fs| {
+                dispatch::apply(b, f, params, op, &inp, &mut res)?
+            });
+            layout::spinor::export_scaled(&res, order, basis, out, -scale)
+                .map_err(|e| name_field(e, "out"))
+        })
     }
 
     /// The operator's fields belong to this context, match each other and
@@ -536,6 +596,15 @@ impl Context {
                 clover.lattice().dims(),
                 fields.gauge.lattice().dims()
             )));
+        }
+        if let Some(k) = clover.kappa() {
+            if (k - params.kappa).abs() > 1e-12 * k {
+                return Err(Error::InvalidArgument(format!(
+                    "kappa = {} but the clover field was computed for kappa = {k} (its term is \
+                     kappa c_sw F): compute it with the solve's kappa",
+                    params.kappa
+                )));
+            }
         }
         let cp = clover.params();
         if cp.precision != params.precision {
@@ -578,6 +647,27 @@ impl Context {
         }
         Ok(())
     }
+}
+
+/// Writes solutions scaled back by `2^-scale` (the source was solved for
+/// at `2^scale`); all are checked to fit the host precision before any is
+/// written, so an error leaves every output as it was.
+fn export_all(
+    xs: &[HostSpinor],
+    params: &InvertParams,
+    mut outs: Vec<HostRealsMut>,
+    scale: i32,
+) -> Result<()> {
+    let (order, basis) = (params.dirac_order, params.gamma_basis);
+    for (i, (x, out)) in xs.iter().zip(&outs).enumerate() {
+        layout::spinor::check_export_range(x, out, -scale)
+            .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
+    }
+    for (i, (x, out)) in xs.iter().zip(outs.drain(..)).enumerate() {
+        layout::spinor::export_scaled(x, order, basis, out, -scale)
+            .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
+    }
+    Ok(())
 }
 
 /// Prefixes an import error with the field it concerns.

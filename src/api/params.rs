@@ -297,6 +297,7 @@ impl InvertParams {
                 self.tol
             )));
         }
+        self.check_reachable(self.tol, "tol")?;
         if self.maxiter == 0 {
             return Err(Error::InvalidArgument(
                 "maxiter = 0: must be positive".into(),
@@ -338,6 +339,24 @@ impl InvertParams {
                 self.tol_inner,
                 self.precision_sloppy,
                 self.precision_sloppy.epsilon()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses a tolerance below the unit roundoff of the precise fields:
+    /// the true residual of such a solve stalls near that roundoff (a
+    /// single-precision solve near 1e-7 or 1e-8), so it would run to
+    /// `maxiter` and end NOT_CONVERGED.
+    pub(crate) fn check_reachable(&self, tol: f64, name: &str) -> Result<()> {
+        let eps = self.precision.epsilon();
+        if tol < eps {
+            return Err(Error::InvalidArgument(format!(
+                "{name} = {tol:e} cannot be reached with precision = {:?}: its unit roundoff is \
+                 {eps:.1e}, and the true residual stalls near it; ask for {name} ≥ {:.0e} or \
+                 precision = Double",
+                self.precision,
+                (10.0 * eps).min(0.5)
             )));
         }
         Ok(())

@@ -138,7 +138,19 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-fn run(o: Options) -> Result<bool, latsol::Error> {
+fn run(mut o: Options) -> Result<bool, latsol::Error> {
+    // A tolerance the precise fields cannot reach: warn and take one they can.
+    if o.tol < o.precision.epsilon() {
+        let reachable = 10.0 * o.precision.epsilon();
+        eprintln!(
+            "latsol-solve: warning: --tol {:e} is below the roundoff of {:?} fields ({:.1e}); \
+             solving to {reachable:.0e} instead",
+            o.tol,
+            o.precision,
+            o.precision.epsilon()
+        );
+        o.tol = reachable;
+    }
     let ctx = Context::new(InitParams {
         backend: o.backend,
         verbosity: Verbosity::Verbose,

@@ -265,10 +265,17 @@ pub extern "C" fn latsol_invert_result_default() -> latsol_invert_result {
 /// `result` is filled in. Other errors: NULL pointers (NULL_POINTER); a
 /// stale `ctx` or `gauge`, or a gauge of another context (INVALID_HANDLE);
 /// a wrong `struct_size`, unknown enum values, kappa <= 0 or NaN, tol
-/// outside (0, 1), maxiter <= 0, NaN or Inf in the source, a precision
-/// that does not match the gauge field's (INVALID_ARGUMENT); a breakdown of
-/// the recurrence (BREAKDOWN). After those, `solution` and `result` are
+/// outside (0, 1) or below the unit roundoff of `precision` (single
+/// precision reaches about 1e-7), maxiter <= 0, NaN or Inf in the source, a
+/// precision that does not match the gauge field's, a solution beyond the
+/// range of the host precision (INVALID_ARGUMENT); a breakdown of the
+/// recurrence (BREAKDOWN). After those, `solution` and `result` are
 /// untouched.
+///
+/// A source of any magnitude, subnormal to near the largest double, is
+/// solved as well as one of norm 1: latsol solves for the source times the
+/// exact power of two that brings its largest component near 1 and scales
+/// the solution back.
 ///
 /// # Safety
 /// Handles are NULL or from latsol; `param` is NULL or points to a

@@ -40,6 +40,50 @@ impl HostReals<'_> {
     }
 }
 
+impl HostReals<'_> {
+    /// The largest absolute value (NaN and Inf are left to the importers,
+    /// which name the site that holds them).
+    pub fn max_abs(&self) -> f64 {
+        fn fold<T: Copy + Into<f64>>(v: &[T]) -> f64 {
+            v.iter().fold(0.0f64, |m, &x| {
+                let a = x.into().abs();
+                if a > m {
+                    a
+                } else {
+                    m
+                }
+            })
+        }
+        match self {
+            HostReals::F64(v) => fold(v),
+            HostReals::F32(v) => fold(v),
+        }
+    }
+}
+
+/// The exponent `e` of the exact power of two `2^e` that brings a field
+/// whose largest component is `max_abs` into `[1, 2)`, or 0 when it lies in
+/// `[2^-16, 2^16]` already (or is 0 or not finite). The library solves for
+/// `2^e b` and returns `2^-e x`: no norm of the source or of the Krylov
+/// vectors then underflows or overflows, and no storage format (single, the
+/// fixed-point and packed formats' f32 norms and 8-bit exponents) loses
+/// the field, however small or large the caller's source; the scaling
+/// itself is exact.
+pub fn normalising_exponent(max_abs: f64) -> i32 {
+    let m = max_abs;
+    if m == 0.0 || !m.is_finite() || (2f64.powi(-16)..=2f64.powi(16)).contains(&m) {
+        return 0;
+    }
+    // m = f · 2^k, f in [1, 2) (subnormals: k below −1022).
+    -(m.log2().floor() as i32)
+}
+
+/// `2^e` as two normal factors whose product is exact (|e| up to 2046).
+pub(crate) fn power_of_two_factors(e: i32) -> (f64, f64) {
+    let (a, b) = (e / 2, e - e / 2);
+    (2f64.powi(a), 2f64.powi(b))
+}
+
 impl<'a> From<&'a HostRealsMut<'_>> for HostReals<'a> {
     /// Reads what a mutable host array holds (an initial guess).
     fn from(v: &'a HostRealsMut<'_>) -> HostReals<'a> {

@@ -89,6 +89,7 @@ fn read_sites<T: HostFloat>(
     dst: &mut HostSpinor,
     order: DiracOrder,
     rotation: Option<&SpinMatrix>,
+    scale: (f64, f64),
 ) -> std::result::Result<(), usize> {
     let subset = dst.subset();
     let vh = dst.lattice().half_volume();
@@ -100,8 +101,10 @@ fn read_sites<T: HostFloat>(
         .filter_map(|(i, out)| {
             let h = host_site(i, order, subset, vh);
             let s = &src[h * SPINOR_REALS..(h + 1) * SPINOR_REALS];
+            // The power-of-two scale first (exact), then the rotation.
             let z: [C64; SPINOR_COMPLEX] = std::array::from_fn(|k| {
-                C64::new(s[2 * perm[k]].to_f64(), s[2 * perm[k] + 1].to_f64())
+                let (re, im) = (s[2 * perm[k]].to_f64(), s[2 * perm[k] + 1].to_f64());
+                C64::new(re * scale.0 * scale.1, im * scale.0 * scale.1)
             });
             if !z.iter().all(|w| w.re.is_finite() && w.im.is_finite()) {
                 return Some(h);
@@ -123,6 +126,7 @@ fn write_sites<T: HostFloat>(
     dst: &mut [T],
     order: DiracOrder,
     rotation: Option<&SpinMatrix>,
+    scale: (f64, f64),
 ) {
     let subset = src.subset();
     let vh = src.lattice().half_volume();
@@ -138,8 +142,8 @@ fn write_sites<T: HostFloat>(
                 z = spin_rotate(m, &z);
             }
             for (k, w) in z.iter().enumerate() {
-                d[2 * perm[k]] = T::from_f64(w.re);
-                d[2 * perm[k] + 1] = T::from_f64(w.im);
+                d[2 * perm[k]] = T::from_f64(w.re * scale.0 * scale.1);
+                d[2 * perm[k] + 1] = T::from_f64(w.im * scale.0 * scale.1);
             }
         });
 }
@@ -164,6 +168,20 @@ pub fn import(
     basis: GammaBasis,
     host: HostReals,
 ) -> Result<HostSpinor> {
+    import_scaled(lattice, subset, order, basis, host, 0)
+}
+
+/// `import`, multiplying the host numbers by `2^exp` (exactly, before the
+/// basis change, so that neither overflows nor loses a subnormal field:
+/// see `layout::normalising_exponent`).
+pub fn import_scaled(
+    lattice: &Arc<Lattice>,
+    subset: Subset,
+    order: DiracOrder,
+    basis: GammaBasis,
+    host: HostReals,
+    exp: i32,
+) -> Result<HostSpinor> {
     let sites = lattice.sites(subset);
     let expected = sites * SPINOR_REALS;
     if host.len() != expected {
@@ -179,9 +197,10 @@ pub fn import(
         GammaBasis::Ukqcd => None,
     };
     let mut field = HostSpinor::zeros(lattice.clone(), subset);
+    let factors = super::power_of_two_factors(exp);
     let read = match host {
-        HostReals::F64(s) => read_sites(s, &mut field, order, rotation.as_ref()),
-        HostReals::F32(s) => read_sites(s, &mut field, order, rotation.as_ref()),
+        HostReals::F64(s) => read_sites(s, &mut field, order, rotation.as_ref(), factors),
+        HostReals::F32(s) => read_sites(s, &mut field, order, rotation.as_ref(), factors),
     };
     if let Err(h) = read {
         let vh = lattice.half_volume();
@@ -211,6 +230,19 @@ pub fn export(
     basis: GammaBasis,
     out: HostRealsMut,
 ) -> Result<()> {
+    export_scaled(field, order, basis, out, 0)
+}
+
+/// `export`, multiplying by `2^exp` after the basis change. Refuses, with
+/// nothing written, a field that would not fit the host precision (the
+/// rotation can grow a component by √2).
+pub fn export_scaled(
+    field: &HostSpinor,
+    order: DiracOrder,
+    basis: GammaBasis,
+    out: HostRealsMut,
+    exp: i32,
+) -> Result<()> {
     let expected = field.sites() * SPINOR_REALS;
     if out.len() != expected {
         return invalid!(
@@ -225,9 +257,34 @@ pub fn export(
         GammaBasis::DegrandRossi => Some(gamma::ukqcd_to_degrand_rossi()),
         GammaBasis::Ukqcd => None,
     };
+    check_export_range(field, &out, exp)?;
+    let factors = super::power_of_two_factors(exp);
     match out {
-        HostRealsMut::F64(d) => write_sites(field, d, order, rotation.as_ref()),
-        HostRealsMut::F32(d) => write_sites(field, d, order, rotation.as_ref()),
+        HostRealsMut::F64(d) => write_sites(field, d, order, rotation.as_ref(), factors),
+        HostRealsMut::F32(d) => write_sites(field, d, order, rotation.as_ref(), factors),
+    }
+    Ok(())
+}
+
+/// Whether `export_scaled(field, …, out, exp)` fits `out`'s precision (the
+/// basis change can grow a component by √2): the check it makes before
+/// writing anything, for callers that export several fields all or none.
+pub fn check_export_range(field: &HostSpinor, out: &HostRealsMut, exp: i32) -> Result<()> {
+    let largest = match out {
+        HostRealsMut::F64(_) => f64::MAX,
+        HostRealsMut::F32(_) => f32::MAX as f64,
+    };
+    let max = field.max_abs();
+    if max == 0.0 {
+        return Ok(());
+    }
+    // log2 of the largest component after the rotation and the scale.
+    let grown = (max * std::f64::consts::SQRT_2).log2() + exp as f64;
+    if !grown.is_finite() || grown >= largest.log2() {
+        return invalid!(
+            "the result exceeds the range of the host precision (|x| up to 2^{grown:.1} > \
+             {largest:e}): scale the source down"
+        );
     }
     Ok(())
 }

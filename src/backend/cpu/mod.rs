@@ -132,6 +132,11 @@ impl CpuBackend {
         })
     }
 
+    /// Runs `f` on this backend's threads (host-side work of its context).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+
     pub fn num_threads(&self) -> usize {
         self.pool.current_num_threads()
     }

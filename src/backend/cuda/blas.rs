@@ -186,7 +186,9 @@ impl CudaBackend {
         params: &P,
         written: Option<&DeviceData>,
     ) -> Result<()> {
-        let k = &self.kernel(kernel_name)?;
+        // The `Arc`'s kernel: its address is the tuner's fast key.
+        let kernel = self.kernel(kernel_name)?;
+        let k: &super::modules::Kernel = &kernel;
         let block = self.tuner.block_for(k, threads, default_block, |b| {
             let backup = match written {
                 Some(w) => Some(self.save(w)?),

@@ -130,68 +130,37 @@ impl CudaBackend {
             sites,
             stride,
         };
-        let len = shape.block_len();
-        let what = "host-to-device copy of the clover field";
-        fn soa<T: Copy + Default + Send + Sync>(shape: SoaShape, v: &[T]) -> Vec<T> {
-            let mut out = vec![T::default(); shape.block_len()];
-            to_soa(shape, v, &mut out, |x| x);
-            out
-        }
-        let htod = |e| device_err(what)(e);
         Ok(match data {
-            CloverData::F64(v) => {
-                let mut d = self
-                    .stream
-                    .alloc_zeros::<f64>(len)
-                    .map_err(device_err("device allocation"))?;
-                self.stream
-                    .memcpy_htod(&soa(shape, v), &mut d)
-                    .map_err(htod)?;
-                DeviceClover {
-                    values: super::DeviceData::F64(d),
-                    norms: None,
-                }
-            }
-            CloverData::F32(v) => {
-                let mut d = self
-                    .stream
-                    .alloc_zeros::<f32>(len)
-                    .map_err(device_err("device allocation"))?;
-                self.stream
-                    .memcpy_htod(&soa(shape, v), &mut d)
-                    .map_err(htod)?;
-                DeviceClover {
-                    values: super::DeviceData::F32(d),
-                    norms: None,
-                }
-            }
-            CloverData::Half { v, norm } => {
-                let mut d = self
-                    .stream
-                    .alloc_zeros::<i16>(len)
-                    .map_err(device_err("device allocation"))?;
-                self.stream
-                    .memcpy_htod(&soa(shape, v), &mut d)
-                    .map_err(htod)?;
-                DeviceClover {
-                    values: super::DeviceData::I16(d),
-                    norms: Some(self.upload_norms(norm)?),
-                }
-            }
-            CloverData::Quarter { v, norm } => {
-                let mut d = self
-                    .stream
-                    .alloc_zeros::<i8>(len)
-                    .map_err(device_err("device allocation"))?;
-                self.stream
-                    .memcpy_htod(&soa(shape, v), &mut d)
-                    .map_err(htod)?;
-                DeviceClover {
-                    values: super::DeviceData::I8(d),
-                    norms: Some(self.upload_norms(norm)?),
-                }
-            }
+            CloverData::F64(v) => DeviceClover {
+                values: super::DeviceData::F64(self.upload_values(shape, v)?),
+                norms: None,
+            },
+            CloverData::F32(v) => DeviceClover {
+                values: super::DeviceData::F32(self.upload_values(shape, v)?),
+                norms: None,
+            },
+            CloverData::Half { v, norm } => DeviceClover {
+                values: super::DeviceData::I16(self.upload_values(shape, v)?),
+                norms: Some(self.upload_norms(norm)?),
+            },
+            CloverData::Quarter { v, norm } => DeviceClover {
+                values: super::DeviceData::I8(self.upload_values(shape, v)?),
+                norms: Some(self.upload_norms(norm)?),
+            },
         })
+    }
+
+    /// Canonical site-major values in the structure-of-arrays `shape`, on
+    /// the device.
+    fn upload_values<T>(&self, shape: SoaShape, v: &[T]) -> Result<CudaSlice<T>>
+    where
+        T: Copy + Default + Send + Sync + DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    {
+        let mut soa = vec![T::default(); shape.block_len()];
+        to_soa(shape, v, &mut soa, |x| x);
+        self.stream
+            .clone_htod(&soa)
+            .map_err(device_err("host-to-device copy of the clover field"))
     }
 
     fn upload_norms(&self, norm: &[f32]) -> Result<CudaSlice<f32>> {

@@ -95,6 +95,8 @@ impl Tuner {
         default: u32,
         time: impl FnMut(u32) -> Result<f32>,
     ) -> Result<u32> {
+        // The kernel's address: stable, as the backend keeps every kernel in
+        // an `Arc` for its whole life (cuda/mod.rs, `kernel`).
         let fast = (kernel as *const Kernel as usize, threads);
         if let Some(&b) = self.fast.lock().expect("tune table poisoned").get(&fast) {
             return Ok(b);

@@ -266,13 +266,18 @@ pub struct DeviceInfo {
     pub tuned_entries_at_start: usize,
 }
 
+/// The kernels of the lazy modules loaded so far, and their reports.
+type LazyKernels = (HashMap<String, Arc<Kernel>>, Vec<ModuleReport>);
+
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     stream: Arc<CudaStream>,
-    kernels: HashMap<String, Kernel>,
+    /// Behind `Arc`s that are never dropped while the backend lives: the
+    /// tuner's fast path keys a kernel by its address.
+    kernels: HashMap<String, Arc<Kernel>>,
     /// The kernels of lazy modules (`modules::Source::lazy`), loaded on
     /// first use, with what loads them and what their loading reported.
-    lazy_kernels: Mutex<(HashMap<String, Kernel>, Vec<ModuleReport>)>,
+    lazy_kernels: Mutex<LazyKernels>,
     builder: modules::Builder,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
@@ -332,6 +337,7 @@ impl CudaBackend {
             cubin,
         };
         let (kernels, reports) = builder.load_all(&ctx)?;
+        let kernels = kernels.into_iter().map(|(n, k)| (n, Arc::new(k))).collect();
         let device_key: String = format!("{name}-sm{cc}")
             .chars()
             .map(|c| {
@@ -402,7 +408,7 @@ impl CudaBackend {
 
     /// The kernel `name`; a lazy module's kernel compiles (or loads from
     /// the cache) its whole module on first use.
-    fn kernel(&self, name: &str) -> Result<Kernel> {
+    fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
         if let Some(k) = self.kernels.get(name) {
             return Ok(k.clone());
         }
@@ -416,7 +422,8 @@ impl CudaBackend {
         let src = modules::Builder::lazy_source_of(name)
             .ok_or_else(|| Error::Internal(format!("no kernel {name} was compiled")))?;
         let (kernels, reports) = self.builder.load(&self.ctx, &[src])?;
-        lazy.0.extend(kernels);
+        lazy.0
+            .extend(kernels.into_iter().map(|(n, k)| (n, Arc::new(k))));
         lazy.1.extend(reports);
         lazy.0
             .get(name)
