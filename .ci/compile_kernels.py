@@ -12,6 +12,7 @@ if any file fails to compile or yields no PTX.
 Usage: python3 .ci/compile_kernels.py [--arch sm_80 --arch sm_90] [--out DIR]
 """
 import argparse
+import concurrent.futures
 import ctypes
 import glob
 import os
@@ -96,27 +97,36 @@ def main():
     if not sources:
         sys.exit(f"no kernels/*.cu found under {KERNELS}")
 
-    failures = 0
-    for arch in archs:
+    # Every (architecture, source) pair at once, one thread per core: NVRTC
+    # compiles separate programs concurrently, and ctypes releases the GIL
+    # during the call.
+    def job(arch, src):
         options = base_options + [f"--gpu-architecture={arch}"]
-        for src in sources:
-            name = os.path.basename(src)
-            with open(src) as f:
-                t0 = time.perf_counter()
-                ok, log, ptx = compile_one(lib, name, f.read(), headers, options)
-                seconds = time.perf_counter() - t0
-            entries = ptx.count(b".entry") if ok else 0
-            if ok and entries > 0:
-                print(f"ok   {arch} {name}: {entries} kernels, {len(ptx)} bytes of PTX, {seconds:.1f} s")
-                if log.strip():
-                    print(log)
-                if args.out:
-                    os.makedirs(args.out, exist_ok=True)
-                    with open(os.path.join(args.out, f"{name[:-3]}.{arch}.ptx"), "wb") as f:
-                        f.write(ptx)
-            else:
-                failures += 1
-                print(f"FAIL {arch} {name} (options: {' '.join(options)})\n{log}", file=sys.stderr)
+        with open(src) as f:
+            text = f.read()
+        t0 = time.perf_counter()
+        ok, log, ptx = compile_one(lib, os.path.basename(src), text, headers, options)
+        return arch, src, options, ok, log, ptx, time.perf_counter() - t0
+
+    jobs = [(arch, src) for arch in archs for src in sources]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = list(pool.map(lambda j: job(*j), jobs))
+
+    failures = 0
+    for arch, src, options, ok, log, ptx, seconds in results:
+        name = os.path.basename(src)
+        entries = ptx.count(b".entry") if ok else 0
+        if ok and entries > 0:
+            print(f"ok   {arch} {name}: {entries} kernels, {len(ptx)} bytes of PTX, {seconds:.1f} s")
+            if log.strip():
+                print(log)
+            if args.out:
+                os.makedirs(args.out, exist_ok=True)
+                with open(os.path.join(args.out, f"{name[:-3]}.{arch}.ptx"), "wb") as f:
+                    f.write(ptx)
+        else:
+            failures += 1
+            print(f"FAIL {arch} {name} (options: {' '.join(options)})\n{log}", file=sys.stderr)
     if failures:
         sys.exit(f"{failures} compilation(s) failed")
 

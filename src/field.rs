@@ -35,6 +35,13 @@ impl GaugeField {
         }
     }
 
+    /// `unit`, or `OutOfMemory` when the field does not fit.
+    pub fn try_unit(lattice: Arc<Lattice>) -> crate::error::Result<GaugeField> {
+        let what = format!("the gauge field of a {:?} lattice", lattice.dims());
+        let links = crate::alloc::filled(4 * lattice.volume(), Su3::identity(), &what)?;
+        Ok(GaugeField { lattice, links })
+    }
+
     pub fn lattice(&self) -> &Arc<Lattice> {
         &self.lattice
     }
@@ -131,6 +138,18 @@ impl HostSpinor {
             subset,
             data: vec![C64::new(0.0, 0.0); n],
         }
+    }
+
+    /// `zeros`, or `OutOfMemory` when the field does not fit.
+    pub fn try_zeros(lattice: Arc<Lattice>, subset: Subset) -> crate::error::Result<HostSpinor> {
+        let n = lattice.sites(subset) * SPINOR_COMPLEX;
+        let what = format!("a spinor field of a {:?} lattice", lattice.dims());
+        let data = crate::alloc::filled(n, C64::new(0.0, 0.0), &what)?;
+        Ok(HostSpinor {
+            lattice,
+            subset,
+            data,
+        })
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {

@@ -86,7 +86,7 @@ impl Lattice {
             volume,
             neighbours: Default::default(),
         };
-        lat.neighbours = lat.build_neighbours();
+        lat.neighbours = lat.build_neighbours()?;
         Ok(lat)
     }
 
@@ -152,22 +152,22 @@ impl Lattice {
         &self.neighbours[p.index()][mu][if forward { 0 } else { 1 }]
     }
 
-    fn build_neighbours(&self) -> [[[Vec<u32>; 2]; 4]; 2] {
+    fn build_neighbours(&self) -> Result<[[[Vec<u32>; 2]; 4]; 2]> {
         let vh = self.half_volume();
         let mut tables: [[[Vec<u32>; 2]; 4]; 2] = Default::default();
         for p in [Parity::Even, Parity::Odd] {
             for (mu, by_dir) in tables[p.index()].iter_mut().enumerate() {
                 for (dir, step) in [(0usize, 1isize), (1, -1)] {
-                    by_dir[dir] = (0..vh)
-                        .map(|cb| {
-                            let x = self.shift(self.coords(p, cb), mu, step);
-                            self.cb_index(x) as u32
-                        })
-                        .collect();
+                    let sites = (0..vh).map(|cb| {
+                        let x = self.shift(self.coords(p, cb), mu, step);
+                        self.cb_index(x) as u32
+                    });
+                    let what = format!("the neighbour tables of a {:?} lattice", self.dims);
+                    by_dir[dir] = crate::alloc::collect(vh, sites, &what)?;
                 }
             }
         }
-        tables
+        Ok(tables)
     }
 }
 

@@ -6,6 +6,7 @@
 //! `backend` (CPU, CUDA) → fields (`field`, `layout`) and geometry
 //! (`lattice`), colour and spin algebra (`su3`, `gamma`).
 
+pub mod alloc;
 pub mod api;
 pub mod backend;
 pub mod clover;

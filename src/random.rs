@@ -46,20 +46,34 @@ pub fn su3_near_identity(rng: &mut impl Rng, eps: f64) -> Su3 {
 
 /// A hot gauge field: every link independent and random in SU(3).
 pub fn hot_gauge(lattice: &Arc<Lattice>, seed: u64) -> GaugeField {
+    try_hot_gauge(lattice, seed).expect("the field fits in memory")
+}
+
+/// `hot_gauge`, or `OutOfMemory` when the field does not fit.
+pub fn try_hot_gauge(lattice: &Arc<Lattice>, seed: u64) -> crate::error::Result<GaugeField> {
     let mut rng = rng(seed);
-    let mut g = GaugeField::unit(lattice.clone());
+    let mut g = GaugeField::try_unit(lattice.clone())?;
     g.links_mut().iter_mut().for_each(|u| *u = su3(&mut rng));
-    g
+    Ok(g)
 }
 
 /// A smooth gauge field: every link within about `eps` of the identity.
 pub fn smooth_gauge(lattice: &Arc<Lattice>, eps: f64, seed: u64) -> GaugeField {
+    try_smooth_gauge(lattice, eps, seed).expect("the field fits in memory")
+}
+
+/// `smooth_gauge`, or `OutOfMemory` when the field does not fit.
+pub fn try_smooth_gauge(
+    lattice: &Arc<Lattice>,
+    eps: f64,
+    seed: u64,
+) -> crate::error::Result<GaugeField> {
     let mut rng = rng(seed);
-    let mut g = GaugeField::unit(lattice.clone());
+    let mut g = GaugeField::try_unit(lattice.clone())?;
     g.links_mut()
         .iter_mut()
         .for_each(|u| *u = su3_near_identity(&mut rng, eps));
-    g
+    Ok(g)
 }
 
 /// A Gaussian spinor field.

@@ -317,7 +317,7 @@ impl Context {
                 )
                 .map_err(|e| name_field(e, "solution (initial guess)"))?
             } else {
-                HostSpinor::zeros(lat.clone(), Subset::Full)
+                HostSpinor::try_zeros(lat.clone(), Subset::Full)?
             };
             if solution.len() != lat.volume() * 24 {
                 return Err(Error::InvalidArgument(format!(
@@ -408,8 +408,8 @@ impl Context {
             let src = layout::spinor::import_scaled(&lat, sub, order, basis, source, scale)
                 .map_err(|e| name_field(e, "source"))?;
             let mut xs: Vec<HostSpinor> = (0..shifts.len())
-                .map(|_| HostSpinor::zeros(lat.clone(), sub))
-                .collect();
+                .map(|_| HostSpinor::try_zeros(lat.clone(), sub))
+                .collect::<Result<_>>()?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| {
                 inner.log(
@@ -505,8 +505,8 @@ impl Context {
                 layout::spinor::import_scaled(&lat, Subset::Full, order, basis, source, scale)
                     .map_err(|e| name_field(e, "source"))?;
             let mut xs: Vec<HostSpinor> = (0..kappas.len())
-                .map(|_| HostSpinor::zeros(lat.clone(), Subset::Full))
-                .collect();
+                .map(|_| HostSpinor::try_zeros(lat.clone(), Subset::Full))
+                .collect::<Result<_>>()?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| {
                 inner.log(
@@ -556,7 +556,7 @@ impl Context {
             let (order, basis) = (params.dirac_order, params.gamma_basis);
             let inp = layout::spinor::import_scaled(&lat, sub, order, basis, input, scale)
                 .map_err(|e| name_field(e, "input"))?;
-            let mut res = HostSpinor::zeros(lat, sub);
+            let mut res = HostSpinor::try_zeros(lat, sub)?;
             with_backend!(self.inner, fields, |b, f, _fs| {
                 dispatch::apply(b, f, params, op, &inp, &mut res)?
             });

@@ -163,15 +163,15 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         [8, 8, 8, 16]
     });
     let field = match o.field.as_str() {
-        "hot" => random::hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed),
-        "unit" => latsol::field::GaugeField::unit(Arc::new(Lattice::new(dims)?)),
-        "smooth" => random::smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed),
+        "hot" => random::try_hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed)?,
+        "unit" => latsol::field::GaugeField::try_unit(Arc::new(Lattice::new(dims)?))?,
+        "smooth" => random::try_smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed)?,
         path => latsol::gauge_gen::io::load(std::path::Path::new(path))?.0,
     };
     let lat = field.lattice().clone();
     let dims = lat.dims();
     // Hand the field over as a host program would: MILC order, double.
-    let mut milc = vec![0.0f64; lat.volume() * 4 * 18];
+    let mut milc = latsol::alloc::filled(lat.volume() * 4 * 18, 0.0f64, "the host links")?;
     layout::gauge::export(
         &field,
         GaugeOrder::Milc,
@@ -200,9 +200,9 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
 
     // A point source at the origin, spin 0, colour 0 (DeGrand–Rossi, DIRAC order).
     let n = lat.volume() * 24;
-    let mut source = vec![0.0f64; n];
+    let mut source = latsol::alloc::filled(n, 0.0f64, "the source")?;
     source[0] = 1.0;
-    let mut solution = vec![0.0f64; n];
+    let mut solution = latsol::alloc::filled(n, 0.0f64, "the solution")?;
     let params = InvertParams {
         kappa: o.kappa,
         solver: o.solver,

@@ -135,12 +135,11 @@ pub fn compute(gauge: &GaugeField, c: f64) -> Result<CloverField> {
         pairs.map(|(m, n)| half_commutator(m, n))
     };
     let vh = lat.half_volume();
-    let sites: Vec<SiteBlocks> = (0..lat.volume())
-        .into_par_iter()
-        .map(|i| {
-            let p = crate::lattice::Parity::from_index(i / vh);
-            site_blocks(gauge, lat.coords(p, i % vh), c, &commutators)
-        })
-        .collect();
+    let sites_iter = (0..lat.volume()).into_par_iter().map(|i| {
+        let p = crate::lattice::Parity::from_index(i / vh);
+        site_blocks(gauge, lat.coords(p, i % vh), c, &commutators)
+    });
+    let what = format!("the clover field of a {:?} lattice", lat.dims());
+    let sites = crate::alloc::par_collect(lat.volume(), sites_iter, &what)?;
     CloverField::from_sites(lat, sites)
 }

@@ -128,25 +128,28 @@ impl CloverField {
     /// safely invertible is an error naming its site and block.
     pub fn inverse(&self) -> Result<CloverField> {
         use rayon::prelude::*;
-        let sites: Vec<Result<SiteBlocks>> = self
-            .sites
-            .par_iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let inv = |k: usize| {
-                    ldl::invert(&s[k]).map_err(|why| {
-                        Error::InvalidArgument(format!(
-                            "the clover block {k} at x = {:?} is not invertible: {why}",
-                            self.coords_of(i)
-                        ))
-                    })
-                };
-                Ok([inv(0)?, inv(1)?])
-            })
-            .collect();
+        let inverted = self.sites.par_iter().enumerate().map(|(i, s)| {
+            let inv = |k: usize| {
+                ldl::invert(&s[k]).map_err(|why| {
+                    Error::InvalidArgument(format!(
+                        "the clover block {k} at x = {:?} is not invertible: {why}",
+                        self.coords_of(i)
+                    ))
+                })
+            };
+            Ok([inv(0)?, inv(1)?])
+        });
+        let what = format!("the clover inverse of a {:?} lattice", self.lattice.dims());
+        let sites: Vec<Result<SiteBlocks>> =
+            crate::alloc::par_collect(self.sites.len(), inverted, &what)?;
+        // The first failing site, in site order.
+        let mut out = crate::alloc::with_capacity(sites.len(), &what)?;
+        for s in sites {
+            out.push(s?);
+        }
         Ok(CloverField {
             lattice: self.lattice.clone(),
-            sites: sites.into_iter().collect::<Result<_>>()?,
+            sites: out,
         })
     }
 }

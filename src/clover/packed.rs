@@ -74,13 +74,12 @@ pub fn import(lattice: &Arc<Lattice>, host: HostReals, what: &str) -> Result<Clo
         )));
     }
     use rayon::prelude::*;
-    let sites: Vec<SiteBlocks> = (0..lattice.volume())
-        .into_par_iter()
-        .map(|i| {
-            let base = i * PACKED_REALS;
-            std::array::from_fn(|k| unpack_block(|j| host.get(base + k * BLOCK_REALS + j)))
-        })
-        .collect();
+    let sites_iter = (0..lattice.volume()).into_par_iter().map(|i| {
+        let base = i * PACKED_REALS;
+        std::array::from_fn(|k| unpack_block(|j| host.get(base + k * BLOCK_REALS + j)))
+    });
+    let purpose = format!("the clover field of a {:?} lattice", lattice.dims());
+    let sites: Vec<SiteBlocks> = crate::alloc::par_collect(lattice.volume(), sites_iter, &purpose)?;
     let field = CloverField::from_sites(lattice.clone(), sites)?;
     field.check_finite(what)?;
     Ok(field)

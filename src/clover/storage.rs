@@ -10,6 +10,7 @@ use super::chiral;
 use super::packed::BLOCK_REALS;
 use super::{CloverField, PACKED_REALS};
 use crate::backend::cpu::Fixed;
+use crate::error::Result;
 use crate::precision::Precision;
 
 /// How a clover field is stored beside spinors of a given format.
@@ -79,39 +80,49 @@ fn quantize_block<T: Fixed>(block: &[f64], v: &mut [T]) -> f32 {
     norm
 }
 
+/// Every site's two blocks as fixed point with their norms.
+fn quantize_sites<T: Fixed>(sites: &[[f64; PACKED_REALS]], v: &mut [T], norm: &mut [f32]) {
+    for (i, s) in sites.iter().enumerate() {
+        for k in 0..2 {
+            let r = i * PACKED_REALS + k * BLOCK_REALS;
+            let block = &s[k * BLOCK_REALS..(k + 1) * BLOCK_REALS];
+            norm[2 * i + k] = quantize_block(block, &mut v[r..r + BLOCK_REALS]);
+        }
+    }
+}
+
 impl CloverData {
     /// The stored form of `field` for `format`.
-    pub fn new(field: &CloverField, format: CloverFormat) -> CloverData {
+    pub fn new(field: &CloverField, format: CloverFormat) -> Result<CloverData> {
+        use crate::alloc::{collect, filled, par_collect};
         use rayon::prelude::*;
-        let sites: Vec<[f64; PACKED_REALS]> =
-            field.sites().par_iter().map(chiral::storage_site).collect();
+        let n = field.sites().len();
+        let what = &format!("the {format:?} clover field of {n} sites");
+        let stored = field.sites().par_iter().map(chiral::storage_site);
+        let sites: Vec<[f64; PACKED_REALS]> = par_collect(n, stored, what)?;
         let flat = || sites.iter().flatten().copied();
-        fn fixed<T: Fixed>(sites: &[[f64; PACKED_REALS]]) -> (Vec<T>, Vec<f32>) {
-            let mut v = vec![T::default(); sites.len() * PACKED_REALS];
-            let mut norm = vec![0.0f32; sites.len() * 2];
-            for (i, s) in sites.iter().enumerate() {
-                for k in 0..2 {
-                    let r = i * PACKED_REALS + k * BLOCK_REALS;
-                    norm[2 * i + k] = quantize_block(
-                        &s[k * BLOCK_REALS..(k + 1) * BLOCK_REALS],
-                        &mut v[r..r + BLOCK_REALS],
-                    );
-                }
+        Ok(match format {
+            CloverFormat::Double => CloverData::F64(collect(n * PACKED_REALS, flat(), what)?),
+            CloverFormat::Single => {
+                CloverData::F32(collect(n * PACKED_REALS, flat().map(|x| x as f32), what)?)
             }
-            (v, norm)
-        }
-        match format {
-            CloverFormat::Double => CloverData::F64(flat().collect()),
-            CloverFormat::Single => CloverData::F32(flat().map(|x| x as f32).collect()),
             CloverFormat::Half => {
-                let (v, norm) = fixed::<i16>(&sites);
+                let (mut v, mut norm) = (
+                    filled(n * PACKED_REALS, 0i16, what)?,
+                    filled(2 * n, 0.0, what)?,
+                );
+                quantize_sites(&sites, &mut v, &mut norm);
                 CloverData::Half { v, norm }
             }
             CloverFormat::Quarter => {
-                let (v, norm) = fixed::<i8>(&sites);
+                let (mut v, mut norm) = (
+                    filled(n * PACKED_REALS, 0i8, what)?,
+                    filled(2 * n, 0.0, what)?,
+                );
+                quantize_sites(&sites, &mut v, &mut norm);
                 CloverData::Quarter { v, norm }
             }
-        }
+        })
     }
 
     pub fn format(&self) -> CloverFormat {

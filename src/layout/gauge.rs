@@ -184,7 +184,7 @@ pub fn import(lattice: &Arc<Lattice>, host: &HostGauge) -> Result<GaugeField> {
         HostGauge::Milc(a) | HostGauge::CpsWilson(a) => check_len(order, 0, a.len(), expected)?,
     }
 
-    let mut field = GaugeField::unit(lattice.clone());
+    let mut field = GaugeField::try_unit(lattice.clone())?;
     let links = field.links_mut();
     // Canonical index (site·4 + μ) of the first non-finite link.
     let first_bad = match *host {

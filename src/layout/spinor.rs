@@ -196,7 +196,7 @@ pub fn import_scaled(
         GammaBasis::DegrandRossi => Some(gamma::degrand_rossi_to_ukqcd()),
         GammaBasis::Ukqcd => None,
     };
-    let mut field = HostSpinor::zeros(lattice.clone(), subset);
+    let mut field = HostSpinor::try_zeros(lattice.clone(), subset)?;
     let factors = super::power_of_two_factors(exp);
     let read = match host {
         HostReals::F64(s) => read_sites(s, &mut field, order, rotation.as_ref(), factors),

@@ -16,6 +16,7 @@
 //! link traffic, as seed clark2010 §4.6 counts it.
 
 use super::storage::Fixed;
+use crate::error::Result;
 use crate::field::GaugeField;
 use crate::lattice::{Lattice, Parity};
 use crate::precision::{Precision, Reconstruct};
@@ -55,11 +56,9 @@ struct Temporal {
     last_start: usize,
 }
 
-fn to_fixed<T: Fixed>(reals: &[f64], scale: f64) -> Vec<T> {
-    reals
-        .iter()
-        .map(|&v| T::from_scaled(v / scale * T::MAX))
-        .collect()
+fn to_fixed<T: Fixed>(reals: &[f64], scale: f64, what: &str) -> Result<Vec<T>> {
+    let values = reals.iter().map(|&v| T::from_scaled(v / scale * T::MAX));
+    crate::alloc::collect(reals.len(), values, what)
 }
 
 impl Links {
@@ -70,7 +69,7 @@ impl Links {
         precision: Precision,
         reconstruct: Reconstruct,
         temporal_gauge: bool,
-    ) -> Links {
+    ) -> Result<Links> {
         let lat: &Lattice = field.lattice();
         let vh = lat.half_volume();
         let temporal = temporal_gauge.then(|| {
@@ -86,7 +85,8 @@ impl Links {
             Some(t) => 3 * 2 * vh + 2 * t.slice,
         };
         let r = reconstruct.reals();
-        let mut reals = vec![0.0f64; stored * r];
+        let what = &format!("the {precision:?} links of a {:?} lattice", lat.dims());
+        let mut reals = crate::alloc::filled(stored * r, 0.0f64, what)?;
         for p in [Parity::Even, Parity::Odd] {
             for cb in 0..vh {
                 for mu in 0..4 {
@@ -101,19 +101,23 @@ impl Links {
         let scale = reals.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let data = match precision {
             Precision::Double => LinkData::F64(reals),
-            Precision::Single => LinkData::F32(reals.iter().map(|&v| v as f32).collect()),
-            Precision::Half | Precision::Packed20 => LinkData::Half(to_fixed(&reals, scale)),
-            Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale)),
-            Precision::Packed30 => LinkData::Fixed32(to_fixed(&reals, scale)),
+            Precision::Single => LinkData::F32(crate::alloc::collect(
+                reals.len(),
+                reals.iter().map(|&v| v as f32),
+                what,
+            )?),
+            Precision::Half | Precision::Packed20 => LinkData::Half(to_fixed(&reals, scale, what)?),
+            Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale, what)?),
+            Precision::Packed30 => LinkData::Fixed32(to_fixed(&reals, scale, what)?),
         };
-        Links {
+        Ok(Links {
             data,
             precision,
             reconstruct,
             scale,
             temporal,
             vh,
-        }
+        })
     }
 
     /// Whether the T links off the last slice are implicit unit matrices.
@@ -209,8 +213,8 @@ mod tests {
     fn temporal_gauge_stores_only_what_is_not_unit() {
         let lat = Arc::new(Lattice::new([4, 4, 2, 6]).unwrap());
         let field = random::hot_gauge(&lat, 9);
-        let full = Links::new(&field, Precision::Double, Reconstruct::Full18, false);
-        let tg = Links::new(&field, Precision::Double, Reconstruct::Full18, true);
+        let full = Links::new(&field, Precision::Double, Reconstruct::Full18, false).unwrap();
+        let tg = Links::new(&field, Precision::Double, Reconstruct::Full18, true).unwrap();
         let len = |l: &Links| match &l.data {
             LinkData::F64(v) => v.len() / 18,
             _ => unreachable!(),

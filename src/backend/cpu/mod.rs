@@ -223,7 +223,7 @@ impl Backend for CpuBackend {
             lattice: gauge.lattice().clone(),
             links: self
                 .pool
-                .install(|| Links::new(gauge, precision, reconstruct, false)),
+                .install(|| Links::new(gauge, precision, reconstruct, false))?,
             t_sign: t_boundary.sign(),
         })
     }
@@ -239,7 +239,7 @@ impl Backend for CpuBackend {
             lattice: gauge.lattice().clone(),
             links: self
                 .pool
-                .install(|| Links::new(gauge, precision, reconstruct, true)),
+                .install(|| Links::new(gauge, precision, reconstruct, true))?,
             t_sign: t_boundary.sign(),
         })
     }
@@ -253,7 +253,7 @@ impl Backend for CpuBackend {
         Ok(CpuSpinor {
             lattice: lattice.clone(),
             subset,
-            data: Data::zeros(precision, lattice.sites(subset)),
+            data: Data::try_zeros(precision, lattice.sites(subset))?,
         })
     }
 
@@ -487,11 +487,11 @@ impl Backend for CpuBackend {
     ) -> Result<CpuClover> {
         let format = CloverFormat::for_spinors(precision);
         let (direct, inverse) = self.pool.install(|| {
-            (
-                CloverData::new(clover, format),
-                CloverData::new(inverse, format),
-            )
-        });
+            Ok::<_, Error>((
+                CloverData::new(clover, format)?,
+                CloverData::new(inverse, format)?,
+            ))
+        })?;
         Ok(CpuClover {
             lattice: clover.lattice().clone(),
             precision,

@@ -111,6 +111,32 @@ impl Data {
         }
     }
 
+    /// `zeros`, or `OutOfMemory` when the field does not fit.
+    pub fn try_zeros(precision: Precision, sites: usize) -> crate::error::Result<Data> {
+        use crate::alloc::filled;
+        let n = sites * SITE;
+        let what = &format!("a {precision:?} spinor field of {sites} sites");
+        Ok(match precision {
+            Precision::Double => Data::F64(filled(n, 0.0, what)?),
+            Precision::Single => Data::F32(filled(n, 0.0, what)?),
+            Precision::Half => Data::Half {
+                v: filled(n, 0, what)?,
+                norm: filled(sites, 0.0, what)?,
+            },
+            Precision::Quarter => Data::Quarter {
+                v: filled(n, 0, what)?,
+                norm: filled(sites, 0.0, what)?,
+            },
+            Precision::Packed20 | Precision::Packed30 => {
+                let bits = packed::bits(precision);
+                Data::Packed {
+                    bits,
+                    w: filled(sites * packed::words(bits), 0, what)?,
+                }
+            }
+        })
+    }
+
     pub fn precision(&self) -> Precision {
         match self {
             Data::F64(_) => Precision::Double,

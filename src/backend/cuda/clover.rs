@@ -156,7 +156,8 @@ impl CudaBackend {
     where
         T: Copy + Default + Send + Sync + DeviceRepr + cudarc::driver::ValidAsZeroBits,
     {
-        let mut soa = vec![T::default(); shape.block_len()];
+        let what = "staging the clover field for the device";
+        let mut soa = crate::alloc::filled(shape.block_len(), T::default(), what)?;
         to_soa(shape, v, &mut soa, |x| x);
         self.stream
             .clone_htod(&soa)
@@ -180,8 +181,8 @@ impl CudaBackend {
         let format = CloverFormat::for_spinors(precision);
         let sites = lat.volume();
         let stride = padded_stride(sites);
-        let direct = self.upload_clover_data(&CloverData::new(clover, format), sites, stride)?;
-        let inverse = self.upload_clover_data(&CloverData::new(inverse, format), sites, stride)?;
+        let direct = self.upload_clover_data(&CloverData::new(clover, format)?, sites, stride)?;
+        let inverse = self.upload_clover_data(&CloverData::new(inverse, format)?, sites, stride)?;
         Ok(CudaClover {
             lattice: lat,
             precision,

@@ -488,7 +488,7 @@ impl CudaBackend {
         scale: f64,
     ) -> Result<()> {
         let len = canonical.len() / shape.canonical_len() * shape.block_len();
-        let mut v = vec![T::default(); len];
+        let mut v = crate::alloc::filled(len, T::default(), "staging a field for the device")?;
         layout::to_soa(shape, canonical, &mut v, |x| {
             T::from_scaled(x / scale * T::MAX)
         });
@@ -511,12 +511,12 @@ impl CudaBackend {
         let len = canonical.len() / shape.canonical_len() * shape.block_len();
         match dst {
             DeviceData::F64(d) => {
-                let mut v = vec![0.0f64; len];
+                let mut v = crate::alloc::filled(len, 0.0f64, "staging a field for the device")?;
                 layout::to_soa(shape, canonical, &mut v, |x| x);
                 self.stream.memcpy_htod(&v, d).map_err(device_err(what))
             }
             DeviceData::F32(d) => {
-                let mut v = vec![0.0f32; len];
+                let mut v = crate::alloc::filled(len, 0.0f32, "staging a field for the device")?;
                 layout::to_soa(shape, canonical, &mut v, |x| x as f32);
                 self.stream.memcpy_htod(&v, d).map_err(device_err(what))
             }
@@ -582,7 +582,8 @@ impl Backend for CudaBackend {
         let reals = reconstruct.reals();
         // Canonical `[parity][cb][mu]` → blocks `[parity][mu]` of Vh links,
         // each site-major, compressed as the CPU backend compresses them.
-        let mut canonical = vec![0.0f64; 8 * vh * reals];
+        let what = format!("staging the links of a {:?} lattice", lat.dims());
+        let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
         for p in [Parity::Even, Parity::Odd] {
             for cb in 0..vh {
                 for mu in 0..4 {
