@@ -1,7 +1,7 @@
 /*
  * example_util.h: what the latsol examples share and a host code already
  * has: a small deterministic RNG, random SU(3) links, the even-odd site
- * numbering of CONVENTIONS.md, and vector norms for checking residuals.
+ * numbering of docs/conventions.md, and vector norms for checking residuals.
  * Header-only (static inline functions), valid C99 and C++.
  *
  * Site numbering: a site (x, y, z, t) of an X*Y*Z*T lattice has parity

@@ -17,7 +17,7 @@
  *   GOLDEN_DIR: e.g. tests/data/golden-wilson-6x4x4x8 (gauge_qdp.f64,
  *   psi_dirac.f64, M_psi_dirac.f64, meta.json).
  *
- * Conventions (CONVENTIONS.md): sites in even-odd order, links 3x3 complex
+ * Conventions (docs/conventions.md): sites in even-odd order, links 3x3 complex
  * row-major, spinors in DIRAC order and the DeGrand-Rossi basis, M = 1 -
  * kappa D, anti-periodic in time.
  */

@@ -48,7 +48,7 @@ static double shifted_residual(const double *ax, const double *x, double sigma, 
 }
 
 /* out = Mhat x_e = x_e - kappa^2 D_eo D_oe x_e on the even sites (kappa
- * normalization; CONVENTIONS.md), from latsol's full-lattice hopping term:
+ * normalization; docs/conventions.md), from latsol's full-lattice hopping term:
  * D applied to x_e padded with zero odd sites is D_oe x_e on the odd sites,
  * and D applied to that is D_eo D_oe x_e on the even ones. tmp1 and tmp2
  * hold full fields. Even sites come first in DIRAC order. */
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 
     /* 2. The even-odd system Mhat^dag Mhat on the even sites: source and
      * solutions hold the V/2 even sites; tol_shifts NULL, so every shift
-     * goes to p.tol. Mhat^dag = gamma_5 Mhat gamma_5 (CONVENTIONS.md). */
+     * goes to p.tol. Mhat^dag = gamma_5 Mhat gamma_5 (docs/conventions.md). */
     {
         const double shifts[NUM_SHIFTS] = {0.4, 0.0, 0.02, 1.5, 0.1};
         latsol_multishift_result r = latsol_multishift_result_default();

@@ -8,7 +8,7 @@
  * latsol_last_error() says what went wrong, naming the parameter and the
  * bad value, and no output is written (except after
  * LATSOL_ERROR_NOT_CONVERGED: see latsol_invert). Conventions (orders,
- * gamma bases, normalizations, the residual) are those of CONVENTIONS.md
+ * gamma bases, normalizations, the residual) are those of docs/conventions.md
  * in the latsol sources.
  */
 
@@ -92,7 +92,10 @@ typedef struct latsol_init_param {
      */
     int32_t num_threads;
     /**
-     * `LATSOL_VERBOSITY_*`; default SUMMARIZE (a line per solve).
+     * `LATSOL_VERBOSITY_*`; default SUMMARIZE (a line per solve). The
+     * environment variable `LATSOL_VERBOSITY` (silent, summarize, verbose
+     * or debug) overrides it, to raise a program's output without
+     * rebuilding it.
      */
     latsol_verbosity verbosity;
     /**
@@ -118,7 +121,7 @@ typedef int32_t latsol_status;
 typedef int32_t latsol_precision;
 
 /**
- * The order of a host gauge field (CONVENTIONS.md).
+ * The order of a host gauge field (docs/conventions.md).
  */
 typedef int32_t latsol_gauge_order;
 
@@ -206,7 +209,7 @@ typedef struct latsol_gauge_param {
 typedef int32_t latsol_dslash;
 
 /**
- * How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
+ * How the operator is normalized (docs/conventions.md, "The Wilson operator").
  */
 typedef int32_t latsol_mass_normalization;
 
@@ -226,7 +229,7 @@ typedef int32_t latsol_solve_type;
 typedef int32_t latsol_matpc;
 
 /**
- * The order of a host spinor field (CONVENTIONS.md).
+ * The order of a host spinor field (docs/conventions.md).
  */
 typedef int32_t latsol_dirac_order;
 

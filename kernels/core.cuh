@@ -4,7 +4,7 @@
 //
 // Layout (structure of arrays within each parity block, for coalescing):
 // - spinor, 24 reals per site, complex index c = 3 spin + color (UKQCD basis,
-//   CONVENTIONS.md). Double: 12 double2 per site, element (c, cb) at
+//   docs/conventions.md). Double: 12 double2 per site, element (c, cb) at
 //   `c * stride + cb`. Single: 6 float4 per site, float4 j holding complex
 //   numbers 2j and 2j + 1, at `j * stride + cb`. The spin pair (0, 1) is thus
 //   the first half of the vectors and (2, 3) the second half: a temporal hop

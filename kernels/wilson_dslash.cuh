@@ -1,5 +1,5 @@
 // wilson_dslash.cuh: the Wilson hopping term on one parity, UKQCD basis
-// (CONVENTIONS.md, "The Wilson operator"; seed clark2010 §4 and Appendix B):
+// (docs/conventions.md, "The Wilson operator"; seed clark2010 §4 and Appendix B):
 //
 //   out[p] = a · Σ_μ [ (1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂) ]  (+ x[p])
 //

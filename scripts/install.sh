@@ -31,13 +31,16 @@ major=${version%%.*}
 target=${CARGO_TARGET_DIR:-$root/target}
 lib=$target/release
 
-cargo build --release --lib --quiet
-for f in liblatsol.a liblatsol.so; do
+cargo build --release --lib --bins --quiet
+for f in liblatsol.a liblatsol.so latsol-solve latsol-heatbath; do
   [ -f "$lib/$f" ] || { echo "install.sh: $lib/$f was not built" >&2; exit 1; }
 done
 
 install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/Latsol" "$prefix/include" \
-  "$prefix/share/latsol/fortran"
+  "$prefix/share/latsol/fortran" "$prefix/bin"
+# The main job and the gauge-field generator.
+install -m 755 "$lib/latsol-solve" "$prefix/bin/latsol-solve"
+install -m 755 "$lib/latsol-heatbath" "$prefix/bin/latsol-heatbath"
 install -m 644 "$lib/liblatsol.a" "$prefix/lib/liblatsol.a"
 install -m 755 "$lib/liblatsol.so" "$prefix/lib/liblatsol.so.$version"
 ln -sf "liblatsol.so.$version" "$prefix/lib/liblatsol.so.$major"

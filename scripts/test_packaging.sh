@@ -75,7 +75,8 @@ quiet bash scripts/install.sh "$prefix"
 version=$(sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n1)
 for f in lib/liblatsol.a "lib/liblatsol.so.$version" lib/liblatsol.so.0 lib/liblatsol.so \
   include/latsol.h share/latsol/fortran/latsol.f90 lib/pkgconfig/latsol.pc \
-  lib/cmake/Latsol/LatsolConfig.cmake lib/cmake/Latsol/LatsolConfigVersion.cmake; do
+  lib/cmake/Latsol/LatsolConfig.cmake lib/cmake/Latsol/LatsolConfigVersion.cmake \
+  bin/latsol-solve bin/latsol-heatbath; do
   [ -e "$prefix/$f" ] || { echo "FAILED: $f not installed" >&2; exit 1; }
 done
 cmp -s include/latsol.h "$prefix/include/latsol.h" ||
@@ -84,7 +85,9 @@ soname=$(readelf -d "$prefix/lib/liblatsol.so" | sed -n 's/.*(SONAME).*\[\(.*\)\
 [ "$soname" = liblatsol.so.0 ] || { echo "FAILED: soname '$soname', want liblatsol.so.0" >&2; exit 1; }
 [ "$(readlink "$prefix/lib/liblatsol.so.0")" = "liblatsol.so.$version" ] ||
   { echo "FAILED: liblatsol.so.0 does not point to liblatsol.so.$version" >&2; exit 1; }
-echo "  ok  files, soname $soname"
+"$prefix/bin/latsol-solve" --version | grep -q "^latsol-solve " ||
+  { echo "FAILED: the installed latsol-solve does not run" >&2; exit 1; }
+echo "  ok  files, soname $soname, bin/latsol-solve runs"
 
 if have cmake "the CMake build of the examples"; then
   echo "-- examples-c/ through find_package(Latsol) (CMake $(cmake --version | sed -n 's/cmake version //p'))"

@@ -3,7 +3,7 @@
 //!
 //! Every solve answers the full system `M x = b`. The even-odd solves
 //! iterate on `M̂ x_p = b̂_p` with `b̂_p = b_p + κ D_{p p̄} b_p̄` and then set
-//! `x_p̄ = b_p̄ + κ D_{p̄ p} x_p` (CONVENTIONS.md, "Even-odd"). Since
+//! `x_p̄ = b_p̄ + κ D_{p̄ p} x_p` (docs/conventions.md, "Even-odd"). Since
 //! `b − M x` then vanishes on p̄, the full residual equals the Schur one, and
 //! the Schur tolerance is scaled by `‖b‖/‖b̂‖` so that the caller's
 //! tolerance holds for the full system. CG, and any solver asked for the

@@ -1,6 +1,6 @@
 //! Dirac matrices in the DeGrand–Rossi basis (the hosts') and the UKQCD basis
 //! (the library's internal and device basis, where γ4 is diagonal), and the
-//! unitary change of basis `ψ_DR = T ψ_UKQCD` (CONVENTIONS.md, "Gamma
+//! unitary change of basis `ψ_DR = T ψ_UKQCD` (docs/conventions.md, "Gamma
 //! matrices"). The operator kernels hard-code the UKQCD projectors; these
 //! dense matrices define them and serve the conversions and the tests.
 

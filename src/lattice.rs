@@ -1,7 +1,7 @@
 //! Lattice geometry: extents, parity, checkerboard indexing and neighbour
 //! tables. Nothing here knows about colour or spin.
 //!
-//! Conventions (CONVENTIONS.md, "Lattice, sites, parity"): dims are
+//! Conventions (docs/conventions.md, "Lattice, sites, parity"): dims are
 //! `{X, Y, Z, T}`, every extent even; the parity of (x, y, z, t) is
 //! `(x + y + z + t) mod 2`; within a parity sites run lexicographically with x
 //! fastest, and the checkerboard index is `(x + X (y + Y (z + Z t))) / 2`.

@@ -1,5 +1,5 @@
 //! The golden Wilson data of a peer implementation
-//! (`tests/data/golden-wilson-6x4x4x8`, a copy of `../shared/data/`, CONVENTIONS.md) through the C
+//! (`tests/data/golden-wilson-6x4x4x8`, a copy of `../shared/data/`, docs/conventions.md) through the C
 //! ABI: `latsol_apply` reproduces `M ψ`, `M† ψ` and `D ψ` to 1e-12,
 //! `latsol_invert` of `M ψ` gives back `ψ` to 1e-10, and
 //! `latsol_gauge_plaquette` gives the value pinned for the field (meta.json's

@@ -1,7 +1,7 @@
 //! Host layouts through the public API (`latsol::layout`): conversions between
 //! the host orders agree with each other, single-parity fields are the halves
 //! of full ones, and the DeGrand–Rossi ↔ UKQCD change maps the gammas onto
-//! each other (CONVENTIONS.md, "Host gauge field orders", "Host spinor
+//! each other (docs/conventions.md, "Host gauge field orders", "Host spinor
 //! orders", "Gamma matrices").
 
 use std::sync::Arc;

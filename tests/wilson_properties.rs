@@ -1,5 +1,5 @@
 //! Properties of the Wilson operator that hold in any convention
-//! (CONVENTIONS.md): γ5-hermiticity, gauge covariance, the free-field
+//! (docs/conventions.md): γ5-hermiticity, gauge covariance, the free-field
 //! plane-wave spectrum, agreement with a dense matrix built element by
 //! element from the definition, and the plaquette.
 

@@ -212,8 +212,15 @@ impl Context {
             .logger
             .clone()
             .unwrap_or_else(|| Arc::new(|_, msg: &str| eprintln!("latsol: {msg}")));
+        // LATSOL_VERBOSITY (silent, summarize, verbose, debug) overrides the
+        // host's choice, as QUDA's verbosity variable does: a C or Fortran
+        // program's output can be raised without rebuilding it.
+        let verbosity = std::env::var("LATSOL_VERBOSITY")
+            .ok()
+            .and_then(|v| Verbosity::from_name(&v))
+            .unwrap_or(params.verbosity);
         let say = |level: Verbosity, msg: &str| {
-            if level <= params.verbosity && params.verbosity != Verbosity::Silent {
+            if level <= verbosity && verbosity != Verbosity::Silent {
                 logger(level, msg);
             }
         };
@@ -247,7 +254,7 @@ impl Context {
         let inner = ContextInner {
             backend,
             host_pool,
-            verbosity: params.verbosity,
+            verbosity,
             logger,
         };
         inner.log(

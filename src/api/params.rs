@@ -38,6 +38,20 @@ pub enum Verbosity {
     Debug,
 }
 
+impl Verbosity {
+    /// `silent`, `summarize`, `verbose` or `debug` (any case), the values
+    /// of `LATSOL_VERBOSITY`.
+    pub fn from_name(name: &str) -> Option<Verbosity> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "silent" => Verbosity::Silent,
+            "summarize" => Verbosity::Summarize,
+            "verbose" => Verbosity::Verbose,
+            "debug" => Verbosity::Debug,
+            _ => return None,
+        })
+    }
+}
+
 /// Receives every log line at or below the context's verbosity.
 pub type Logger = Arc<dyn Fn(Verbosity, &str) + Send + Sync>;
 
@@ -157,7 +171,7 @@ pub enum DslashType {
     CloverWilson,
 }
 
-/// How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
+/// How the operator is normalized (docs/conventions.md, "The Wilson operator").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MassNormalization {
     /// `M = 1 − κ D`.

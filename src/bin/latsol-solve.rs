@@ -3,14 +3,8 @@
 //! print progress and a summary (iterations, true residual, time, Gflops,
 //! backend). On the GPU when there is one, else on the CPU.
 //!
-//! ```text
-//! latsol-solve [--backend auto|cpu|cuda] [--dims X,Y,Z,T] [--field smooth|hot|unit|PATH]
-//!              [--kappa K] [--solver bicgstab|cg] [--solve direct|direct-pc|normop|normop-pc]
-//!              [--tol T] [--maxiter N] [--precision double|single] [--seed S] [--every N]
-//!              [--sloppy double|single|half|quarter|packed20|packed30] [--reconstruct-sloppy 18|12|8]
-//!              [--mixed reliable|defect|defect-corrected] [--delta D] [--tol-inner E] [--plain-cg]
-//!              [--csw C] [--asymmetric]
-//! ```
+//! `latsol-solve --help` lists every option (clap); `-v` prints the
+//! solver's progress every `--every` iterations, `-q` only the summary.
 //!
 //! `--csw C` solves the Wilson-clover operator with the clover term computed
 //! from the field (`A = 1 − κ c_SW Σ ½[γ_μ, γ_ν] F_μν`); `--asymmetric`
@@ -24,6 +18,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::{Parser, ValueEnum};
 use latsol::api::*;
 use latsol::lattice::{parse_dims, Lattice};
 use latsol::layout::{
@@ -32,113 +27,128 @@ use latsol::layout::{
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
+/// Solve M x = b for a point source with latsol, on the GPU when there is
+/// one, else on the CPU, and print a summary.
+#[derive(Parser, Debug)]
+#[command(name = "latsol-solve", version)]
 struct Options {
+    /// Where to run: auto (CUDA if usable), cpu or cuda.
+    #[arg(long, default_value = "auto", value_parser = parse_str::<BackendChoice>)]
     backend: BackendChoice,
+    /// Lattice extents X,Y,Z,T (default 24,24,24,48 on the GPU, 8,8,8,16 on the CPU).
+    #[arg(long, value_parser = parse_dims)]
     dims: Option<[usize; 4]>,
+    /// The gauge field: smooth, hot, unit, or the path of a configuration
+    /// written by latsol-heatbath (its dimensions replace --dims).
+    #[arg(long, default_value = "smooth")]
     field: String,
+    /// Hopping parameter κ.
+    #[arg(long, default_value_t = 0.13)]
     kappa: f64,
-    solver: SolverType,
-    solve_type: SolveType,
+    /// Krylov solver.
+    #[arg(long, value_enum, default_value = "bicgstab")]
+    solver: Solver,
+    /// The system iterated on.
+    #[arg(long = "solve", value_enum, default_value = "direct-pc")]
+    solve_type: Solve,
+    /// Target relative residual |b − M x|/|b|.
+    #[arg(long, default_value_t = 1e-12)]
     tol: f64,
+    /// Iteration limit.
+    #[arg(long, default_value_t = 20_000)]
     maxiter: usize,
+    /// Precision of the precise fields: double or single.
+    #[arg(long, default_value = "double", value_parser = parse_str::<Precision>)]
     precision: Precision,
+    /// Seed of the smooth or hot field.
+    #[arg(long, default_value_t = 2026)]
     seed: u64,
+    /// With -v, a progress line every this many iterations (0: none).
+    #[arg(long, default_value_t = 25)]
     every: usize,
+    /// Sloppy precision of a mixed solve: double, single, half, quarter,
+    /// packed20 or packed30 (default: the precision itself).
+    #[arg(long, value_parser = parse_str::<Precision>)]
     sloppy: Option<Precision>,
+    /// Link compression of the sloppy copy: 18, 12 or 8.
+    #[arg(long, default_value = "18", value_parser = parse_str::<Reconstruct>)]
     reconstruct_sloppy: Reconstruct,
-    mixed: MixedScheme,
+    /// Mixed-precision scheme.
+    #[arg(long, value_enum, default_value = "reliable")]
+    mixed: Mixed,
+    /// Reliable-update threshold δ.
+    #[arg(long, default_value_t = 0.1)]
     delta: f64,
+    /// Inner tolerance of defect correction.
+    #[arg(long, default_value_t = 0.1)]
     tol_inner: f64,
-    cg_stabilised: bool,
+    /// Mixed CG without the stabilisations of clark2022 §3.1.
+    #[arg(long)]
+    plain_cg: bool,
+    /// Solve the Wilson-clover operator, the clover term computed from the
+    /// field with this c_SW (A = 1 − κ c_SW Σ ½[γ_μ, γ_ν] F_μν).
+    #[arg(long)]
     csw: Option<f64>,
+    /// The asymmetric even-odd form of the clover operator (default: QUDA's
+    /// symmetric one).
+    #[arg(long)]
     asymmetric: bool,
+    /// More output: the solver's progress (-v), the library's debug lines (-vv).
+    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
+    /// Only the summary line.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
-fn parse() -> Result<Options, String> {
-    let mut o = Options {
-        backend: BackendChoice::Auto,
-        dims: None,
-        field: "smooth".into(),
-        kappa: 0.13,
-        solver: SolverType::BiCgStab,
-        solve_type: SolveType::DirectPc,
-        tol: 1e-12,
-        maxiter: 20_000,
-        precision: Precision::Double,
-        seed: 2026,
-        every: 25,
-        sloppy: None,
-        reconstruct_sloppy: Reconstruct::Full18,
-        mixed: MixedScheme::ReliableUpdates,
-        delta: 0.1,
-        tol_inner: 0.1,
-        cg_stabilised: true,
-        csw: None,
-        asymmetric: false,
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut it = args.iter();
-    while let Some(key) = it.next() {
-        if key == "--help" || key == "-h" {
-            return Err(String::new());
-        }
-        if key == "--asymmetric" {
-            o.asymmetric = true;
-            continue;
-        }
-        if key == "--plain-cg" {
-            o.cg_stabilised = false;
-            continue;
-        }
-        let val = it.next().ok_or(format!("{key} needs a value"))?;
-        let bad = || format!("{key}: cannot use '{val}'");
-        let named = |e: String| format!("{key}: {e}");
-        match key.as_str() {
-            "--backend" => o.backend = val.parse().map_err(named)?,
-            "--dims" => o.dims = Some(parse_dims(val).map_err(named)?),
-            "--field" => o.field = val.clone(),
-            "--kappa" => o.kappa = val.parse().map_err(|_| bad())?,
-            "--solver" => {
-                o.solver = match val.as_str() {
-                    "bicgstab" => SolverType::BiCgStab,
-                    "cg" => SolverType::Cg,
-                    _ => return Err(bad()),
-                }
-            }
-            "--solve" => {
-                o.solve_type = match val.as_str() {
-                    "direct" => SolveType::Direct,
-                    "direct-pc" => SolveType::DirectPc,
-                    "normop" => SolveType::NormOp,
-                    "normop-pc" => SolveType::NormOpPc,
-                    _ => return Err(bad()),
-                }
-            }
-            "--tol" => o.tol = val.parse().map_err(|_| bad())?,
-            "--maxiter" => o.maxiter = val.parse().map_err(|_| bad())?,
-            "--precision" => o.precision = val.parse().map_err(named)?,
-            "--sloppy" => o.sloppy = Some(val.parse().map_err(named)?),
-            "--reconstruct-sloppy" => o.reconstruct_sloppy = val.parse().map_err(named)?,
-            "--mixed" => {
-                o.mixed = match val.as_str() {
-                    "reliable" => MixedScheme::ReliableUpdates,
-                    "defect" => MixedScheme::DefectCorrection,
-                    "defect-corrected" => MixedScheme::DefectCorrectionCorrected,
-                    _ => return Err(bad()),
-                }
-            }
-            "--delta" => o.delta = val.parse().map_err(|_| bad())?,
-            "--tol-inner" => o.tol_inner = val.parse().map_err(|_| bad())?,
-            "--seed" => o.seed = val.parse().map_err(|_| bad())?,
-            "--csw" => o.csw = Some(val.parse().map_err(|_| bad())?),
-            "--every" => o.every = val.parse().map_err(|_| bad())?,
-            _ => return Err(format!("unknown option {key}")),
-        }
-    }
-    Ok(o)
+/// A value parsed by its `FromStr` (the library's names and messages).
+fn parse_str<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
+    s.parse()
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Solver {
+    Bicgstab,
+    Cg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Solve {
+    Direct,
+    DirectPc,
+    Normop,
+    NormopPc,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Mixed {
+    Reliable,
+    Defect,
+    DefectCorrected,
 }
 
 fn run(mut o: Options) -> Result<bool, latsol::Error> {
+    let verbosity = match (o.quiet, o.verbose) {
+        (true, _) => Verbosity::Silent,
+        (false, 0) => Verbosity::Summarize,
+        (false, 1) => Verbosity::Verbose,
+        (false, _) => Verbosity::Debug,
+    };
+    let solver = match o.solver {
+        Solver::Bicgstab => SolverType::BiCgStab,
+        Solver::Cg => SolverType::Cg,
+    };
+    let solve_type = match o.solve_type {
+        Solve::Direct => SolveType::Direct,
+        Solve::DirectPc => SolveType::DirectPc,
+        Solve::Normop => SolveType::NormOp,
+        Solve::NormopPc => SolveType::NormOpPc,
+    };
+    let mixed = match o.mixed {
+        Mixed::Reliable => MixedScheme::ReliableUpdates,
+        Mixed::Defect => MixedScheme::DefectCorrection,
+        Mixed::DefectCorrected => MixedScheme::DefectCorrectionCorrected,
+    };
     // A tolerance the precise fields cannot reach: warn and take one they can.
     if o.tol < o.precision.epsilon() {
         let reachable = 10.0 * o.precision.epsilon();
@@ -153,7 +163,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     }
     let ctx = Context::new(InitParams {
         backend: o.backend,
-        verbosity: Verbosity::Verbose,
+        verbosity,
         logger: Some(Arc::new(|_, msg: &str| println!("latsol: {msg}"))),
         ..Default::default()
     })?;
@@ -190,13 +200,18 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         &HostGauge::Milc(HostReals::F64(&milc)),
     )?;
     let plaq = gauge.plaquette();
-    println!(
+    let say = |line: String| {
+        if verbosity >= Verbosity::Summarize {
+            println!("{line}")
+        }
+    };
+    say(format!(
         "lattice {dims:?}, {} field, plaquette {:.6}, kappa {}, backend {}",
         o.field,
         plaq[0],
         o.kappa,
         ctx.backend_name()
-    );
+    ));
 
     // A point source at the origin, spin 0, colour 0 (DeGrand–Rossi, DIRAC order).
     let n = lat.volume() * 24;
@@ -205,19 +220,23 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     let mut solution = latsol::alloc::filled(n, 0.0f64, "the solution")?;
     let params = InvertParams {
         kappa: o.kappa,
-        solver: o.solver,
-        solve_type: o.solve_type,
+        solver,
+        solve_type,
         tol: o.tol,
         maxiter: o.maxiter,
         precision: o.precision,
         precision_sloppy: o.sloppy.unwrap_or(o.precision),
-        mixed: o.mixed,
+        mixed,
         reliable_delta: o.delta,
         tol_inner: o.tol_inner,
-        cg_stabilised: o.cg_stabilised,
+        cg_stabilised: !o.plain_cg,
         dirac_order: DiracOrder::Dirac,
         gamma_basis: GammaBasis::DegrandRossi,
-        progress_every: o.every,
+        progress_every: if verbosity >= Verbosity::Verbose {
+            o.every
+        } else {
+            0
+        },
         ..Default::default()
     };
     let clover = match o.csw {
@@ -235,10 +254,10 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
                     links: HostGauge::Milc(HostReals::F64(&milc)),
                 },
             )?;
-            println!(
+            say(format!(
                 "clover term c_sw = {c_sw} computed in {:.2} s",
                 t.elapsed().as_secs_f64()
-            );
+            ));
             Some(c)
         }
         None => None,
@@ -279,8 +298,8 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         dims[3],
         o.precision,
         o.sloppy.unwrap_or(o.precision),
-        o.solver,
-        o.solve_type,
+        solver,
+        solve_type,
         r.iterations,
         r.reliable_updates,
         r.true_residual,
@@ -296,26 +315,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("latsol-solve: {msg}");
-            }
-            eprintln!(
-                "{}",
-                include_str!("latsol-solve.rs")
-                    .lines()
-                    .skip(6)
-                    .take(5)
-                    .map(|l| l.trim_start_matches("//! "))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            return ExitCode::from(2);
-        }
-    };
-    match run(opts) {
+    match run(Options::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {

@@ -1,5 +1,5 @@
 //! QUDA's packed clover order (`QUDA_PACKED_CLOVER_ORDER`, Chroma's and
-//! QDP's packing; ../shared/data/README.md, "golden-clover-6x4x4x8"):
+//! QDP's packing; tests/data/README.md, "golden-clover-6x4x4x8"):
 //! per site, sites in even-odd order, 72 reals = two chiral blocks of 36.
 //! A block's 36 reals are its 6 real diagonal entries `B[0][0] … B[5][5]`,
 //! then the 15 complex strictly lower entries `B[r][c]`, `r > c`, column by

@@ -1,6 +1,6 @@
 //! The Wilson-clover Dirac matrix, kappa normalization `M = A − κ D`, `A`
 //! the clover term with its unit diagonal (docs/conventions.md, "The clover
-//! term"; ../shared/data/README.md, golden-clover-6x4x4x8):
+//! term"; tests/data/README.md, golden-clover-6x4x4x8):
 //! - full: `(M ψ)_p = A_pp ψ_p − κ D_{p p̄} ψ_p̄`, `M† = A − κ D†`;
 //! - even-odd on parity p, QUDA's two forms:
 //!   asymmetric `M̂ = A_pp − κ² D_{p p̄} A⁻¹_{p̄ p̄} D_{p̄ p}` (the Schur

@@ -1,5 +1,5 @@
 //! The even-odd (Schur) system of a Wilson-type operator: its source and
-//! the reconstruction of the other parity (CONVENTIONS.md, "Even-odd").
+//! the reconstruction of the other parity (docs/conventions.md, "Even-odd").
 //! With `M = ((A_pp, −κ D_pq), (−κ D_qp, A_qq))` (A = 1 for Wilson),
 //! `M x = b` on parity p becomes
 //! - asymmetric: `(A_pp − κ² D_pq A⁻¹_qq D_qp) x_p = b_p + κ D_pq A⁻¹_qq b_q`,

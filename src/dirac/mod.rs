@@ -83,7 +83,7 @@ pub trait DiracOperator<B: Backend> {
     fn lattice(&self) -> &Arc<Lattice>;
     fn precision(&self) -> Precision;
     /// Flops of one application (1320 per site per hopping term, 48 per
-    /// site per axpy: CONVENTIONS.md, "Solver conventions").
+    /// site per axpy: docs/conventions.md, "Solver conventions").
     fn flops(&self) -> f64;
 }
 

@@ -1,5 +1,5 @@
 //! The Wilson Dirac matrix, kappa normalization `M = 1 − κ D`
-//! (CONVENTIONS.md, "The Wilson operator"; seed clark2010 §3):
+//! (docs/conventions.md, "The Wilson operator"; seed clark2010 §3):
 //! - full: `(M ψ)_p = ψ_p − κ D_{p p̄} ψ_p̄` on both parities;
 //! - even-odd, Schur complement on parity p: `M̂ = 1 − κ² D_{p p̄} D_{p̄ p}`
 //!   (symmetric and asymmetric preconditioning coincide without a clover

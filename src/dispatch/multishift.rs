@@ -1,5 +1,5 @@
 //! The multi-shift dispatcher: `(A + σ_i) x_i = b` for the Hermitian
-//! positive definite `A` the parameters select (CONVENTIONS.md, "Solver
+//! positive definite `A` the parameters select (docs/conventions.md, "Solver
 //! conventions"): `M†M` on the full lattice (`Direct`, `NormOp`) or
 //! `M̂†M̂` on the parity of `matpc` (`DirectPc`, `NormOpPc`), with `b` and
 //! the `x_i` fields of that subset.

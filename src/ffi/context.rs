@@ -53,7 +53,10 @@ pub struct latsol_init_param {
     pub device: i32,
     /// CPU worker threads; 0 (the default) means one per core.
     pub num_threads: i32,
-    /// `LATSOL_VERBOSITY_*`; default SUMMARIZE (a line per solve).
+    /// `LATSOL_VERBOSITY_*`; default SUMMARIZE (a line per solve). The
+    /// environment variable `LATSOL_VERBOSITY` (silent, summarize, verbose
+    /// or debug) overrides it, to raise a program's output without
+    /// rebuilding it.
     pub verbosity: latsol_verbosity,
     /// Where log lines go; NULL (the default) prints them to stderr.
     pub log_callback: latsol_log_fn,

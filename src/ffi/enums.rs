@@ -62,7 +62,7 @@ pub const LATSOL_RECONSTRUCT_12: latsol_reconstruct = 12;
 /// Eight reals (SU(3) links only).
 pub const LATSOL_RECONSTRUCT_8: latsol_reconstruct = 8;
 
-/// The order of a host gauge field (CONVENTIONS.md).
+/// The order of a host gauge field (docs/conventions.md).
 pub type latsol_gauge_order = i32;
 /// Four arrays (mu = x, y, z, t) of V row-major links, even-odd sites.
 pub const LATSOL_GAUGE_ORDER_QDP: latsol_gauge_order = 0;
@@ -87,7 +87,7 @@ pub const LATSOL_DSLASH_WILSON: latsol_dslash = 0;
 /// (`latsol_clover`; the `*_clover` entry points).
 pub const LATSOL_DSLASH_CLOVER_WILSON: latsol_dslash = 1;
 
-/// How the operator is normalized (CONVENTIONS.md, "The Wilson operator").
+/// How the operator is normalized (docs/conventions.md, "The Wilson operator").
 pub type latsol_mass_normalization = i32;
 /// `M = 1 - kappa D`.
 pub const LATSOL_NORMALIZATION_KAPPA: latsol_mass_normalization = 0;
@@ -126,7 +126,7 @@ pub const LATSOL_MATPC_EVEN_EVEN_ASYMMETRIC: latsol_matpc = 2;
 /// Asymmetric, on the odd sites.
 pub const LATSOL_MATPC_ODD_ODD_ASYMMETRIC: latsol_matpc = 3;
 
-/// The order of a host spinor field (CONVENTIONS.md).
+/// The order of a host spinor field (docs/conventions.md).
 pub type latsol_dirac_order = i32;
 /// Even-odd sites; per site spin outer, colour inner.
 pub const LATSOL_DIRAC_ORDER_DIRAC: latsol_dirac_order = 0;

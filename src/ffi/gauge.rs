@@ -1,6 +1,6 @@
 //! Gauge fields through the C ABI: `latsol_gauge_param`,
 //! `latsol_gauge_load`, `latsol_gauge_free`, `latsol_gauge_plaquette`.
-//! The host arrays' shapes follow CONVENTIONS.md, "Host gauge field
+//! The host arrays' shapes follow docs/conventions.md, "Host gauge field
 //! orders": QDP is 4 arrays of V·18 reals, MILC and CPS one of V·4·18.
 
 use std::ffi::c_void;

@@ -1,7 +1,7 @@
 //! Solves and operator applications through the C ABI:
 //! `latsol_invert_param`, `latsol_invert_result`, `latsol_invert`,
 //! `latsol_apply`. Spinors are full fields of V·24 reals in the caller's
-//! order and basis (CONVENTIONS.md, "Host spinor orders").
+//! order and basis (docs/conventions.md, "Host spinor orders").
 
 use std::ffi::c_void;
 use std::mem::size_of;

@@ -2,7 +2,7 @@
 //!
 //! A configuration is two files:
 //! - `NAME`: the links as raw little-endian f64 in the MILC order
-//!   (CONVENTIONS.md, "Host gauge field orders": even-odd sites, the four
+//!   (docs/conventions.md, "Host gauge field orders": even-odd sites, the four
 //!   links of a site together, each 3×3 row-major, (re, im) pairs), exactly
 //!   what `layout::gauge::export` with `GaugeOrder::Milc` writes; `V·4·18`
 //!   numbers, no header.

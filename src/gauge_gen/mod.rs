@@ -16,7 +16,7 @@
 //! come from per-link ChaCha8 streams named by (seed, sweep, direction,
 //! parity, site), so a run is reproducible whatever the thread count.
 //!
-//! Conventions: links and sites as in `field::GaugeField` (CONVENTIONS.md);
+//! Conventions: links and sites as in `field::GaugeField` (docs/conventions.md);
 //! the plaquette is `Re tr U_p / 3`, 1 for the free field; published values
 //! at β = 6.0 are ⟨P⟩ ≈ 0.59368.
 //!

@@ -1,6 +1,6 @@
 //! Host gauge field orders ↔ the canonical `field::GaugeField`.
 //!
-//! Follows CONVENTIONS.md, "Host gauge field orders" and "Lattice, sites,
+//! Follows docs/conventions.md, "Host gauge field orders" and "Lattice, sites,
 //! parity": every host order holds its sites in even-odd order (site index
 //! `parity·Vh + cb`, `cb = (x + X(y + Y(z + Z t))) / 2`) and 18 reals per link
 //! ((re, im) pairs). QDP keeps one array per direction μ = x, y, z, t; MILC
@@ -416,7 +416,7 @@ mod tests {
         let v = nx * ny * nz * nt;
         let vh = v / 2;
         let (x, mu, row, col) = ([3usize, 1, 0, 5], 2usize, 0usize, 2usize);
-        // Written out from CONVENTIONS.md, not through `Lattice`.
+        // Written out from docs/conventions.md, not through `Lattice`.
         let parity = (x[0] + x[1] + x[2] + x[3]) % 2;
         let cb = (x[0] + nx * (x[1] + ny * (x[2] + nz * x[3]))) / 2;
         let site = parity * vh + cb;

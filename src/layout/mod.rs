@@ -1,5 +1,5 @@
 //! Host field orders: conversion between the arrays a host program passes
-//! (CONVENTIONS.md, "Host gauge field orders" and "Host spinor orders") and
+//! (docs/conventions.md, "Host gauge field orders" and "Host spinor orders") and
 //! the library's canonical fields (`field::GaugeField`, `field::HostSpinor`).
 //! Spinors change basis on the way: DeGrand–Rossi → UKQCD (`T†`) in, and
 //! UKQCD → DeGrand–Rossi (`T`) out.

@@ -1,7 +1,7 @@
 //! Host Wilson spinor orders ↔ the canonical `field::HostSpinor`, with the
 //! change of gamma basis.
 //!
-//! Follows CONVENTIONS.md, "Host spinor (color-spinor) orders" and "Gamma
+//! Follows docs/conventions.md, "Host spinor (color-spinor) orders" and "Gamma
 //! matrices": 4 spins × 3 colours complex numbers ((re, im) pairs) per site;
 //! DIRAC order: even-odd sites, spin outer, colour inner; QDP order: even-odd
 //! sites, colour outer, spin inner; CPS order: odd sites first, then even,
@@ -476,7 +476,7 @@ mod tests {
         let (spin, color) = (2usize, 1usize);
         for order in ORDERS {
             for subset in [Subset::Full, Subset::Single(Parity::Odd)] {
-                // Host site, written out from CONVENTIONS.md.
+                // Host site, written out from docs/conventions.md.
                 let h = match (order, subset) {
                     (DiracOrder::CpsWilson, Subset::Full) => cb, // odd sites first
                     (_, Subset::Full) => vh + cb,

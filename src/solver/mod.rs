@@ -2,7 +2,7 @@
 //! backend (and CI) runs the very code the GPU runs.
 //!
 //! Convergence is on the L2 relative residual `‖b − A x‖ / ‖b‖ < tol`
-//! (CONVENTIONS.md, "Solver conventions"). When the iterated residual meets
+//! (docs/conventions.md, "Solver conventions"). When the iterated residual meets
 //! the tolerance the solvers recompute the true residual and, if it does not
 //! meet it (rounding drift), restart from it rather than report a false
 //! convergence.

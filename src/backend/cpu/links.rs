@@ -3,7 +3,7 @@
 //! for the packed spinor formats the links seed clark2022 §4 pairs with
 //! them: 16-bit fixed point beside 20-bit spinors, 32-bit fixed point beside
 //! 30-bit ones. The fixed-point formats store `value / scale` with `scale`
-//! the largest stored magnitude (1 for SU(3) links: CONVENTIONS.md,
+//! the largest stored magnitude (1 for SU(3) links: docs/conventions.md,
 //! "Precision formats").
 //! Links are stored as the caller gave them; the anti-periodic sign is
 //! applied by the dslash on the hops across the T boundary, since 12/8

@@ -7,7 +7,7 @@
 //! structure-of-arrays within a parity for coalescing; on the CPU the site's
 //! numbers together keep each neighbour gather to one or two cache lines.
 //!
-//! Formats (CONVENTIONS.md, "Precision formats"; seed clark2010 §4.6,
+//! Formats (docs/conventions.md, "Precision formats"; seed clark2010 §4.6,
 //! clark2022 §2): double, single; half and quarter: 16- and 8-bit signed
 //! fixed point scaled per site by the site's largest absolute component,
 //! stored beside them as an f32 norm. Packed 20- and 30-bit (clark2022 §4,

@@ -1,4 +1,4 @@
-//! The Wilson hopping term on the CPU, UKQCD basis (CONVENTIONS.md, "The
+//! The Wilson hopping term on the CPU, UKQCD basis (docs/conventions.md, "The
 //! Wilson operator"; seed clark2010 §3 and Appendix B):
 //! `D ψ(x) = Σ_μ (1 − γ_μ) U_μ(x) ψ(x+μ̂) + (1 + γ_μ) U_μ†(x−μ̂) ψ(x−μ̂)`.
 //!
