@@ -172,6 +172,17 @@ if have pkg-config "the pkg-config build of the examples"; then
     echo "FAILED: latsol-fortran.pc was not installed" >&2
     exit 1
   fi
+  # A moved prefix: latsol.pc is relative to its own folder (${pcfiledir}).
+  moved=$work/moved-prefix
+  cp -a "$prefix" "$moved"
+  # shellcheck disable=SC2046,SC2086  # word splitting of the flags is meant
+  PKG_CONFIG_PATH=$moved/lib/pkgconfig quiet "$cc" -std=c99 $cflags examples-c/invert.c \
+    -o "$pc_bin/invert_moved" $(PKG_CONFIG_PATH=$moved/lib/pkgconfig pkg-config --cflags --libs latsol) \
+    -lm "-Wl,-rpath,$moved/lib"
+  moved_inc=$(PKG_CONFIG_PATH=$moved/lib/pkgconfig pkg-config --variable=includedir latsol)
+  [ "$(realpath "$moved_inc")" = "$(realpath "$moved/include")" ] ||
+    { echo "FAILED: a moved prefix's latsol.pc points to $moved_inc" >&2; exit 1; }
+  run_example "$pc_bin/invert_moved" --backend cpu
 fi
 
 echo "-- the C and C++ examples under a memory checker"
