@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Parts skipped for want of a tool are logged here and counted at the end.
+LATSOL_SKIP_LOG=$(mktemp)
+export LATSOL_SKIP_LOG
+trap 'rm -f "$LATSOL_SKIP_LOG"' EXIT
+
 echo "== cargo fmt --check"
 cargo fmt --check
 
@@ -27,3 +32,7 @@ cargo test --release --all-targets 2>&1
 
 echo "== packaging: install, the examples through CMake and pkg-config, valgrind"
 bash scripts/test_packaging.sh
+
+skipped=$(wc -l <"$LATSOL_SKIP_LOG")
+echo "== summary: all passed; $skipped part(s) skipped for want of a tool"
+sed 's/^/   skipped: /' "$LATSOL_SKIP_LOG"

@@ -49,6 +49,8 @@ have() {
     exit 1
   fi
   echo "NOTICE: $1 not found: $2 skipped"
+  # The test command (scripts/test.sh) counts the skipped parts in its summary.
+  [ -n "${LATSOL_SKIP_LOG:-}" ] && echo "packaging: $1 not found: $2 skipped" >>"$LATSOL_SKIP_LOG"
   return 1
 }
 

@@ -345,7 +345,19 @@ fn struct_layouts_agree_between_c_and_fortran() {
             std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
             "LATSOL_REQUIRE_TOOLS=1 but the Fortran compiler `{fc}` is not there"
         );
-        println!("NOTICE: no Fortran compiler `{fc}`: the C/Fortran layout comparison is skipped");
+        let why = format!("no Fortran compiler `{fc}`: the C/Fortran layout comparison is skipped");
+        println!("NOTICE: {why}");
+        // The test command (scripts/test.sh) counts the skipped parts in its summary.
+        if let Some(log) = std::env::var_os("LATSOL_SKIP_LOG") {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+            {
+                let _ = writeln!(f, "fortran_module: {why}");
+            }
+        }
         return;
     }
     let lib = staticlib().expect("cargo test builds liblatsol.a for the integration tests");
