@@ -614,21 +614,7 @@ impl Context {
             }
         }
         let cp = clover.params();
-        if cp.precision != params.precision {
-            return Err(Error::InvalidArgument(format!(
-                "precision = {:?} but the clover field was stored for {:?}",
-                params.precision, cp.precision
-            )));
-        }
-        if params.precision_sloppy != params.precision
-            && cp.precision_sloppy != params.precision_sloppy
-        {
-            return Err(Error::InvalidArgument(format!(
-                "precision_sloppy = {:?} but the clover field's sloppy copy is for {:?}",
-                params.precision_sloppy, cp.precision_sloppy
-            )));
-        }
-        Ok(())
+        check_stored_precisions(params, "clover", cp.precision, cp.precision_sloppy)
     }
 
     fn check_gauge(&self, gauge: &Gauge, params: &InvertParams) -> Result<()> {
@@ -638,22 +624,31 @@ impl Context {
             ));
         }
         let gp = gauge.params();
-        if gp.precision != params.precision {
-            return Err(Error::InvalidArgument(format!(
-                "precision = {:?} but the gauge field was stored in {:?}",
-                params.precision, gp.precision
-            )));
-        }
-        if params.precision_sloppy != params.precision
-            && gp.precision_sloppy != params.precision_sloppy
-        {
-            return Err(Error::InvalidArgument(format!(
-                "precision_sloppy = {:?} but the gauge field's sloppy copy is {:?}",
-                params.precision_sloppy, gp.precision_sloppy
-            )));
-        }
-        Ok(())
+        check_stored_precisions(params, "gauge", gp.precision, gp.precision_sloppy)
     }
+}
+
+/// The solve's precisions against those a field (`what`: gauge, clover)
+/// was stored for: the precise one always, the sloppy one in a mixed solve.
+fn check_stored_precisions(
+    params: &InvertParams,
+    what: &str,
+    precision: crate::precision::Precision,
+    precision_sloppy: crate::precision::Precision,
+) -> Result<()> {
+    if precision != params.precision {
+        return Err(Error::InvalidArgument(format!(
+            "precision = {:?} but the {what} field was stored in {precision:?}",
+            params.precision
+        )));
+    }
+    if params.precision_sloppy != params.precision && precision_sloppy != params.precision_sloppy {
+        return Err(Error::InvalidArgument(format!(
+            "precision_sloppy = {:?} but the {what} field's sloppy copy is {precision_sloppy:?}",
+            params.precision_sloppy
+        )));
+    }
+    Ok(())
 }
 
 /// Writes solutions scaled back by `2^-scale` (the source was solved for

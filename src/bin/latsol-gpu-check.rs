@@ -528,22 +528,7 @@ mod check {
                             if dagger { " dag" } else { "" },
                             if xpay { " xpay" } else { "" },
                         ) + if full { " full" } else { " single" };
-                        let (wc, wg) = if full {
-                            // The other parity must be left as it was.
-                            let q = parity.other();
-                            let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
-                            let untouched = hg
-                                .parity_part(q)
-                                .data()
-                                .iter()
-                                .zip(before.parity_part(q).data())
-                                .all(|(a, b)| bits(a) == bits(b));
-                            rep.flag(&format!("{what}: other parity untouched"), untouched);
-                            (hc.parity_part(parity), hg.parity_part(parity))
-                        } else {
-                            (hc, hg)
-                        };
-                        rep.check(&what, rel(wg.data(), wc.data()), tolerance(prec));
+                        compare_parity(rep, &what, prec, parity, full, &before, &hc, &hg);
                     }
                 }
             }
@@ -624,21 +609,7 @@ mod check {
                                 if xpay { " xpay" } else { "" },
                                 if full { " full" } else { " single" },
                             );
-                            let (wc, wg) = if full {
-                                let q = parity.other();
-                                let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
-                                let untouched = hg
-                                    .parity_part(q)
-                                    .data()
-                                    .iter()
-                                    .zip(before.parity_part(q).data())
-                                    .all(|(a, b)| bits(a) == bits(b));
-                                rep.flag(&format!("{what}: other parity untouched"), untouched);
-                                (hc.parity_part(parity), hg.parity_part(parity))
-                            } else {
-                                (hc, hg)
-                            };
-                            rep.check(&what, rel(wg.data(), wc.data()), tolerance(prec));
+                            compare_parity(rep, &what, prec, parity, full, &before, &hc, &hg);
                         }
                     }
                 }
@@ -732,6 +703,37 @@ mod check {
         }
         rep.flag(&format!("clover bench {prec:?} {dims:?} ran"), true);
         Ok(())
+    }
+
+    /// Compares a GPU hopping-term output with the CPU's on `parity`; for a
+    /// full output also checks that the other parity kept its poisoned
+    /// `before` bits.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_parity(
+        rep: &mut Report,
+        what: &str,
+        prec: Precision,
+        parity: Parity,
+        full: bool,
+        before: &HostSpinor,
+        hc: &HostSpinor,
+        hg: &HostSpinor,
+    ) {
+        if full {
+            let q = parity.other();
+            let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
+            let untouched = hg
+                .parity_part(q)
+                .data()
+                .iter()
+                .zip(before.parity_part(q).data())
+                .all(|(a, b)| bits(a) == bits(b));
+            rep.flag(&format!("{what}: other parity untouched"), untouched);
+            let (wc, wg) = (hc.parity_part(parity), hg.parity_part(parity));
+            rep.check(what, rel(wg.data(), wc.data()), tolerance(prec));
+        } else {
+            rep.check(what, rel(hg.data(), hc.data()), tolerance(prec));
+        }
     }
 
     /// Median of a few timings of `f` (milliseconds per call), with events.
