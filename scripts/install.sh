@@ -13,6 +13,11 @@
 # PREFIX/lib/pkgconfig/latsol.pc;
 # PREFIX/lib/cmake/Latsol/LatsolConfig.cmake and LatsolConfigVersion.cmake.
 #
+# Installed libraries and programs are stripped of debug information: the
+# shared library's goes to PREFIX/lib/.debug/liblatsol.so.<version>.debug,
+# found by gdb through the library's .gnu_debuglink; the archive and the
+# programs carry none (rebuild in place for a debug build).
+#
 # It runs `cargo build --release --lib` first (nothing to do after the
 # build above), so what it installs always matches the sources and the
 # header. Set FC to pick another gfortran, FC= (empty) to skip the
@@ -46,6 +51,23 @@ install -m 755 "$lib/liblatsol.so" "$prefix/lib/liblatsol.so.$version"
 ln -sf "liblatsol.so.$version" "$prefix/lib/liblatsol.so.$major"
 ln -sf "liblatsol.so.$major" "$prefix/lib/liblatsol.so"
 install -m 644 include/latsol.h "$prefix/include/latsol.h"
+
+# Debug information: split out of the shared library, off elsewhere.
+strip_tool=${STRIP:-strip}
+objcopy_tool=${OBJCOPY:-objcopy}
+if command -v "$strip_tool" >/dev/null 2>&1 && command -v "$objcopy_tool" >/dev/null 2>&1; then
+  so=$prefix/lib/liblatsol.so.$version
+  install -d "$prefix/lib/.debug"
+  "$objcopy_tool" --only-keep-debug "$so" "$prefix/lib/.debug/liblatsol.so.$version.debug"
+  chmod 644 "$prefix/lib/.debug/liblatsol.so.$version.debug"
+  "$strip_tool" --strip-debug --strip-unneeded "$so"
+  (cd "$prefix/lib" && "$objcopy_tool" --add-gnu-debuglink=".debug/liblatsol.so.$version.debug" \
+    "liblatsol.so.$version")
+  "$strip_tool" --strip-debug "$prefix/lib/liblatsol.a"
+  "$strip_tool" --strip-debug "$prefix/bin/latsol-solve" "$prefix/bin/latsol-heatbath"
+else
+  echo "install.sh: no $strip_tool/$objcopy_tool; the libraries keep their debug information"
+fi
 install -m 644 bindings/fortran/latsol.f90 "$prefix/share/latsol/fortran/latsol.f90"
 
 # Fills a template's @NAME@ fields.

@@ -89,7 +89,19 @@ soname=$(readelf -d "$prefix/lib/liblatsol.so" | sed -n 's/.*(SONAME).*\[\(.*\)\
   { echo "FAILED: liblatsol.so.0 does not point to liblatsol.so.$version" >&2; exit 1; }
 "$prefix/bin/latsol-solve" --version | grep -q "^latsol-solve " ||
   { echo "FAILED: the installed latsol-solve does not run" >&2; exit 1; }
-echo "  ok  files, soname $soname, bin/latsol-solve runs"
+# Stripped: no debug sections in what is installed; the shared library's
+# debug information lies beside it and its .gnu_debuglink names that file.
+for f in lib/liblatsol.a "lib/liblatsol.so.$version" bin/latsol-solve bin/latsol-heatbath; do
+  if readelf -S "$prefix/$f" 2>/dev/null | grep -q '\.debug_info'; then
+    echo "FAILED: the installed $f carries debug information" >&2
+    exit 1
+  fi
+done
+readelf -S "$prefix/lib/.debug/liblatsol.so.$version.debug" | grep -q '\.debug_info' ||
+  { echo "FAILED: lib/.debug/liblatsol.so.$version.debug holds no debug information" >&2; exit 1; }
+readelf --string-dump=.gnu_debuglink "$prefix/lib/liblatsol.so.$version" | grep -q "liblatsol.so.$version.debug" ||
+  { echo "FAILED: liblatsol.so.$version has no .gnu_debuglink to its debug file" >&2; exit 1; }
+echo "  ok  files, soname $soname, stripped (debug info split out), bin/latsol-solve runs"
 
 if have cmake "the CMake build of the examples"; then
   echo "-- examples-c/ through find_package(Latsol) (CMake $(cmake --version | sed -n 's/cmake version //p'))"
