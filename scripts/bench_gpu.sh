@@ -20,7 +20,7 @@ steps=("$@")
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
 # (about 3 minutes on 16 cores, made once per OUT).
-field=$OUT/cfg32/su3_32x32x32x64_b6.0000_s2027_n000025.milc
+field=$OUT/cfg32/su3_wilson_b6.0000_32x32x32x64_seed2027.000025.nersc
 thermalised_field() {
   [ -f "$field" ] || "$BIN/latsol-heatbath" --dims 32,32,32,64 --beta 6.0 --therm 24 \
     --sweeps-between 1 --configs 1 --seed 2027 --out "$OUT/cfg32" --threads "$(nproc)" \

@@ -18,6 +18,7 @@ pub mod ffi;
 pub mod field;
 pub mod gamma;
 pub mod gauge_gen;
+pub mod gauge_io;
 pub mod lattice;
 pub mod layout;
 pub mod precision;

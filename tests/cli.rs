@@ -5,17 +5,26 @@
 
 use std::process::Command;
 
-fn solve(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_latsol-solve"))
+/// Runs a program of the crate: (success, stdout, stderr).
+fn run(exe: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(exe)
         .args(args)
         .env_remove("LATSOL_VERBOSITY")
         .output()
-        .expect("latsol-solve runs");
+        .unwrap_or_else(|e| panic!("{exe} does not run: {e}"));
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+fn solve(args: &[&str]) -> (bool, String, String) {
+    run(env!("CARGO_BIN_EXE_latsol-solve"), args)
+}
+
+fn heatbath(args: &[&str]) -> (bool, String, String) {
+    run(env!("CARGO_BIN_EXE_latsol-heatbath"), args)
 }
 
 #[test]
@@ -80,4 +89,105 @@ fn quiet_prints_the_summary_alone_and_an_unreachable_tol_is_replaced() {
         "{out}"
     );
     assert!(err.contains("warning") && err.contains("1e-12"), "{err}");
+}
+
+#[test]
+fn the_heatbath_has_a_complete_help_and_names_unknown_flags() {
+    let (ok, help, _) = heatbath(&["--help"]);
+    assert!(ok);
+    for flag in [
+        "--dims",
+        "--beta",
+        "--therm",
+        "--sweeps-between",
+        "--configs",
+        "--seed",
+        "--out",
+        "--format",
+        "--file-precision",
+        "--overrelax",
+        "--start",
+        "--resume",
+        "--every",
+        "--threads",
+        "--history",
+        "--version",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
+    }
+    let (ok, version, _) = heatbath(&["--version"]);
+    assert!(ok && version.starts_with("latsol-heatbath "), "{version}");
+    let (ok, _, err) = heatbath(&["--foo"]);
+    assert!(!ok && err.contains("unexpected argument '--foo'"), "{err}");
+    let (ok, _, err) = heatbath(&["--format", "tiff"]);
+    assert!(!ok && err.contains("tiff"), "{err}");
+}
+
+/// The first-use path of issue 16: the heatbath writes a NERSC and an ILDG
+/// file, named by what they hold, and the main job solves on each (the
+/// format detected, its checks reported), resuming from either continues.
+#[test]
+fn the_main_job_solves_on_nersc_and_ildg_files_of_the_heatbath() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_files");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_str().unwrap();
+    for format in ["nersc", "ildg"] {
+        let (ok, stdout, err) = heatbath(&[
+            "--dims",
+            "4,4,4,8",
+            "--beta",
+            "5.8",
+            "--therm",
+            "3",
+            "--configs",
+            "1",
+            "--sweeps-between",
+            "1",
+            "--out",
+            out,
+            "--format",
+            format,
+        ]);
+        assert!(ok, "{stdout}{err}");
+        let name = format!("su3_wilson_b5.8000_4x4x4x8_seed1.000004.{format}");
+        let path = dir.join(&name);
+        assert!(path.exists(), "{name} not written:\n{stdout}");
+        let (ok, stdout, err) = solve(&[
+            "--backend",
+            "cpu",
+            "--field",
+            path.to_str().unwrap(),
+            "--kappa",
+            "0.12",
+        ]);
+        assert!(ok, "{stdout}{err}");
+        let checked = if format == "nersc" {
+            "NERSC checksum"
+        } else {
+            "SciDAC checksum"
+        };
+        assert!(
+            stdout.contains(checked) && stdout.contains("converged"),
+            "{stdout}"
+        );
+        let (ok, stdout, err) = heatbath(&[
+            "--resume",
+            path.to_str().unwrap(),
+            "--therm",
+            "0",
+            "--configs",
+            "1",
+            "--sweeps-between",
+            "1",
+            "--out",
+            out,
+            "--format",
+            format,
+        ]);
+        assert!(ok, "{stdout}{err}");
+        assert!(
+            stdout.contains("from sweep 4") && stdout.contains("000005"),
+            "{stdout}"
+        );
+    }
 }

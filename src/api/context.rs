@@ -9,7 +9,7 @@ use super::gauge::Gauge;
 use super::multi::{self, MultiMassPolicy, MultiResult};
 use super::params::{
     BackendChoice, DslashType, GaugeParams, InitParams, InvertParams, InvertResult, Logger,
-    OperatorKind, Verbosity,
+    OperatorKind, ProgressFn, Verbosity,
 };
 use crate::backend::cpu::CpuBackend;
 #[cfg(feature = "cuda")]
@@ -118,9 +118,24 @@ pub(crate) struct ContextInner {
     host_pool: Option<rayon::ThreadPool>,
     verbosity: Verbosity,
     logger: Logger,
+    on_progress: Option<ProgressFn>,
 }
 
 impl ContextInner {
+    /// A solver's progress: a log line at the verbose level, and the
+    /// host's progress function whatever the verbosity.
+    pub(crate) fn progress(&self, solver: &str, iteration: usize, residual: f64) {
+        if Verbosity::Verbose <= self.verbosity {
+            self.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {iteration}, residual {residual:.3e}"),
+            );
+        }
+        if let Some(f) = &self.on_progress {
+            f(solver, iteration, residual);
+        }
+    }
+
     pub(crate) fn log(&self, level: Verbosity, msg: &str) {
         if level <= self.verbosity && level != Verbosity::Silent {
             (self.logger)(level, msg);
@@ -256,6 +271,7 @@ impl Context {
             host_pool,
             verbosity,
             logger,
+            on_progress: params.progress.clone(),
         };
         inner.log(
             Verbosity::Verbose,
@@ -335,12 +351,7 @@ impl Context {
                 )));
             }
             let inner = &self.inner;
-            let monitor = |solver: &str, k: usize, res: f64| {
-                inner.log(
-                    Verbosity::Verbose,
-                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
-                );
-            };
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let result = with_backend!(inner, fields, |b, f, fs| {
                 dispatch::invert(b, f, fs, params, &src, &mut x, &monitor)?
             });
@@ -418,12 +429,7 @@ impl Context {
                 .map(|_| HostSpinor::try_zeros(lat.clone(), sub))
                 .collect::<Result<_>>()?;
             let inner = &self.inner;
-            let monitor = |solver: &str, k: usize, res: f64| {
-                inner.log(
-                    Verbosity::Verbose,
-                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
-                );
-            };
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let result = with_backend!(inner, fields, |b, f, fs| {
                 dispatch::multishift::invert_multishift(
                     b,
@@ -515,12 +521,7 @@ impl Context {
                 .map(|_| HostSpinor::try_zeros(lat.clone(), Subset::Full))
                 .collect::<Result<_>>()?;
             let inner = &self.inner;
-            let monitor = |solver: &str, k: usize, res: f64| {
-                inner.log(
-                    Verbosity::Verbose,
-                    &format!("{solver}: iteration {k}, residual {res:.3e}"),
-                );
-            };
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {
                 let (g, gs) = (f.gauge, fs.gauge);
                 dispatch::multimass::invert_multimass(

@@ -55,6 +55,11 @@ impl Verbosity {
 /// Receives every log line at or below the context's verbosity.
 pub type Logger = Arc<dyn Fn(Verbosity, &str) + Send + Sync>;
 
+/// Receives a solver's progress, `(solver, iteration, relative iterated
+/// residual)`, every `InvertParams::progress_every` iterations whatever the
+/// verbosity: for a progress bar or a monitor of the host's own.
+pub type ProgressFn = Arc<dyn Fn(&str, usize, f64) + Send + Sync>;
+
 /// How to start a context.
 #[derive(Clone)]
 pub struct InitParams {
@@ -66,6 +71,8 @@ pub struct InitParams {
     pub verbosity: Verbosity,
     /// None: print to stderr.
     pub logger: Option<Logger>,
+    /// None: progress only as verbose log lines.
+    pub progress: Option<ProgressFn>,
 }
 
 impl Default for InitParams {
@@ -76,6 +83,7 @@ impl Default for InitParams {
             num_threads: 0,
             verbosity: Verbosity::Summarize,
             logger: None,
+            progress: None,
         }
     }
 }

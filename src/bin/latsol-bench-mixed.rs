@@ -33,7 +33,6 @@ use latsol::api::*;
 use latsol::backend::cpu::CpuBackend;
 use latsol::deviation::{Reference, QUANTILES};
 use latsol::field::GaugeField;
-use latsol::gauge_gen::io;
 use latsol::lattice::{parse_dims, Lattice};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
@@ -134,9 +133,16 @@ fn parse() -> Options {
 fn main() {
     let o = parse();
     let thermalised = match &o.field {
-        Some(path) => match io::load(path) {
+        Some(path) => match latsol::gauge_io::read(path) {
             Ok((f, info)) => {
-                eprintln!("field {}: {info:?}", path.display());
+                eprintln!(
+                    "field {}: {:?} {:?}, plaquette {:.6}; {}",
+                    path.display(),
+                    info.format,
+                    info.dims,
+                    info.plaquette,
+                    info.checks.join(", ")
+                );
                 Some(f)
             }
             Err(e) => {

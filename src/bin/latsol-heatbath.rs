@@ -1,130 +1,185 @@
 //! Generates quenched SU(3) gauge configurations with the Wilson action:
 //! Cabibbo–Marinari heatbath plus overrelaxation (`latsol::gauge_gen`),
-//! printing the plaquette as it goes and saving configurations in the MILC
-//! order with a JSON sidecar (`gauge_gen::io`).
+//! printing the plaquette as it goes and saving configurations as NERSC
+//! (default) or ILDG files (`latsol::gauge_io`), named by what they hold:
+//! `su3_wilson_b6.0000_16x16x16x32_seed1.001200.nersc` (action, β, lattice,
+//! seed, sweeps).
 //!
-//! ```text
-//! latsol-heatbath --dims X,Y,Z,T --beta B [--therm N] [--sweeps-between M] [--configs K]
-//!                 [--seed S] [--out DIR] [--overrelax N] [--start hot|cold] [--resume FILE]
-//!                 [--every N] [--threads N] [--history FILE]
-//! ```
-//!
-//! A run does `N` thermalisation sweeps, then `K·M` more, saving the field
-//! every `M` sweeps (when `--out` is given) and measuring the plaquette after
-//! every sweep past thermalisation; it ends with the mean plaquette and its
-//! binned jackknife error. `--resume FILE` continues the run that wrote
-//! `FILE` (same seed and sweep count, hence the same chain). `--history`
-//! writes the plaquette after every sweep, thermalisation included.
+//! A run does `--therm` thermalisation sweeps, then `--configs × --sweeps-between`
+//! more, saving the field every `--sweeps-between` sweeps (when `--out` is
+//! given) and measuring the plaquette after every sweep past thermalisation;
+//! it ends with the mean plaquette and its binned jackknife error.
+//! `--resume FILE` continues the run that wrote `FILE` (a NERSC or ILDG file
+//! of this program, or its older MILC-order files with a JSON sidecar: same
+//! seed and sweep count, hence the same chain). `--history` writes the
+//! plaquette after every sweep, thermalisation included. On a terminal a
+//! progress bar shows the sweeps; redirected output is plain lines.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use latsol::gauge_gen::{io, stats, Generator, Start, DEFAULT_OVERRELAX};
+use clap::{Parser, ValueEnum};
+use latsol::gauge_gen::{stats, Generator, Start, DEFAULT_OVERRELAX};
+use latsol::gauge_io::{self, Ensemble, FilePrecision, Format, WriteOptions};
 use latsol::lattice::{parse_dims, Lattice};
 
+/// Generate quenched SU(3) gauge fields (Wilson action, heatbath and
+/// overrelaxation) and save them as NERSC or ILDG files.
+#[derive(Parser, Debug)]
+#[command(name = "latsol-heatbath", version)]
 struct Options {
+    /// Lattice extents X,Y,Z,T.
+    #[arg(long, value_parser = parse_dims, default_value = "8,8,8,8")]
     dims: [usize; 4],
+    /// Inverse coupling β (required unless --resume gives it).
+    #[arg(long)]
     beta: Option<f64>,
+    /// Thermalisation sweeps before the first measurement.
+    #[arg(long, default_value_t = 200)]
     therm: u64,
-    between: u64,
+    /// Sweeps between saved configurations (at least 1).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    sweeps_between: u64,
+    /// Configurations to generate after thermalisation.
+    #[arg(long, default_value_t = 10)]
     configs: u64,
+    /// Seed of the chain's random streams.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Folder to save configurations in (none: nothing saved).
+    #[arg(long)]
     out: Option<PathBuf>,
+    /// File format of the saved configurations.
+    #[arg(long, value_enum, default_value = "nersc")]
+    format: FileFormat,
+    /// Precision of the saved links.
+    #[arg(long, value_enum, default_value = "double")]
+    file_precision: Precision,
+    /// Overrelaxation sweeps per heatbath sweep.
+    #[arg(long, default_value_t = DEFAULT_OVERRELAX)]
     overrelax: usize,
-    start: Start,
+    /// Ordered (cold: unit links) or disordered (hot) start.
+    #[arg(long, value_enum, default_value = "hot")]
+    start: StartChoice,
+    /// Continue the chain that wrote this configuration.
+    #[arg(long)]
     resume: Option<PathBuf>,
+    /// Print the plaquette every this many sweeps.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     every: u64,
+    /// Threads (default: one per core).
+    #[arg(long)]
     threads: Option<usize>,
+    /// Write the plaquette after every sweep to this file.
+    #[arg(long)]
     history: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: latsol-heatbath --dims X,Y,Z,T --beta B [--therm N] \
-[--sweeps-between M] [--configs K] [--seed S] [--out DIR] [--overrelax N] \
-[--start hot|cold] [--resume FILE] [--every N] [--threads N] [--history FILE]";
-
-fn parse() -> Result<Options, String> {
-    let mut o = Options {
-        dims: [8, 8, 8, 8],
-        beta: None,
-        therm: 200,
-        between: 10,
-        configs: 10,
-        seed: 1,
-        out: None,
-        overrelax: DEFAULT_OVERRELAX,
-        start: Start::Hot,
-        resume: None,
-        every: 10,
-        threads: None,
-        history: None,
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut it = args.iter();
-    while let Some(key) = it.next() {
-        if key == "--help" || key == "-h" {
-            return Err(String::new());
-        }
-        let val = it.next().ok_or(format!("{key} needs a value"))?;
-        let bad = || format!("{key}: cannot use '{val}'");
-        let named = |e: String| format!("{key}: {e}");
-        match key.as_str() {
-            "--dims" => o.dims = parse_dims(val).map_err(named)?,
-            "--beta" => o.beta = Some(val.parse().map_err(|_| bad())?),
-            "--therm" => o.therm = val.parse().map_err(|_| bad())?,
-            "--sweeps-between" => o.between = val.parse().map_err(|_| bad())?,
-            "--configs" => o.configs = val.parse().map_err(|_| bad())?,
-            "--seed" => o.seed = val.parse().map_err(|_| bad())?,
-            "--out" => o.out = Some(val.into()),
-            "--overrelax" => o.overrelax = val.parse().map_err(|_| bad())?,
-            "--start" => {
-                o.start = match val.as_str() {
-                    "hot" => Start::Hot,
-                    "cold" => Start::Cold,
-                    _ => return Err(bad()),
-                }
-            }
-            "--resume" => o.resume = Some(val.into()),
-            "--every" => o.every = val.parse::<u64>().map_err(|_| bad())?.max(1),
-            "--threads" => o.threads = Some(val.parse().map_err(|_| bad())?),
-            "--history" => o.history = Some(val.into()),
-            _ => return Err(format!("unknown option {key}")),
-        }
-    }
-    if o.between == 0 {
-        return Err("--sweeps-between must be at least 1".into());
-    }
-    Ok(o)
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FileFormat {
+    /// NERSC archive: text header with checksum, plaquette and link trace.
+    Nersc,
+    /// ILDG: SciDAC LIME records with the SciDAC CRC-32 checksums.
+    Ildg,
 }
 
-fn config_path(dir: &Path, g: &Generator) -> PathBuf {
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Precision {
+    Single,
+    Double,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum StartChoice {
+    Hot,
+    Cold,
+}
+
+/// The file a configuration of `g` is saved in.
+fn config_path(dir: &Path, g: &Generator, format: Format) -> PathBuf {
     let d = g.field().lattice().dims();
     dir.join(format!(
-        "su3_{}x{}x{}x{}_b{:.4}_s{}_n{:06}.milc",
+        "su3_wilson_b{:.4}_{}x{}x{}x{}_seed{}.{:06}.{}",
+        g.beta(),
         d[0],
         d[1],
         d[2],
         d[3],
-        g.beta(),
         g.seed(),
-        g.sweeps()
+        g.sweeps(),
+        format.extension()
     ))
 }
 
-fn save(dir: &Path, g: &Generator) -> Result<PathBuf, String> {
-    let path = config_path(dir, g);
-    let info = io::ConfigInfo {
-        dims: g.field().lattice().dims(),
-        beta: g.beta(),
-        sweeps: g.sweeps(),
-        seed: g.seed(),
-        overrelax: g.overrelax(),
-        plaquette: [0.0; 3], // recomputed by save
+fn save(dir: &Path, g: &Generator, o: &Options) -> Result<PathBuf, String> {
+    let format = match o.format {
+        FileFormat::Nersc => Format::Nersc,
+        FileFormat::Ildg => Format::Ildg,
     };
-    io::save(g.field(), &info, &path).map_err(|e| e.to_string())?;
+    let path = config_path(dir, g, format);
+    let options = WriteOptions {
+        format,
+        precision: match o.file_precision {
+            Precision::Single => FilePrecision::Single,
+            Precision::Double => FilePrecision::Double,
+        },
+        ensemble: Some(Ensemble {
+            beta: g.beta(),
+            seed: g.seed(),
+            sweeps: g.sweeps(),
+            overrelax: g.overrelax(),
+        }),
+        creator: format!("latsol-heatbath {}", env!("CARGO_PKG_VERSION")),
+        ..Default::default()
+    };
+    gauge_io::write(g.field(), &path, &options).map_err(|e| e.to_string())?;
     Ok(path)
+}
+
+fn start(o: &Options) -> Result<Generator, String> {
+    let g = match &o.resume {
+        Some(path) => {
+            let (field, info) = gauge_io::read(path).map_err(|e| e.to_string())?;
+            let Some(chain) = info.ensemble else {
+                return Err(format!(
+                    "{}: the file does not record the chain that wrote it (β, seed, sweeps); \
+                     only this program's files can be resumed",
+                    path.display()
+                ));
+            };
+            let beta = o.beta.unwrap_or(chain.beta);
+            Generator::resume(field, beta, chain.seed, chain.sweeps)
+        }
+        None => {
+            let beta = o.beta.ok_or("--beta is required (or --resume FILE)")?;
+            let lat = Arc::new(Lattice::new(o.dims).map_err(|e| e.to_string())?);
+            let start = match o.start {
+                StartChoice::Hot => Start::Hot,
+                StartChoice::Cold => Start::Cold,
+            };
+            Generator::new(lat, beta, o.seed, start)
+        }
+    };
+    Ok(g.map_err(|e| e.to_string())?.with_overrelax(o.overrelax))
+}
+
+/// A bar over the run's sweeps on a terminal, else a hidden one.
+fn sweep_bar(total: u64) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed:>4} [{bar:40}] sweep {pos}/{len} {msg} (eta {eta})",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar
 }
 
 fn run(o: Options) -> Result<(), String> {
@@ -134,22 +189,7 @@ fn run(o: Options) -> Result<(), String> {
             .build_global()
             .map_err(|e| e.to_string())?;
     }
-    let mut g = match &o.resume {
-        Some(path) => {
-            let (field, info) = io::load(path).map_err(|e| e.to_string())?;
-            let beta = o.beta.unwrap_or(info.beta);
-            Generator::resume(field, beta, info.seed, info.sweeps)
-                .map_err(|e| e.to_string())?
-                .with_overrelax(o.overrelax)
-        }
-        None => {
-            let beta = o.beta.ok_or("--beta is required (or --resume FILE)")?;
-            let lat = Arc::new(Lattice::new(o.dims).map_err(|e| e.to_string())?);
-            Generator::new(lat, beta, o.seed, o.start)
-                .map_err(|e| e.to_string())?
-                .with_overrelax(o.overrelax)
-        }
-    };
+    let mut g = start(&o)?;
     if let Some(dir) = &o.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
@@ -178,13 +218,17 @@ fn run(o: Options) -> Result<(), String> {
         "sweep", "plaq", "spatial", "temporal", "s/sweep"
     );
 
-    let total = o.therm + o.configs * o.between;
+    let total = o.therm + o.configs * o.sweeps_between;
+    let bar = sweep_bar(total);
+    let line = |s: String| bar.suspend(|| println!("{s}"));
     let mut measured = Vec::new();
-    let start = Instant::now();
+    let begin = Instant::now();
     let mut last = (Instant::now(), 0u64);
     for n in 1..=total {
         g.sweep();
         let p = g.plaquette();
+        bar.set_position(n);
+        bar.set_message(format!("plaquette {:.6}", p[0]));
         if let Some(h) = history.as_mut() {
             writeln!(h, "{} {:.15} {:.15} {:.15}", g.sweeps(), p[0], p[1], p[2])
                 .map_err(|e| e.to_string())?;
@@ -195,26 +239,27 @@ fn run(o: Options) -> Result<(), String> {
         if n.is_multiple_of(o.every) || n == total {
             let per = last.0.elapsed().as_secs_f64() / (n - last.1) as f64;
             last = (Instant::now(), n);
-            println!(
+            line(format!(
                 "{:>7} {:>10.6} {:>10.6} {:>10.6} {:>9.4}",
                 g.sweeps(),
                 p[0],
                 p[1],
                 p[2],
                 per
-            );
+            ));
         }
-        if n > o.therm && (n - o.therm).is_multiple_of(o.between) {
+        if n > o.therm && (n - o.therm).is_multiple_of(o.sweeps_between) {
             if let Some(dir) = &o.out {
-                let path = save(dir, &g)?;
-                println!("saved {}", path.display());
+                let path = save(dir, &g, &o)?;
+                line(format!("saved {}", path.display()));
             }
         }
         if n == o.therm {
-            println!("-- thermalised after {} sweeps", o.therm);
+            line(format!("-- thermalised after {} sweeps", o.therm));
         }
     }
-    let secs = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let secs = begin.elapsed().as_secs_f64();
     println!(
         "{total} sweeps in {secs:.2} s: {:.4} s/sweep ({:.3} us per link update)",
         secs / total.max(1) as f64,
@@ -236,18 +281,11 @@ fn run(o: Options) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match parse().and_then(run) {
+    match run(Options::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
-            if !m.is_empty() {
-                eprintln!("latsol-heatbath: {m}");
-            }
-            eprintln!("{USAGE}");
-            if m.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            eprintln!("latsol-heatbath: {m}");
+            ExitCode::FAILURE
         }
     }
 }

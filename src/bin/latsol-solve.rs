@@ -5,13 +5,17 @@
 //!
 //! `latsol-solve --help` lists every option (clap); `-v` prints the
 //! solver's progress every `--every` iterations, `-q` only the summary.
+//! On a terminal, without `-v` or `-q`, a progress bar shows the solve
+//! (iteration and residual, the bar filling as the residual falls towards
+//! the tolerance); redirected output stays plain lines.
 //!
 //! `--csw C` solves the Wilson-clover operator with the clover term computed
 //! from the field (`A = 1 − κ c_SW Σ ½[γ_μ, γ_ν] F_μν`); `--asymmetric`
 //! picks the asymmetric even-odd form (default: QUDA's symmetric one).
 //!
-//! `--field PATH` reads a configuration written by `latsol-heatbath` (its
-//! dimensions replace `--dims`). The default smooth field (links within 0.2
+//! `--field PATH` reads a gauge configuration file: NERSC, ILDG (SciDAC
+//! LIME) or MILC, the format detected from the file and its checksum and
+//! plaquette checked (`latsol::gauge_io`); its dimensions replace `--dims`. The default smooth field (links within 0.2
 //! of the identity) has κ_c near 0.135 on these volumes: the default
 //! κ = 0.13 is light but safely below it.
 
@@ -39,7 +43,7 @@ struct Options {
     #[arg(long, value_parser = parse_dims)]
     dims: Option<[usize; 4]>,
     /// The gauge field: smooth, hot, unit, or the path of a configuration
-    /// written by latsol-heatbath (its dimensions replace --dims).
+    /// file (NERSC, ILDG or MILC, detected; its dimensions replace --dims).
     #[arg(long, default_value = "smooth")]
     field: String,
     /// Hopping parameter κ.
@@ -161,10 +165,19 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         );
         o.tol = reachable;
     }
+    let bar = solve_bar(verbosity == Verbosity::Summarize);
+    let log_bar = bar.clone();
+    let progress_bar = bar.clone();
     let ctx = Context::new(InitParams {
         backend: o.backend,
         verbosity,
-        logger: Some(Arc::new(|_, msg: &str| println!("latsol: {msg}"))),
+        logger: Some(Arc::new(move |_, msg: &str| {
+            log_bar.suspend(|| println!("latsol: {msg}"))
+        })),
+        progress: Some(Arc::new(move |solver: &str, k: usize, res: f64| {
+            progress_bar.set_message(format!("{solver} iteration {k}, residual {res:.2e}"));
+            progress_bar.set_position(residual_progress(res, o.tol));
+        })),
         ..Default::default()
     })?;
     let dims = o.dims.unwrap_or(if ctx.backend_name() == "cuda" {
@@ -176,7 +189,18 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         "hot" => random::try_hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed)?,
         "unit" => latsol::field::GaugeField::try_unit(Arc::new(Lattice::new(dims)?))?,
         "smooth" => random::try_smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed)?,
-        path => latsol::gauge_gen::io::load(std::path::Path::new(path))?.0,
+        path => {
+            let (field, info) = latsol::gauge_io::read(std::path::Path::new(path))?;
+            if verbosity >= Verbosity::Summarize {
+                println!(
+                    "{path}: {:?} file, {:?} precision, {}",
+                    info.format,
+                    info.precision,
+                    info.checks.join(", ")
+                );
+            }
+            field
+        }
     };
     let lat = field.lattice().clone();
     let dims = lat.dims();
@@ -234,6 +258,8 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         gamma_basis: GammaBasis::DegrandRossi,
         progress_every: if verbosity >= Verbosity::Verbose {
             o.every
+        } else if !bar.is_hidden() {
+            1
         } else {
             0
         },
@@ -287,6 +313,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         HostRealsMut::F64(&mut solution),
     )?;
     let wall = wall.elapsed().as_secs_f64();
+    bar.finish_and_clear();
     println!(
         "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
          reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
@@ -312,6 +339,35 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         }
     );
     Ok(r.converged)
+}
+
+/// Steps of the solve's progress bar.
+const BAR_STEPS: u64 = 1000;
+
+/// A progress bar on stderr when it is a terminal and `shown`, else a hidden
+/// one (every call on it does nothing).
+fn solve_bar(shown: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !shown || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(BAR_STEPS);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed:>4} [{bar:40}] {msg}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// How far a relative residual is from 1 towards `tol`, on a log scale,
+/// in bar steps.
+fn residual_progress(res: f64, tol: f64) -> u64 {
+    if res.is_nan() || res <= 0.0 || tol.is_nan() || tol <= 0.0 || tol >= 1.0 {
+        return 0;
+    }
+    let done = (res.log10() / tol.log10()).clamp(0.0, 1.0);
+    (done * BAR_STEPS as f64) as u64
 }
 
 fn main() -> ExitCode {

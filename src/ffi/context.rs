@@ -114,6 +114,8 @@ impl latsol_init_param {
             num_threads: count(self.num_threads, "param->num_threads")?,
             verbosity: VERBOSITY.decode(self.verbosity, "param->verbosity")?,
             logger,
+            // C hosts see progress through the log callback (verbose level).
+            progress: None,
         })
     }
 }

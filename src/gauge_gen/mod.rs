@@ -24,7 +24,8 @@
 //! - `wilson_action`: staples, plaquette, action.
 //! - `heatbath`, `overrelax`: the link updates and their sweeps.
 //! - `stats`: binned jackknife errors of plaquette histories.
-//! - `io`: configurations on disk (MILC order, little-endian f64, JSON sidecar).
+//! - `io`: latsol's first configuration files (MILC order, little-endian f64, JSON
+//!   sidecar), still read; `crate::gauge_io` writes NERSC, ILDG and MILC files.
 
 pub mod heatbath;
 pub mod io;
