@@ -18,6 +18,7 @@
 
 pub mod multimass;
 pub mod multishift;
+pub mod staggered;
 
 use std::time::Instant;
 

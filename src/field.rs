@@ -4,7 +4,9 @@
 //!   four directions of a site together), exactly as the caller gave them
 //!   (no boundary sign: the backends apply it on upload);
 //! - spinor: 12 complex numbers per site `[spin][color]` in the UKQCD basis,
-//!   sites in even-odd order (even half first) for a full field.
+//!   sites in even-odd order (even half first) for a full field; a staggered
+//!   field (`Fermion::Staggered`) holds 3 complex numbers per site, a colour
+//!   vector, in the same site order.
 
 use std::sync::Arc;
 
@@ -17,6 +19,39 @@ use crate::su3::Su3;
 pub const SPINOR_COMPLEX: usize = 12;
 /// Reals per site of a Wilson spinor.
 pub const SPINOR_REALS: usize = 24;
+
+/// What a fermion field holds at a site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fermion {
+    /// A Wilson spinor: 4 spins × 3 colours.
+    Wilson,
+    /// A staggered field: one colour vector (3 colours), no spin.
+    Staggered,
+}
+
+impl Fermion {
+    /// Complex numbers a site.
+    pub const fn complex(self) -> usize {
+        match self {
+            Fermion::Wilson => SPINOR_COMPLEX,
+            Fermion::Staggered => 3,
+        }
+    }
+
+    /// Reals a site.
+    pub const fn reals(self) -> usize {
+        2 * self.complex()
+    }
+
+    /// The fermion of `reals` reals a site.
+    pub fn of_reals(reals: usize) -> Fermion {
+        if reals == 6 {
+            Fermion::Staggered
+        } else {
+            Fermion::Wilson
+        }
+    }
+}
 
 /// The gauge field on the host, canonical order, double precision.
 #[derive(Debug, Clone)]
@@ -122,34 +157,46 @@ impl GaugeField {
     }
 }
 
-/// A spinor field on the host, canonical order, UKQCD basis, double.
+/// A fermion field on the host, canonical order (a Wilson spinor in the
+/// UKQCD basis, or a staggered colour vector), double.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostSpinor {
     lattice: Arc<Lattice>,
     subset: Subset,
+    fermion: Fermion,
     data: Vec<C64>,
 }
 
 impl HostSpinor {
+    /// A zeroed Wilson spinor field.
     pub fn zeros(lattice: Arc<Lattice>, subset: Subset) -> HostSpinor {
-        let n = lattice.sites(subset) * SPINOR_COMPLEX;
-        HostSpinor {
-            lattice,
-            subset,
-            data: vec![C64::new(0.0, 0.0); n],
-        }
+        Self::try_zeros(lattice, subset).expect("memory for a spinor field")
     }
 
-    /// `zeros`, or `OutOfMemory` when the field does not fit.
+    /// A zeroed Wilson spinor field, or `OutOfMemory` when it does not fit.
     pub fn try_zeros(lattice: Arc<Lattice>, subset: Subset) -> crate::error::Result<HostSpinor> {
-        let n = lattice.sites(subset) * SPINOR_COMPLEX;
-        let what = format!("a spinor field of a {:?} lattice", lattice.dims());
+        Self::try_zeros_of(lattice, subset, Fermion::Wilson)
+    }
+
+    /// A zeroed field of `fermion`, or `OutOfMemory` when it does not fit.
+    pub fn try_zeros_of(
+        lattice: Arc<Lattice>,
+        subset: Subset,
+        fermion: Fermion,
+    ) -> crate::error::Result<HostSpinor> {
+        let n = lattice.sites(subset) * fermion.complex();
+        let what = format!("a {fermion:?} field of a {:?} lattice", lattice.dims());
         let data = crate::alloc::filled(n, C64::new(0.0, 0.0), &what)?;
         Ok(HostSpinor {
             lattice,
             subset,
+            fermion,
             data,
         })
+    }
+
+    pub fn fermion(&self) -> Fermion {
+        self.fermion
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {
@@ -162,7 +209,7 @@ impl HostSpinor {
         self.lattice.sites(self.subset)
     }
 
-    /// `[site][spin][color]` complex numbers.
+    /// `[site][spin][color]` complex numbers (`[site][color]` staggered).
     pub fn data(&self) -> &[C64] {
         &self.data
     }
@@ -170,12 +217,15 @@ impl HostSpinor {
         &mut self.data
     }
 
-    /// The 12 numbers of site `i` (index within the field's sites).
+    /// The numbers of site `i` (index within the field's sites): 12 of a
+    /// Wilson spinor, 3 of a staggered colour vector.
     pub fn site(&self, i: usize) -> &[C64] {
-        &self.data[i * SPINOR_COMPLEX..(i + 1) * SPINOR_COMPLEX]
+        let n = self.fermion.complex();
+        &self.data[i * n..(i + 1) * n]
     }
     pub fn site_mut(&mut self, i: usize) -> &mut [C64] {
-        &mut self.data[i * SPINOR_COMPLEX..(i + 1) * SPINOR_COMPLEX]
+        let n = self.fermion.complex();
+        &mut self.data[i * n..(i + 1) * n]
     }
 
     /// One parity half of a full field as its own field.
@@ -185,10 +235,11 @@ impl HostSpinor {
             Subset::Full,
             "parity_part of a single-parity field"
         );
-        let n = self.lattice.half_volume() * SPINOR_COMPLEX;
+        let n = self.lattice.half_volume() * self.fermion.complex();
         HostSpinor {
             lattice: self.lattice.clone(),
             subset: Subset::Single(p),
+            fermion: self.fermion,
             data: self.data[p.index() * n..(p.index() + 1) * n].to_vec(),
         }
     }
@@ -205,7 +256,11 @@ impl HostSpinor {
             Subset::Single(p),
             "set_parity_part: parity mismatch"
         );
-        let n = self.lattice.half_volume() * SPINOR_COMPLEX;
+        assert_eq!(
+            self.fermion, part.fermion,
+            "set_parity_part: fermion mismatch"
+        );
+        let n = self.lattice.half_volume() * self.fermion.complex();
         self.data[p.index() * n..(p.index() + 1) * n].copy_from_slice(&part.data);
     }
 

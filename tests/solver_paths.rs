@@ -38,6 +38,9 @@ impl LinearOperator<CpuBackend> for Gamma5<'_> {
     fn precision(&self) -> Precision {
         Precision::Double
     }
+    fn fermion(&self) -> latsol::field::Fermion {
+        latsol::field::Fermion::Wilson
+    }
     fn flops(&self) -> f64 {
         0.0
     }

@@ -184,6 +184,20 @@ impl ContextInner {
 }
 
 impl ContextInner {
+    /// Stores staggered links on the backend (`Backend::upload_staggered`).
+    pub(crate) fn upload_staggered(
+        &self,
+        fat: &crate::field::GaugeField,
+        long: Option<&crate::field::GaugeField>,
+        precision: crate::precision::Precision,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => Box::new(b.upload_staggered(fat, long, precision)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => Box::new(b.upload_staggered(fat, long, precision)?),
+        })
+    }
+
     /// Runs `f` on this context's threads: the CPU backend's pool, or the
     /// host pool of a CUDA context. Every parallel loop of the library runs
     /// inside one, so rayon's global pool is never started and a context's

@@ -7,9 +7,14 @@ mod context;
 mod gauge;
 pub mod multi;
 pub mod params;
+mod staggered;
 
 pub use clover::{Clover, CloverParams, CloverSource};
 pub use context::{Context, OperatorFields};
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use params::*;
+pub use staggered::{
+    PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
+    StaggeredSolve,
+};

@@ -18,7 +18,7 @@ use num_complex::Complex64 as C64;
 
 use crate::clover::CloverField;
 use crate::error::Result;
-use crate::field::{GaugeField, HostSpinor};
+use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
@@ -27,6 +27,8 @@ pub trait SpinorField: Send {
     fn lattice(&self) -> &Arc<Lattice>;
     fn subset(&self) -> Subset;
     fn precision(&self) -> Precision;
+    /// What a site holds: a Wilson spinor or a staggered colour vector.
+    fn fermion(&self) -> Fermion;
     /// Number of sites held.
     fn sites(&self) -> usize {
         self.lattice().sites(self.subset())
@@ -47,6 +49,14 @@ pub trait CloverStorage: Send + Sync {
     fn precision(&self) -> Precision;
 }
 
+/// What every backend's staggered links report about themselves.
+pub trait StaggeredStorage: Send + Sync {
+    fn lattice(&self) -> &Arc<Lattice>;
+    fn precision(&self) -> Precision;
+    /// Long (three-hop) links stored: the improved operator; else naive.
+    fn improved(&self) -> bool;
+}
+
 /// Where the clover term enters a hopping-term application
 /// (`Backend::wilson_clover_dslash`); each form is one pass over memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +74,7 @@ pub trait Backend: Send + Sync {
     type Spinor: SpinorField;
     type Gauge: GaugeStorage;
     type Clover: CloverStorage;
+    type StaggeredLinks: StaggeredStorage;
 
     /// Short name for logs and results ("cpu", "cuda").
     fn name(&self) -> &'static str;
@@ -102,13 +113,25 @@ pub trait Backend: Send + Sync {
     /// `full_p = part`, the converse of `extract_parity`.
     fn insert_parity(&self, full: &mut Self::Spinor, p: Parity, part: &Self::Spinor) -> Result<()>;
 
-    /// A zeroed field.
+    /// A zeroed field of `fermion` (Wilson spinors or staggered colour
+    /// vectors).
+    fn alloc_field(
+        &self,
+        lattice: &Arc<Lattice>,
+        subset: Subset,
+        precision: Precision,
+        fermion: Fermion,
+    ) -> Result<Self::Spinor>;
+
+    /// A zeroed Wilson spinor field.
     fn alloc_spinor(
         &self,
         lattice: &Arc<Lattice>,
         subset: Subset,
         precision: Precision,
-    ) -> Result<Self::Spinor>;
+    ) -> Result<Self::Spinor> {
+        self.alloc_field(lattice, subset, precision, Fermion::Wilson)
+    }
 
     /// Host (canonical, UKQCD basis) → backend; subsets must agree.
     fn upload_spinor(&self, dst: &mut Self::Spinor, src: &HostSpinor) -> Result<()>;
@@ -258,6 +281,33 @@ pub trait Backend: Send + Sync {
         x: Option<&Self::Spinor>,
     ) -> Result<()>;
 
+    /// Stores the links of a staggered operator: one-hop links `fat` (fat
+    /// links, or thin ones for the naive operator) and, for the improved
+    /// operator, three-hop `long` links, each with the staggered phases,
+    /// the boundary signs and the Naik coefficient already folded in (as
+    /// MILC passes them). All 18 reals a link: they are not unitary.
+    fn upload_staggered(
+        &self,
+        fat: &GaugeField,
+        long: Option<&GaugeField>,
+        precision: Precision,
+    ) -> Result<Self::StaggeredLinks>;
+
+    /// The staggered hopping term on one parity:
+    /// `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` (`x` given as `(b, x)`), with
+    /// `D χ(x) = Σ_μ [F_μ(x) χ(x+μ̂) − F_μ(x−μ̂)† χ(x−μ̂) + L_μ(x) χ(x+3μ̂) − L_μ(x−3μ̂)† χ(x−3μ̂)]`
+    /// (no long terms for naive links); `D† = −D`. Staggered fields; full or
+    /// single-parity as for `wilson_dslash`.
+    fn staggered_dslash(
+        &self,
+        out: &mut Self::Spinor,
+        parity: Parity,
+        links: &Self::StaggeredLinks,
+        inp: &Self::Spinor,
+        a: f64,
+        x: Option<(f64, &Self::Spinor)>,
+    ) -> Result<()>;
+
     /// `out = γ5 in` (UKQCD basis: γ5 swaps the upper and lower spin pairs
     /// with a minus sign).
     fn gamma5(&self, out: &mut Self::Spinor, inp: &Self::Spinor) -> Result<()>;
@@ -311,6 +361,7 @@ pub(crate) fn check_parity_pair<S: SpinorField>(
 ) -> Result<()> {
     let ok = full.subset() == Subset::Full
         && part.subset() == Subset::Single(p)
+        && full.fermion() == part.fermion()
         && full.lattice().dims() == part.lattice().dims()
         && full.precision() == part.precision();
     if ok {

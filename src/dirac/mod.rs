@@ -3,12 +3,14 @@
 
 pub mod clover;
 pub mod even_odd;
+pub mod staggered;
 pub mod wilson;
 
 use std::sync::Arc;
 
 use crate::backend::Backend;
 use crate::error::Result;
+use crate::field::Fermion;
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::Precision;
 
@@ -82,6 +84,8 @@ pub trait DiracOperator<B: Backend> {
     fn subset(&self) -> Subset;
     fn lattice(&self) -> &Arc<Lattice>;
     fn precision(&self) -> Precision;
+    /// What its fields hold at a site.
+    fn fermion(&self) -> Fermion;
     /// Flops of one application (1320 per site per hopping term, 48 per
     /// site per axpy: docs/conventions.md, "Solver conventions").
     fn flops(&self) -> f64;
@@ -99,6 +103,9 @@ impl<B: Backend, D: DiracOperator<B> + ?Sized> DiracOperator<B> for Box<D> {
     }
     fn precision(&self) -> Precision {
         (**self).precision()
+    }
+    fn fermion(&self) -> Fermion {
+        (**self).fermion()
     }
     fn flops(&self) -> f64 {
         (**self).flops()
@@ -123,6 +130,8 @@ pub trait LinearOperator<B: Backend> {
     fn subset(&self) -> Subset;
     fn lattice(&self) -> &Arc<Lattice>;
     fn precision(&self) -> Precision;
+    /// What its fields hold at a site.
+    fn fermion(&self) -> Fermion;
     fn flops(&self) -> f64;
 }
 
@@ -142,6 +151,9 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Direct<D> {
     fn precision(&self) -> Precision {
         self.0.precision()
     }
+    fn fermion(&self) -> Fermion {
+        self.0.fermion()
+    }
     fn flops(&self) -> f64 {
         self.0.flops()
     }
@@ -156,7 +168,7 @@ pub struct Normal<'b, B: Backend, D> {
 
 impl<'b, B: Backend, D: DiracOperator<B>> Normal<'b, B, D> {
     pub fn new(backend: &'b B, op: D) -> Result<Self> {
-        let tmp = backend.alloc_spinor(op.lattice(), op.subset(), op.precision())?;
+        let tmp = backend.alloc_field(op.lattice(), op.subset(), op.precision(), op.fermion())?;
         Ok(Normal {
             op,
             tmp,
@@ -193,6 +205,9 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
     fn precision(&self) -> Precision {
         self.op.precision()
     }
+    fn fermion(&self) -> Fermion {
+        self.op.fermion()
+    }
     fn flops(&self) -> f64 {
         2.0 * self.op.flops()
     }
@@ -218,6 +233,9 @@ impl<B: Backend, A: LinearOperator<B> + ?Sized> LinearOperator<B> for &mut A {
     }
     fn precision(&self) -> Precision {
         (**self).precision()
+    }
+    fn fermion(&self) -> Fermion {
+        (**self).fermion()
     }
     fn flops(&self) -> f64 {
         (**self).flops()
@@ -267,6 +285,9 @@ impl<B: Backend, A: LinearOperator<B>> LinearOperator<B> for Shifted<'_, B, A> {
     }
     fn precision(&self) -> Precision {
         self.op.precision()
+    }
+    fn fermion(&self) -> Fermion {
+        self.op.fermion()
     }
     fn flops(&self) -> f64 {
         let sites = self.op.lattice().sites(self.op.subset()) as f64;

@@ -53,6 +53,9 @@ impl<B: Backend> DiracOperator<B> for WilsonFull<'_, B> {
     fn precision(&self) -> Precision {
         self.precision
     }
+    fn fermion(&self) -> crate::field::Fermion {
+        crate::field::Fermion::Wilson
+    }
     fn flops(&self) -> f64 {
         self.gauge.lattice().volume() as f64 * (DSLASH_FLOPS_PER_SITE + AXPY_FLOPS_PER_SITE)
     }
@@ -111,6 +114,9 @@ impl<B: Backend> DiracOperator<B> for WilsonEvenOdd<'_, B> {
     }
     fn precision(&self) -> Precision {
         self.precision
+    }
+    fn fermion(&self) -> crate::field::Fermion {
+        crate::field::Fermion::Wilson
     }
     fn flops(&self) -> f64 {
         let vh = self.gauge.lattice().half_volume() as f64;

@@ -4,6 +4,7 @@
 //! Spinors change basis on the way: DeGrand–Rossi → UKQCD (`T†`) in, and
 //! UKQCD → DeGrand–Rossi (`T`) out.
 
+pub mod colour;
 pub mod gauge;
 pub mod spinor;
 

@@ -30,7 +30,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
     let (lat, subset, prec) = (a.lattice().clone(), a.subset(), a.precision());
-    let alloc = || backend.alloc_spinor(&lat, subset, prec);
+    let fermion = a.fermion();
+    let alloc = || backend.alloc_field(&lat, subset, prec, fermion);
     let (mut r, mut r_hat, mut p, mut v, mut t) =
         (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
     let mut stats = SolverStats::default();

@@ -71,7 +71,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     let base = stats.base;
     let sigma0 = shifts[base];
     let (lat, subset, prec) = (a.lattice().clone(), a.subset(), a.precision());
-    let alloc = || backend.alloc_spinor(&lat, subset, prec);
+    let fermion = a.fermion();
+    let alloc = || backend.alloc_field(&lat, subset, prec, fermion);
     let stop: Vec<f64> = tols.iter().map(|t| t * t * b2).collect();
 
     let (mut r, mut r_hat, mut p, mut v, mut s, mut t) =

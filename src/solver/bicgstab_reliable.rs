@@ -29,10 +29,11 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
     let (lat, subset) = (a.lattice().clone(), a.subset());
+    let fermion = a.fermion();
     let (hi, lo) = (a.precision(), a_sloppy.precision());
-    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut tmp = backend.alloc_spinor(&lat, subset, hi)?;
-    let alloc = || backend.alloc_spinor(&lat, subset, lo);
+    let mut r = backend.alloc_field(&lat, subset, hi, fermion)?;
+    let mut tmp = backend.alloc_field(&lat, subset, hi, fermion)?;
+    let alloc = || backend.alloc_field(&lat, subset, lo, fermion);
     let (mut rs, mut r_hat, mut p, mut v, mut t) =
         (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
     // The partial solution x̂ collects every α p and ω s between updates. In
@@ -43,7 +44,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     // formats) when the sloppy format is coarser, as seed clark2022 §3.1
     // keeps CG's solution out of the sloppy format. `bicgstab_update` takes
     // x̂ in single beside the narrow fields (one pass, as for one precision).
-    let mut xs = backend.alloc_spinor(&lat, subset, lo.partial_solution())?;
+    let mut xs = backend.alloc_field(&lat, subset, lo.partial_solution(), fermion)?;
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;

@@ -22,9 +22,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
     let (lat, subset, prec) = (a.lattice().clone(), a.subset(), a.precision());
-    let mut r = backend.alloc_spinor(&lat, subset, prec)?;
-    let mut p = backend.alloc_spinor(&lat, subset, prec)?;
-    let mut ap = backend.alloc_spinor(&lat, subset, prec)?;
+    let fermion = a.fermion();
+    let mut r = backend.alloc_field(&lat, subset, prec, fermion)?;
+    let mut p = backend.alloc_field(&lat, subset, prec, fermion)?;
+    let mut ap = backend.alloc_field(&lat, subset, prec, fermion)?;
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;

@@ -70,9 +70,10 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
     let (lat, subset) = (a.lattice().clone(), a.subset());
+    let fermion = a.fermion();
     let (hi, lo) = (a.precision(), a_sloppy.precision());
-    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let alloc = || backend.alloc_spinor(&lat, subset, lo);
+    let mut r = backend.alloc_field(&lat, subset, hi, fermion)?;
+    let alloc = || backend.alloc_field(&lat, subset, lo, fermion);
     let (mut rs, mut ap) = (alloc()?, alloc()?);
     // The search directions: with buffering, a ring of the last few.
     let nbuf = if stabilised { BUFFERED } else { 1 };

@@ -25,10 +25,11 @@ pub fn solve<B: Backend, D: DiracOperator<B>>(
     monitor: &dyn Monitor,
 ) -> Result<SolverStats> {
     let (lat, subset, prec) = (m.lattice().clone(), m.subset(), m.precision());
-    let mut r = backend.alloc_spinor(&lat, subset, prec)?;
-    let mut s = backend.alloc_spinor(&lat, subset, prec)?;
-    let mut p = backend.alloc_spinor(&lat, subset, prec)?;
-    let mut q = backend.alloc_spinor(&lat, subset, prec)?;
+    let fermion = m.fermion();
+    let mut r = backend.alloc_field(&lat, subset, prec, fermion)?;
+    let mut s = backend.alloc_field(&lat, subset, prec, fermion)?;
+    let mut p = backend.alloc_field(&lat, subset, prec, fermion)?;
+    let mut q = backend.alloc_field(&lat, subset, prec, fermion)?;
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;

@@ -38,9 +38,10 @@ pub fn solve<B: Backend, A: LinearOperator<B>>(
     inner: &mut InnerSolve<'_, B>,
 ) -> Result<SolverStats> {
     let (lat, subset, hi) = (a.lattice().clone(), a.subset(), a.precision());
-    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let mut rs = backend.alloc_spinor(&lat, subset, sloppy)?;
-    let mut es = backend.alloc_spinor(&lat, subset, sloppy)?;
+    let fermion = a.fermion();
+    let mut r = backend.alloc_field(&lat, subset, hi, fermion)?;
+    let mut rs = backend.alloc_field(&lat, subset, sloppy, fermion)?;
+    let mut es = backend.alloc_field(&lat, subset, sloppy, fermion)?;
     let mut stats = SolverStats::default();
 
     let b2 = backend.norm2(b)?;
@@ -112,8 +113,9 @@ pub fn solve_corrected<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         a.precision(),
         a_sloppy.precision(),
     );
-    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
-    let alloc = || backend.alloc_spinor(&lat, subset, lo);
+    let fermion = a.fermion();
+    let mut r = backend.alloc_field(&lat, subset, hi, fermion)?;
+    let alloc = || backend.alloc_field(&lat, subset, lo, fermion);
     let (mut rs, mut y, mut d, mut ad) = (alloc()?, alloc()?, alloc()?, alloc()?);
     let mut stats = SolverStats::default();
 

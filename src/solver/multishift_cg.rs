@@ -175,6 +175,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let sigma0 = shifts[base];
     let rel: Vec<f64> = shifts.iter().map(|s| s - sigma0).collect();
     let (lat, subset) = (a.lattice().clone(), a.subset());
+    let fermion = a.fermion();
     let (hi, lo) = (a.precision(), a_sloppy.precision());
     let mixed = hi != lo;
 
@@ -188,8 +189,8 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         .map(|t| t.max(floor).powi(2) * b2)
         .collect();
 
-    let alloc_lo = || backend.alloc_spinor(&lat, subset, lo);
-    let mut r = backend.alloc_spinor(&lat, subset, hi)?;
+    let alloc_lo = || backend.alloc_field(&lat, subset, lo, fermion);
+    let mut r = backend.alloc_field(&lat, subset, hi, fermion)?;
     let (mut rs, mut ap, mut p0) = (alloc_lo()?, alloc_lo()?, alloc_lo()?);
     backend.copy(&mut rs, b)?;
     backend.copy(&mut p0, &rs)?;

@@ -7,6 +7,7 @@ mod blas;
 mod links;
 // The CUDA backend stores the same site bit strings and link integers.
 pub(crate) mod packed;
+mod staggered;
 mod storage;
 mod wilson;
 
@@ -15,13 +16,13 @@ use std::sync::{Arc, Mutex};
 use num_complex::Complex64 as C64;
 
 pub(crate) use storage::Fixed;
-pub use storage::{Data, Sites, SitesMut};
+pub use storage::{Data, Sites, SitesMut, Values};
 
-use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField};
+use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField, StaggeredStorage};
 use crate::clover::storage::{CloverData, CloverFormat};
 use crate::clover::CloverField;
 use crate::error::{Error, Result};
-use crate::field::{GaugeField, HostSpinor};
+use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::{Precision, Reconstruct, TBoundary};
 use blas::Site;
@@ -44,6 +45,9 @@ impl SpinorField for CpuSpinor {
     }
     fn precision(&self) -> Precision {
         self.data.precision()
+    }
+    fn fermion(&self) -> Fermion {
+        Fermion::of_reals(self.data.site_reals())
     }
 }
 
@@ -110,6 +114,27 @@ impl CpuClover {
     }
 }
 
+/// The links of a staggered operator in CPU memory: one-hop (fat or thin)
+/// and, improved, three-hop (long) links, 18 reals each.
+#[derive(Debug, Clone)]
+pub struct CpuStaggeredLinks {
+    lattice: Arc<Lattice>,
+    fat: Links,
+    long: Option<Links>,
+}
+
+impl StaggeredStorage for CpuStaggeredLinks {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn precision(&self) -> Precision {
+        self.fat.precision()
+    }
+    fn improved(&self) -> bool {
+        self.long.is_some()
+    }
+}
+
 /// The CPU backend with its own thread pool.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
@@ -162,7 +187,7 @@ impl CpuBackend {
 }
 
 fn check_same(what: &str, a: &CpuSpinor, b: &CpuSpinor) -> Result<()> {
-    if a.subset != b.subset || a.lattice != b.lattice {
+    if a.subset != b.subset || a.lattice != b.lattice || a.fermion() != b.fermion() {
         return Err(Error::Internal(format!(
             "{what}: fields of different subsets ({:?} vs {:?}) or lattices",
             a.subset, b.subset
@@ -207,6 +232,7 @@ impl Backend for CpuBackend {
     type Spinor = CpuSpinor;
     type Gauge = CpuGauge;
     type Clover = CpuClover;
+    type StaggeredLinks = CpuStaggeredLinks;
 
     fn name(&self) -> &'static str {
         "cpu"
@@ -244,32 +270,38 @@ impl Backend for CpuBackend {
         })
     }
 
-    fn alloc_spinor(
+    fn alloc_field(
         &self,
         lattice: &Arc<Lattice>,
         subset: Subset,
         precision: Precision,
+        fermion: Fermion,
     ) -> Result<CpuSpinor> {
         Ok(CpuSpinor {
             lattice: lattice.clone(),
             subset,
-            data: Data::try_zeros(precision, lattice.sites(subset))?,
+            data: Data::try_zeros_of(precision, lattice.sites(subset), fermion.reals())?,
         })
     }
 
     fn upload_spinor(&self, dst: &mut CpuSpinor, src: &HostSpinor) -> Result<()> {
-        if dst.subset != src.subset() || &dst.lattice != src.lattice() {
-            return Err(Error::Internal("upload_spinor: subsets differ".into()));
+        if dst.subset != src.subset()
+            || &dst.lattice != src.lattice()
+            || dst.fermion() != src.fermion()
+        {
+            return Err(Error::Internal("upload_spinor: the fields differ".into()));
         }
         let reals: &[f64] = complex_as_reals(src.data());
+        let n = src.fermion().reals();
         self.pool.install(|| {
-            let n = dst.data.sites();
+            let sites = dst.data.sites();
             dst.data
-                .view_mut(0, n)
+                .view_mut(0, sites)
                 .par_chunks(blas::CHUNK_SITES, |c, mut o| {
-                    let base = c * blas::CHUNK_SITES * 24;
+                    let base = c * blas::CHUNK_SITES * n;
                     for i in 0..o.sites() {
-                        let s: Site = std::array::from_fn(|k| reals[base + i * 24 + k]);
+                        let mut s: Site = [0.0; 24];
+                        s[..n].copy_from_slice(&reals[base + i * n..base + (i + 1) * n]);
                         o.store(i, &s);
                     }
                 })
@@ -278,14 +310,18 @@ impl Backend for CpuBackend {
     }
 
     fn download_spinor(&self, src: &CpuSpinor, dst: &mut HostSpinor) -> Result<()> {
-        if src.subset != dst.subset() || &src.lattice != dst.lattice() {
-            return Err(Error::Internal("download_spinor: subsets differ".into()));
+        if src.subset != dst.subset()
+            || &src.lattice != dst.lattice()
+            || src.fermion() != dst.fermion()
+        {
+            return Err(Error::Internal("download_spinor: the fields differ".into()));
         }
         let sites = src.data.sites();
+        let n = src.fermion().reals();
         let reals = complex_as_reals_mut(dst.data_mut());
         let view = src.data.view(0, sites);
-        for (i, out) in reals.chunks_exact_mut(24).enumerate() {
-            out.copy_from_slice(&view.load(i));
+        for (i, out) in reals.chunks_exact_mut(n).enumerate() {
+            out.copy_from_slice(&view.load(i)[..n]);
         }
         Ok(())
     }
@@ -479,6 +515,61 @@ impl Backend for CpuBackend {
         self.dslash_with(out, parity, gauge, inp, dagger, a, x, None)
     }
 
+    fn upload_staggered(
+        &self,
+        fat: &GaugeField,
+        long: Option<&GaugeField>,
+        precision: Precision,
+    ) -> Result<CpuStaggeredLinks> {
+        if matches!(precision, Precision::Packed20 | Precision::Packed30) {
+            return Err(Error::InvalidArgument(format!(
+                "staggered links in {precision:?}: double, single, half or quarter"
+            )));
+        }
+        let store = |g: &GaugeField| Links::new(g, precision, Reconstruct::Full18, false);
+        let (fat_links, long_links) = self
+            .pool
+            .install(|| Ok::<_, Error>((store(fat)?, long.map(store).transpose()?)))?;
+        Ok(CpuStaggeredLinks {
+            lattice: fat.lattice().clone(),
+            fat: fat_links,
+            long: long_links,
+        })
+    }
+
+    fn staggered_dslash(
+        &self,
+        out: &mut CpuSpinor,
+        parity: Parity,
+        links: &CpuStaggeredLinks,
+        inp: &CpuSpinor,
+        a: f64,
+        x: Option<(f64, &CpuSpinor)>,
+    ) -> Result<()> {
+        let lat = links.lattice.clone();
+        let fields = [Some(&*out), Some(inp), x.map(|x| x.1)];
+        for f in fields.into_iter().flatten() {
+            if f.lattice != lat || f.fermion() != Fermion::Staggered {
+                return Err(Error::Internal(
+                    "staggered_dslash: a field of another lattice or not staggered".into(),
+                ));
+            }
+        }
+        let vh = lat.half_volume();
+        let o0 = parity_start(out.subset, parity, vh, "the output")?;
+        let i0 = parity_start(inp.subset, parity.other(), vh, "the input")?;
+        let xv = match x {
+            Some((b, x)) => Some((b, x.data.view(parity_start(x.subset, parity, vh, "x")?, vh))),
+            None => None,
+        };
+        let iv = inp.data.view(i0, vh);
+        let ov = out.data.view_mut(o0, vh);
+        self.pool.install(|| {
+            staggered::dslash(&lat, parity, &links.fat, links.long.as_ref(), ov, iv, a, xv)
+        });
+        Ok(())
+    }
+
     fn upload_clover(
         &self,
         clover: &CloverField,
@@ -590,6 +681,15 @@ impl CpuBackend {
         clover: Option<(&CloverData, CloverForm)>,
     ) -> Result<()> {
         let lat = gauge.lattice.clone();
+        let staggered = [Some(&*out), Some(inp), x]
+            .into_iter()
+            .flatten()
+            .any(|f| f.fermion() != Fermion::Wilson);
+        if staggered {
+            return Err(Error::Internal(
+                "dslash: a staggered field in the Wilson dslash".into(),
+            ));
+        }
         if out.lattice != lat || inp.lattice != lat || x.is_some_and(|x| x.lattice != lat) {
             return Err(Error::Internal(
                 "dslash: fields on different lattices".into(),

@@ -67,9 +67,18 @@ impl Fixed for i8 {
     }
 }
 
-/// The numbers of a spinor field in one of the library's formats.
+/// The numbers of a fermion field in one of the library's formats, `site`
+/// reals a site: 24 for a Wilson spinor, 6 for a staggered colour vector
+/// (`field::Fermion`).
 #[derive(Debug, Clone)]
-pub enum Data {
+pub struct Data {
+    site: usize,
+    values: Values,
+}
+
+/// The stored numbers of a `Data`.
+#[derive(Debug, Clone)]
+pub enum Values {
     F64(Vec<f64>),
     F32(Vec<f32>),
     Half {
@@ -80,7 +89,7 @@ pub enum Data {
         v: Vec<i8>,
         norm: Vec<f32>,
     },
-    /// `packed::words(bits)` 32-bit words per site.
+    /// `packed::words(bits)` 32-bit words per site (Wilson spinors only).
     Packed {
         bits: u32,
         w: Vec<u32>,
@@ -88,83 +97,95 @@ pub enum Data {
 }
 
 impl Data {
+    /// A zeroed Wilson spinor field.
     pub fn zeros(precision: Precision, sites: usize) -> Data {
-        let n = sites * SITE;
-        match precision {
-            Precision::Double => Data::F64(vec![0.0; n]),
-            Precision::Single => Data::F32(vec![0.0; n]),
-            Precision::Half => Data::Half {
-                v: vec![0; n],
-                norm: vec![0.0; sites],
-            },
-            Precision::Quarter => Data::Quarter {
-                v: vec![0; n],
-                norm: vec![0.0; sites],
-            },
-            Precision::Packed20 | Precision::Packed30 => {
-                let bits = packed::bits(precision);
-                Data::Packed {
-                    bits,
-                    w: vec![0; sites * packed::words(bits)],
-                }
-            }
-        }
+        Self::try_zeros(precision, sites).expect("memory for a spinor field")
     }
 
-    /// `zeros`, or `OutOfMemory` when the field does not fit.
+    /// A zeroed Wilson spinor field, or `OutOfMemory` when it does not fit.
     pub fn try_zeros(precision: Precision, sites: usize) -> crate::error::Result<Data> {
+        Self::try_zeros_of(precision, sites, SITE)
+    }
+
+    /// A zeroed field of `site` reals a site (24 or 6), or `OutOfMemory`.
+    /// The packed formats hold Wilson spinors only.
+    pub fn try_zeros_of(
+        precision: Precision,
+        sites: usize,
+        site: usize,
+    ) -> crate::error::Result<Data> {
         use crate::alloc::filled;
-        let n = sites * SITE;
-        let what = &format!("a {precision:?} spinor field of {sites} sites");
-        Ok(match precision {
-            Precision::Double => Data::F64(filled(n, 0.0, what)?),
-            Precision::Single => Data::F32(filled(n, 0.0, what)?),
-            Precision::Half => Data::Half {
+        assert!(site == SITE || site == 6, "a site of {site} reals");
+        let n = sites * site;
+        let what = &format!("a {precision:?} field of {sites} sites");
+        let values = match precision {
+            Precision::Double => Values::F64(filled(n, 0.0, what)?),
+            Precision::Single => Values::F32(filled(n, 0.0, what)?),
+            Precision::Half => Values::Half {
                 v: filled(n, 0, what)?,
                 norm: filled(sites, 0.0, what)?,
             },
-            Precision::Quarter => Data::Quarter {
+            Precision::Quarter => Values::Quarter {
                 v: filled(n, 0, what)?,
                 norm: filled(sites, 0.0, what)?,
             },
             Precision::Packed20 | Precision::Packed30 => {
+                if site != SITE {
+                    return Err(crate::error::Error::InvalidArgument(format!(
+                        "{precision:?} stores Wilson spinors only, not fields of {site} reals a site"
+                    )));
+                }
                 let bits = packed::bits(precision);
-                Data::Packed {
+                Values::Packed {
                     bits,
                     w: filled(sites * packed::words(bits), 0, what)?,
                 }
             }
-        })
+        };
+        Ok(Data { site, values })
+    }
+
+    /// Reals a site.
+    pub fn site_reals(&self) -> usize {
+        self.site
+    }
+
+    pub fn values(&self) -> &Values {
+        &self.values
     }
 
     pub fn precision(&self) -> Precision {
-        match self {
-            Data::F64(_) => Precision::Double,
-            Data::F32(_) => Precision::Single,
-            Data::Half { .. } => Precision::Half,
-            Data::Quarter { .. } => Precision::Quarter,
-            Data::Packed { bits, .. } => packed::precision(*bits),
+        match &self.values {
+            Values::F64(_) => Precision::Double,
+            Values::F32(_) => Precision::Single,
+            Values::Half { .. } => Precision::Half,
+            Values::Quarter { .. } => Precision::Quarter,
+            Values::Packed { bits, .. } => packed::precision(*bits),
         }
     }
 
     /// Copies `sites` sites from `src` (from site `from`) into `self` (from
-    /// site `to`), both in the same format.
+    /// site `to`), both in the same format and site size.
     pub fn copy_sites(&mut self, to: usize, src: &Data, from: usize, sites: usize) -> bool {
         fn part<T: Copy>(d: &mut [T], s: &[T], to: usize, from: usize, n: usize, per: usize) {
             d[to * per..(to + n) * per].copy_from_slice(&s[from * per..(from + n) * per]);
         }
-        match (self, src) {
-            (Data::F64(d), Data::F64(s)) => part(d, s, to, from, sites, SITE),
-            (Data::F32(d), Data::F32(s)) => part(d, s, to, from, sites, SITE),
-            (Data::Half { v, norm }, Data::Half { v: sv, norm: sn }) => {
-                part(v, sv, to, from, sites, SITE);
+        if self.site != src.site {
+            return false;
+        }
+        let site = self.site;
+        match (&mut self.values, &src.values) {
+            (Values::F64(d), Values::F64(s)) => part(d, s, to, from, sites, site),
+            (Values::F32(d), Values::F32(s)) => part(d, s, to, from, sites, site),
+            (Values::Half { v, norm }, Values::Half { v: sv, norm: sn }) => {
+                part(v, sv, to, from, sites, site);
                 part(norm, sn, to, from, sites, 1);
             }
-            (Data::Quarter { v, norm }, Data::Quarter { v: sv, norm: sn }) => {
-                part(v, sv, to, from, sites, SITE);
+            (Values::Quarter { v, norm }, Values::Quarter { v: sv, norm: sn }) => {
+                part(v, sv, to, from, sites, site);
                 part(norm, sn, to, from, sites, 1);
             }
-            (Data::Packed { bits, w }, Data::Packed { bits: sb, w: sw }) if bits == sb => {
+            (Values::Packed { bits, w }, Values::Packed { bits: sb, w: sw }) if bits == sb => {
                 part(w, sw, to, from, sites, packed::words(*bits));
             }
             _ => return false,
@@ -173,51 +194,65 @@ impl Data {
     }
 
     pub fn sites(&self) -> usize {
-        match self {
-            Data::F64(v) => v.len() / SITE,
-            Data::F32(v) => v.len() / SITE,
-            Data::Half { norm, .. } => norm.len(),
-            Data::Quarter { norm, .. } => norm.len(),
-            Data::Packed { bits, w } => w.len() / packed::words(*bits),
+        match &self.values {
+            Values::F64(v) => v.len() / self.site,
+            Values::F32(v) => v.len() / self.site,
+            Values::Half { norm, .. } => norm.len(),
+            Values::Quarter { norm, .. } => norm.len(),
+            Values::Packed { bits, w } => w.len() / packed::words(*bits),
         }
     }
 
     /// Read access to sites `start..start + count`.
     pub fn view(&self, start: usize, count: usize) -> Sites<'_> {
-        let (a, b) = (start * SITE, (start + count) * SITE);
-        match self {
-            Data::F64(v) => Sites::F64(&v[a..b]),
-            Data::F32(v) => Sites::F32(&v[a..b]),
-            Data::Half { v, norm } => Sites::Half(&v[a..b], &norm[start..start + count]),
-            Data::Quarter { v, norm } => Sites::Quarter(&v[a..b], &norm[start..start + count]),
-            Data::Packed { bits, w } => {
-                let n = packed::words(*bits);
-                Sites::Packed(*bits, &w[start * n..(start + count) * n])
+        let site = self.site;
+        let (a, b) = (start * site, (start + count) * site);
+        let values = match &self.values {
+            Values::F64(v) => SiteValues::F64(&v[a..b]),
+            Values::F32(v) => SiteValues::F32(&v[a..b]),
+            Values::Half { v, norm } => SiteValues::Half(&v[a..b], &norm[start..start + count]),
+            Values::Quarter { v, norm } => {
+                SiteValues::Quarter(&v[a..b], &norm[start..start + count])
             }
-        }
+            Values::Packed { bits, w } => {
+                let n = packed::words(*bits);
+                SiteValues::Packed(*bits, &w[start * n..(start + count) * n])
+            }
+        };
+        Sites { site, values }
     }
 
     /// Write access to sites `start..start + count`.
     pub fn view_mut(&mut self, start: usize, count: usize) -> SitesMut<'_> {
-        let (a, b) = (start * SITE, (start + count) * SITE);
-        match self {
-            Data::F64(v) => SitesMut::F64(&mut v[a..b]),
-            Data::F32(v) => SitesMut::F32(&mut v[a..b]),
-            Data::Half { v, norm } => SitesMut::Half(&mut v[a..b], &mut norm[start..start + count]),
-            Data::Quarter { v, norm } => {
-                SitesMut::Quarter(&mut v[a..b], &mut norm[start..start + count])
+        let site = self.site;
+        let (a, b) = (start * site, (start + count) * site);
+        let values = match &mut self.values {
+            Values::F64(v) => SiteValuesMut::F64(&mut v[a..b]),
+            Values::F32(v) => SiteValuesMut::F32(&mut v[a..b]),
+            Values::Half { v, norm } => {
+                SiteValuesMut::Half(&mut v[a..b], &mut norm[start..start + count])
             }
-            Data::Packed { bits, w } => {
+            Values::Quarter { v, norm } => {
+                SiteValuesMut::Quarter(&mut v[a..b], &mut norm[start..start + count])
+            }
+            Values::Packed { bits, w } => {
                 let n = packed::words(*bits);
-                SitesMut::Packed(*bits, &mut w[start * n..(start + count) * n])
+                SiteValuesMut::Packed(*bits, &mut w[start * n..(start + count) * n])
             }
-        }
+        };
+        SitesMut { site, values }
     }
 }
 
 /// Read access to a run of sites of any format.
 #[derive(Clone, Copy)]
-pub enum Sites<'a> {
+pub struct Sites<'a> {
+    site: usize,
+    values: SiteValues<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum SiteValues<'a> {
     F64(&'a [f64]),
     F32(&'a [f32]),
     Half(&'a [i16], &'a [f32]),
@@ -226,7 +261,12 @@ pub enum Sites<'a> {
 }
 
 /// Write access to a run of sites of any format.
-pub enum SitesMut<'a> {
+pub struct SitesMut<'a> {
+    site: usize,
+    values: SiteValuesMut<'a>,
+}
+
+enum SiteValuesMut<'a> {
     F64(&'a mut [f64]),
     F32(&'a mut [f32]),
     Half(&'a mut [i16], &'a mut [f32]),
@@ -234,57 +274,77 @@ pub enum SitesMut<'a> {
     Packed(u32, &'a mut [u32]),
 }
 
+/// Site `i` of `n` reals a site from fixed point, into the first `n` of 24
+/// (the rest zero).
 #[inline(always)]
-fn load_fixed<T: Fixed>(v: &[T], norm: f32, i: usize) -> [f64; SITE] {
+fn load_fixed<T: Fixed>(v: &[T], norm: f32, i: usize, n: usize) -> [f64; SITE] {
     let s = norm as f64 / T::MAX;
     let mut out = [0.0; SITE];
-    for (o, x) in out.iter_mut().zip(&v[i * SITE..(i + 1) * SITE]) {
+    for (o, x) in out.iter_mut().zip(&v[i * n..(i + 1) * n]) {
         *o = x.to_f64() * s;
     }
     out
 }
 
 #[inline(always)]
-fn store_fixed<T: Fixed>(v: &mut [T], norm: &mut f32, i: usize, x: &[f64; SITE]) {
+fn store_fixed<T: Fixed>(v: &mut [T], norm: &mut f32, i: usize, n: usize, x: &[f64]) {
     let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     // The stored norm is an f32: scale by the value actually stored, and
     // round it up so no component exceeds the fixed-point range.
-    let mut n = max as f32;
-    if (n as f64) < max {
-        n = f32::from_bits(n.to_bits() + 1);
+    let mut m = max as f32;
+    if (m as f64) < max {
+        m = f32::from_bits(m.to_bits() + 1);
     }
-    *norm = n;
-    let s = if n > 0.0 { T::MAX / n as f64 } else { 0.0 };
-    for (o, x) in v[i * SITE..(i + 1) * SITE].iter_mut().zip(x) {
+    *norm = m;
+    let s = if m > 0.0 { T::MAX / m as f64 } else { 0.0 };
+    for (o, x) in v[i * n..(i + 1) * n].iter_mut().zip(x) {
         *o = T::from_scaled(x * s);
     }
 }
 
+/// Site `i` of `n` reals a site, into the first `n` of 24 (the rest zero).
+#[inline(always)]
+fn load_float<T: Copy + Into<f64>>(v: &[T], i: usize, n: usize) -> [f64; SITE] {
+    if n == SITE {
+        let s: &[T; SITE] = v[i * SITE..(i + 1) * SITE].try_into().unwrap();
+        return s.map(|x| x.into());
+    }
+    let mut out = [0.0; SITE];
+    for (o, x) in out.iter_mut().zip(&v[i * n..(i + 1) * n]) {
+        *o = (*x).into();
+    }
+    out
+}
+
+impl SiteValues<'_> {
+    #[inline(always)]
+    fn load(&self, i: usize, n: usize) -> [f64; SITE] {
+        match self {
+            SiteValues::F64(v) => load_float(v, i, n),
+            SiteValues::F32(v) => load_float(v, i, n),
+            SiteValues::Half(v, m) => load_fixed(v, m[i], i, n),
+            SiteValues::Quarter(v, m) => load_fixed(v, m[i], i, n),
+            SiteValues::Packed(bits, w) => packed::load(*bits, w, i),
+        }
+    }
+}
+
 impl Sites<'_> {
-    /// The 24 reals of site `i` (relative to the view).
+    /// The reals of site `i` (relative to the view): all 24 of a Wilson
+    /// spinor, or a colour vector's 6 followed by zeros, so that one
+    /// per-site BLAS serves both (the zeros add nothing to sums and stay
+    /// zero under every linear update).
     #[inline(always)]
     pub fn load(&self, i: usize) -> [f64; SITE] {
-        match self {
-            Sites::F64(v) => {
-                let s: &[f64; SITE] = v[i * SITE..(i + 1) * SITE].try_into().unwrap();
-                *s
-            }
-            Sites::F32(v) => {
-                let s: &[f32; SITE] = v[i * SITE..(i + 1) * SITE].try_into().unwrap();
-                s.map(|x| x as f64)
-            }
-            Sites::Half(v, n) => load_fixed(v, n[i], i),
-            Sites::Quarter(v, n) => load_fixed(v, n[i], i),
-            Sites::Packed(bits, w) => packed::load(*bits, w, i),
-        }
+        self.values.load(i, self.site)
     }
 
     pub fn sites(&self) -> usize {
-        match self {
-            Sites::F64(v) => v.len() / SITE,
-            Sites::F32(v) => v.len() / SITE,
-            Sites::Half(_, n) | Sites::Quarter(_, n) => n.len(),
-            Sites::Packed(bits, w) => w.len() / packed::words(*bits),
+        match self.values {
+            SiteValues::F64(v) => v.len() / self.site,
+            SiteValues::F32(v) => v.len() / self.site,
+            SiteValues::Half(_, n) | SiteValues::Quarter(_, n) => n.len(),
+            SiteValues::Packed(bits, w) => w.len() / packed::words(bits),
         }
     }
 }
@@ -292,29 +352,31 @@ impl Sites<'_> {
 impl SitesMut<'_> {
     /// Runs `f(chunk, view)` on every chunk of `n` sites, in parallel.
     pub fn par_chunks(self, n: usize, f: impl Fn(usize, SitesMut) + Sync + Send) {
-        match self {
-            SitesMut::F64(v) => v
-                .par_chunks_mut(n * SITE)
+        let site = self.site;
+        let wrap = |values| SitesMut { site, values };
+        match self.values {
+            SiteValuesMut::F64(v) => v
+                .par_chunks_mut(n * site)
                 .enumerate()
-                .for_each(|(c, s)| f(c, SitesMut::F64(s))),
-            SitesMut::F32(v) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, s)| f(c, wrap(SiteValuesMut::F64(s)))),
+            SiteValuesMut::F32(v) => v
+                .par_chunks_mut(n * site)
                 .enumerate()
-                .for_each(|(c, s)| f(c, SitesMut::F32(s))),
-            SitesMut::Half(v, norm) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, s)| f(c, wrap(SiteValuesMut::F32(s)))),
+            SiteValuesMut::Half(v, norm) => v
+                .par_chunks_mut(n * site)
                 .zip(norm.par_chunks_mut(n))
                 .enumerate()
-                .for_each(|(c, (s, m))| f(c, SitesMut::Half(s, m))),
-            SitesMut::Quarter(v, norm) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, (s, m))| f(c, wrap(SiteValuesMut::Half(s, m)))),
+            SiteValuesMut::Quarter(v, norm) => v
+                .par_chunks_mut(n * site)
                 .zip(norm.par_chunks_mut(n))
                 .enumerate()
-                .for_each(|(c, (s, m))| f(c, SitesMut::Quarter(s, m))),
-            SitesMut::Packed(bits, w) => w
+                .for_each(|(c, (s, m))| f(c, wrap(SiteValuesMut::Quarter(s, m)))),
+            SiteValuesMut::Packed(bits, w) => w
                 .par_chunks_mut(n * packed::words(bits))
                 .enumerate()
-                .for_each(|(c, s)| f(c, SitesMut::Packed(bits, s))),
+                .for_each(|(c, s)| f(c, wrap(SiteValuesMut::Packed(bits, s)))),
         }
     }
 
@@ -325,71 +387,81 @@ impl SitesMut<'_> {
         partials: &mut [f64],
         f: impl Fn(usize, SitesMut) -> [f64; N] + Sync + Send,
     ) {
+        let site = self.site;
+        let g =
+            |c: usize, values, p: &mut [f64]| p.copy_from_slice(&f(c, SitesMut { site, values }));
         let parts = partials.par_chunks_mut(N);
-        match self {
-            SitesMut::F64(v) => v
-                .par_chunks_mut(n * SITE)
+        match self.values {
+            SiteValuesMut::F64(v) => v
+                .par_chunks_mut(n * site)
                 .zip(parts)
                 .enumerate()
-                .for_each(|(c, (s, p))| p.copy_from_slice(&f(c, SitesMut::F64(s)))),
-            SitesMut::F32(v) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, (s, p))| g(c, SiteValuesMut::F64(s), p)),
+            SiteValuesMut::F32(v) => v
+                .par_chunks_mut(n * site)
                 .zip(parts)
                 .enumerate()
-                .for_each(|(c, (s, p))| p.copy_from_slice(&f(c, SitesMut::F32(s)))),
-            SitesMut::Half(v, norm) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, (s, p))| g(c, SiteValuesMut::F32(s), p)),
+            SiteValuesMut::Half(v, norm) => v
+                .par_chunks_mut(n * site)
                 .zip(norm.par_chunks_mut(n))
                 .zip(parts)
                 .enumerate()
-                .for_each(|(c, ((s, m), p))| p.copy_from_slice(&f(c, SitesMut::Half(s, m)))),
-            SitesMut::Quarter(v, norm) => v
-                .par_chunks_mut(n * SITE)
+                .for_each(|(c, ((s, m), p))| g(c, SiteValuesMut::Half(s, m), p)),
+            SiteValuesMut::Quarter(v, norm) => v
+                .par_chunks_mut(n * site)
                 .zip(norm.par_chunks_mut(n))
                 .zip(parts)
                 .enumerate()
-                .for_each(|(c, ((s, m), p))| p.copy_from_slice(&f(c, SitesMut::Quarter(s, m)))),
-            SitesMut::Packed(bits, w) => w
+                .for_each(|(c, ((s, m), p))| g(c, SiteValuesMut::Quarter(s, m), p)),
+            SiteValuesMut::Packed(bits, w) => w
                 .par_chunks_mut(n * packed::words(bits))
                 .zip(parts)
                 .enumerate()
-                .for_each(|(c, (s, p))| p.copy_from_slice(&f(c, SitesMut::Packed(bits, s)))),
+                .for_each(|(c, (s, p))| g(c, SiteValuesMut::Packed(bits, s), p)),
         }
     }
 
+    /// As `Sites::load`.
     #[inline(always)]
     pub fn load(&self, i: usize) -> [f64; SITE] {
-        match self {
-            SitesMut::F64(v) => Sites::F64(v).load(i),
-            SitesMut::F32(v) => Sites::F32(v).load(i),
-            SitesMut::Half(v, n) => load_fixed(v, n[i], i),
-            SitesMut::Quarter(v, n) => load_fixed(v, n[i], i),
-            SitesMut::Packed(bits, w) => packed::load(*bits, w, i),
+        let n = self.site;
+        match &self.values {
+            SiteValuesMut::F64(v) => load_float(v, i, n),
+            SiteValuesMut::F32(v) => load_float(v, i, n),
+            SiteValuesMut::Half(v, m) => load_fixed(v, m[i], i, n),
+            SiteValuesMut::Quarter(v, m) => load_fixed(v, m[i], i, n),
+            SiteValuesMut::Packed(bits, w) => packed::load(*bits, w, i),
         }
     }
 
-    /// Stores the 24 reals of site `i`, rounding to the format.
+    /// Stores the reals of site `i` (the first 6 of a colour vector),
+    /// rounding to the format.
     #[inline(always)]
     pub fn store(&mut self, i: usize, x: &[f64; SITE]) {
-        match self {
-            SitesMut::F64(v) => v[i * SITE..(i + 1) * SITE].copy_from_slice(x),
-            SitesMut::F32(v) => {
-                for (o, x) in v[i * SITE..(i + 1) * SITE].iter_mut().zip(x) {
+        let n = self.site;
+        let x = &x[..n];
+        match &mut self.values {
+            SiteValuesMut::F64(v) => v[i * n..(i + 1) * n].copy_from_slice(x),
+            SiteValuesMut::F32(v) => {
+                for (o, x) in v[i * n..(i + 1) * n].iter_mut().zip(x) {
                     *o = *x as f32;
                 }
             }
-            SitesMut::Half(v, n) => store_fixed(v, &mut n[i], i, x),
-            SitesMut::Quarter(v, n) => store_fixed(v, &mut n[i], i, x),
-            SitesMut::Packed(bits, w) => packed::store(*bits, w, i, x),
+            SiteValuesMut::Half(v, m) => store_fixed(v, &mut m[i], i, n, x),
+            SiteValuesMut::Quarter(v, m) => store_fixed(v, &mut m[i], i, n, x),
+            SiteValuesMut::Packed(bits, w) => {
+                packed::store(*bits, w, i, x.try_into().expect("Wilson sites"))
+            }
         }
     }
 
     pub fn sites(&self) -> usize {
-        match self {
-            SitesMut::F64(v) => v.len() / SITE,
-            SitesMut::F32(v) => v.len() / SITE,
-            SitesMut::Half(_, n) | SitesMut::Quarter(_, n) => n.len(),
-            SitesMut::Packed(bits, w) => w.len() / packed::words(*bits),
+        match &self.values {
+            SiteValuesMut::F64(v) => v.len() / self.site,
+            SiteValuesMut::F32(v) => v.len() / self.site,
+            SiteValuesMut::Half(_, n) | SiteValuesMut::Quarter(_, n) => n.len(),
+            SiteValuesMut::Packed(bits, w) => w.len() / packed::words(*bits),
         }
     }
 }

@@ -36,7 +36,7 @@ use super::cpu::{packed, Fixed};
 use super::{Backend, CloverForm, GaugeStorage, SpinorField};
 use crate::clover::CloverField;
 use crate::error::{Error, Result};
-use crate::field::{GaugeField, HostSpinor, SPINOR_REALS};
+use crate::field::{Fermion, GaugeField, HostSpinor, SPINOR_REALS};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
@@ -167,6 +167,29 @@ impl SpinorField for CudaSpinor {
     }
     fn precision(&self) -> Precision {
         self.data.precision()
+    }
+    /// Wilson spinors only so far: staggered fields are refused at
+    /// allocation (`alloc_field`).
+    fn fermion(&self) -> Fermion {
+        Fermion::Wilson
+    }
+}
+
+/// Staggered links on the device: not yet (no value can be made;
+/// `upload_staggered` refuses).
+pub struct CudaStaggeredLinks {
+    never: std::convert::Infallible,
+}
+
+impl super::StaggeredStorage for CudaStaggeredLinks {
+    fn lattice(&self) -> &Arc<Lattice> {
+        match self.never {}
+    }
+    fn precision(&self) -> Precision {
+        match self.never {}
+    }
+    fn improved(&self) -> bool {
+        match self.never {}
     }
 }
 
@@ -564,6 +587,7 @@ impl Backend for CudaBackend {
     type Spinor = CudaSpinor;
     type Gauge = CudaGauge;
     type Clover = CudaClover;
+    type StaggeredLinks = CudaStaggeredLinks;
 
     fn name(&self) -> &'static str {
         "cuda"
@@ -625,12 +649,18 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn alloc_spinor(
+    fn alloc_field(
         &self,
         lattice: &Arc<Lattice>,
         subset: Subset,
         precision: Precision,
+        fermion: Fermion,
     ) -> Result<CudaSpinor> {
+        if fermion != Fermion::Wilson {
+            return Err(Error::Unsupported(format!(
+                "{fermion:?} fields on the CUDA backend (not yet: use the CPU backend)"
+            )));
+        }
         Self::check_lattice(lattice)?;
         let stride = layout::padded_stride(lattice.half_volume());
         let blocks = lattice.sites(subset) / lattice.half_volume();
@@ -644,7 +674,10 @@ impl Backend for CudaBackend {
     }
 
     fn upload_spinor(&self, dst: &mut CudaSpinor, src: &HostSpinor) -> Result<()> {
-        if dst.subset != src.subset() || !same_lattice(&dst.lattice, src.lattice()) {
+        if dst.subset != src.subset()
+            || src.fermion() != Fermion::Wilson
+            || !same_lattice(&dst.lattice, src.lattice())
+        {
             return Err(Error::Internal("upload_spinor: subsets differ".into()));
         }
         if per_site(dst.precision()) {
@@ -663,7 +696,10 @@ impl Backend for CudaBackend {
     }
 
     fn download_spinor(&self, src: &CudaSpinor, dst: &mut HostSpinor) -> Result<()> {
-        if src.subset != dst.subset() || !same_lattice(&src.lattice, dst.lattice()) {
+        if src.subset != dst.subset()
+            || dst.fermion() != Fermion::Wilson
+            || !same_lattice(&src.lattice, dst.lattice())
+        {
             return Err(Error::Internal("download_spinor: subsets differ".into()));
         }
         let shape = SoaShape::spinor(
@@ -882,6 +918,29 @@ impl Backend for CudaBackend {
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
         self.dslash_impl(out, parity, gauge, inp, dagger, a, x)
+    }
+
+    fn upload_staggered(
+        &self,
+        _fat: &GaugeField,
+        _long: Option<&GaugeField>,
+        _precision: Precision,
+    ) -> Result<CudaStaggeredLinks> {
+        Err(Error::Unsupported(
+            "the staggered operators on the CUDA backend (not yet: use the CPU backend)".into(),
+        ))
+    }
+
+    fn staggered_dslash(
+        &self,
+        _out: &mut CudaSpinor,
+        _parity: Parity,
+        links: &CudaStaggeredLinks,
+        _inp: &CudaSpinor,
+        _a: f64,
+        _x: Option<(f64, &CudaSpinor)>,
+    ) -> Result<()> {
+        match links.never {}
     }
 
     fn upload_clover(

@@ -1,0 +1,486 @@
+//! Staggered quarks: `StaggeredLinks` (fat and long links, or thin links
+//! for the naive operator) loaded into a context, and the solves and
+//! applications of `M = 2m − D` on colour-vector fields
+//! (docs/conventions.md, "The staggered operator").
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::context::{AnyBackend, Context, ContextInner};
+use super::params::{InvertResult, Verbosity};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::field::{Fermion, GaugeField, HostSpinor};
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::precision::{Precision, TBoundary};
+
+/// Who folds the staggered phases and the boundary signs into the links.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PhaseFolding {
+    /// The caller did, as MILC does when it calls QUDA: the links are used
+    /// as they are.
+    InLinks,
+    /// The library does: it multiplies each link by MILC's phase
+    /// `η_x = (−1)^t`, `η_y = (−1)^(t+x)`, `η_z = (−1)^(t+x+y)`, `η_t = 1`
+    /// and, anti-periodic, negates the T links whose hop crosses the
+    /// boundary (one-hop links on t = T−1, long links on t ≥ T−3); the long
+    /// links are further multiplied by `long_coefficient` (the Naik
+    /// coefficient, e.g. −1/24 with u0 = 1, if the caller left it out).
+    Fold {
+        t_boundary: TBoundary,
+        long_coefficient: f64,
+    },
+}
+
+/// How staggered links are given and stored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StaggeredParams {
+    pub dims: [usize; 4],
+    /// QDP (four direction arrays) or MILC (site-major) order.
+    pub order: GaugeOrder,
+    pub precision: Precision,
+    /// The copy the sloppy iterations use (double, single, half, quarter).
+    pub precision_sloppy: Precision,
+    pub phases: PhaseFolding,
+}
+
+impl Default for StaggeredParams {
+    fn default() -> Self {
+        StaggeredParams {
+            dims: [4, 4, 4, 8],
+            order: GaugeOrder::Qdp,
+            precision: Precision::Double,
+            precision_sloppy: Precision::Double,
+            phases: PhaseFolding::InLinks,
+        }
+    }
+}
+
+/// Which system a staggered solve iterates on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaggeredSolve {
+    /// CG on `M̂ = 4m² − D_pq D_qp` on parity p, the other parity
+    /// reconstructed (QUDA's staggered even-odd solve).
+    EvenOdd(Parity),
+    /// CG on `M† M` on the full lattice.
+    Full,
+}
+
+/// An operator applied by `Context::apply_staggered`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaggeredOp {
+    /// The hopping term `D` (full fields).
+    Dslash,
+    /// `M = 2m − D` (full fields).
+    M,
+    /// `M† = 2m + D` (full fields).
+    MDag,
+    /// `M̂ = 4m² − D_pq D_qp` on fields of parity p.
+    MPc(Parity),
+}
+
+/// A staggered solve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StaggeredInvertParams {
+    /// The quark mass m of `M = 2m − D` (> 0).
+    pub mass: f64,
+    pub solve: StaggeredSolve,
+    /// Target `‖b − M x‖/‖b‖`.
+    pub tol: f64,
+    pub maxiter: usize,
+    /// Precision of the precise fields and of the links' precise copy.
+    pub precision: Precision,
+    /// Sloppy precision (equal to `precision`: a plain CG).
+    pub precision_sloppy: Precision,
+    /// Reliable-update threshold δ of mixed CG.
+    pub reliable_delta: f64,
+    /// The stabilisations of clark2022 §3.1 in mixed CG.
+    pub cg_stabilised: bool,
+    /// The solution array holds an initial guess.
+    pub use_init_guess: bool,
+    /// Progress every this many iterations (0: none).
+    pub progress_every: usize,
+}
+
+impl Default for StaggeredInvertParams {
+    fn default() -> Self {
+        StaggeredInvertParams {
+            mass: 0.1,
+            solve: StaggeredSolve::EvenOdd(Parity::Even),
+            tol: 1e-10,
+            maxiter: 10_000,
+            precision: Precision::Double,
+            precision_sloppy: Precision::Double,
+            reliable_delta: 0.1,
+            cg_stabilised: true,
+            use_init_guess: false,
+            progress_every: 0,
+        }
+    }
+}
+
+fn check_mass(mass: f64) -> Result<()> {
+    if !(mass.is_finite() && mass > 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "mass = {mass}: the staggered operator 2m − D is singular or undefined for m ≤ 0 \
+             (its eigenvalues are 2m + i λ); give m > 0"
+        )));
+    }
+    Ok(())
+}
+
+impl StaggeredInvertParams {
+    pub(crate) fn validate(&self) -> Result<()> {
+        check_mass(self.mass)?;
+        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "tol = {}: give 0 < tol < 1",
+                self.tol
+            )));
+        }
+        if self.maxiter == 0 {
+            return Err(Error::InvalidArgument(
+                "maxiter = 0: give at least 1".into(),
+            ));
+        }
+        for (name, p) in [
+            ("precision", self.precision),
+            ("precision_sloppy", self.precision_sloppy),
+        ] {
+            if matches!(p, Precision::Packed20 | Precision::Packed30) {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} = {p:?}: staggered fields are double, single, half or quarter"
+                )));
+            }
+        }
+        if self.precision.is_sloppy_only() {
+            return Err(Error::InvalidArgument(format!(
+                "precision = {:?}: the precise fields are double or single",
+                self.precision
+            )));
+        }
+        let eps = self.precision.epsilon();
+        if self.tol < eps {
+            return Err(Error::InvalidArgument(format!(
+                "tol = {:e} cannot be reached with precision = {:?} (unit roundoff {eps:.1e}); \
+                 ask for tol ≥ {:.0e}",
+                self.tol,
+                self.precision,
+                10.0 * eps
+            )));
+        }
+        if !(self.reliable_delta > 0.0 && self.reliable_delta < 1.0) {
+            return Err(Error::InvalidArgument(format!(
+                "reliable_delta = {}: give 0 < δ < 1",
+                self.reliable_delta
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The error with the name of the argument it concerns.
+fn named(e: Error, what: &str) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+        other => other,
+    }
+}
+
+/// MILC's staggered phase of direction `mu` at `x` (docs/conventions.md).
+fn eta(x: [usize; 4], mu: usize) -> f64 {
+    let sum = match mu {
+        0 => x[3],
+        1 => x[3] + x[0],
+        2 => x[3] + x[0] + x[1],
+        _ => 0,
+    };
+    if sum % 2 == 0 {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+/// Multiplies `field` by the phases and, anti-periodic, the T sign of
+/// hops of `hops` sites across the boundary, and by `coefficient`.
+fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient: f64) {
+    let lat = field.lattice().clone();
+    let t_extent = lat.dims()[3];
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            let x = lat.coords(p, cb);
+            for mu in 0..4 {
+                let mut s = eta(x, mu) * coefficient;
+                if mu == 3 && x[3] + hops >= t_extent {
+                    s *= t_boundary.sign();
+                }
+                let u = field.link_mut(p, cb, mu);
+                *u = u.scale(num_complex::Complex64::new(s, 0.0));
+            }
+        }
+    }
+}
+
+/// Fat and long links (or thin links) loaded into a context.
+pub struct StaggeredLinks {
+    context: Arc<ContextInner>,
+    params: StaggeredParams,
+    lattice: Arc<Lattice>,
+    improved: bool,
+    storage: Box<dyn Any + Send + Sync>,
+    sloppy: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl StaggeredLinks {
+    pub(crate) fn load(
+        ctx: &Context,
+        params: &StaggeredParams,
+        fat: &HostGauge,
+        long: Option<&HostGauge>,
+    ) -> Result<StaggeredLinks> {
+        let lattice = Arc::new(Lattice::new(params.dims)?);
+        if params.order == GaugeOrder::CpsWilson {
+            return Err(Error::InvalidArgument(
+                "order = CpsWilson: staggered links are given in QDP or MILC order".into(),
+            ));
+        }
+        for p in [params.precision, params.precision_sloppy] {
+            if matches!(p, Precision::Packed20 | Precision::Packed30) {
+                return Err(Error::InvalidArgument(format!(
+                    "staggered links in {p:?}: double, single, half or quarter"
+                )));
+            }
+        }
+        if params.precision.is_sloppy_only() {
+            return Err(Error::InvalidArgument(format!(
+                "precision = {:?}: the precise links are double or single",
+                params.precision
+            )));
+        }
+        let import = |host: &HostGauge, what: &str| -> Result<GaugeField> {
+            let order = match host {
+                HostGauge::Qdp(_) => GaugeOrder::Qdp,
+                HostGauge::Milc(_) => GaugeOrder::Milc,
+                HostGauge::CpsWilson(_) => GaugeOrder::CpsWilson,
+            };
+            if order != params.order {
+                return Err(Error::InvalidArgument(format!(
+                    "{what}: order = {:?} but the links were passed as {order:?}",
+                    params.order
+                )));
+            }
+            // The import refuses non-finite links, naming the site.
+            layout::gauge::import(&lattice, host).map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+                other => other,
+            })
+        };
+        let mut fat = import(fat, "fat links")?;
+        let mut long = long.map(|l| import(l, "long links")).transpose()?;
+        if let PhaseFolding::Fold {
+            t_boundary,
+            long_coefficient,
+        } = params.phases
+        {
+            if !long_coefficient.is_finite() {
+                return Err(Error::InvalidArgument(format!(
+                    "long_coefficient = {long_coefficient}: give a finite number"
+                )));
+            }
+            fold(&mut fat, 1, t_boundary, 1.0);
+            if let Some(l) = long.as_mut() {
+                fold(l, 3, t_boundary, long_coefficient);
+            }
+        }
+        let upload = |p: Precision| ctx.inner.upload_staggered(&fat, long.as_ref(), p);
+        let storage = upload(params.precision)?;
+        let sloppy = if params.precision_sloppy != params.precision {
+            Some(upload(params.precision_sloppy)?)
+        } else {
+            None
+        };
+        ctx.inner.log(
+            Verbosity::Verbose,
+            &format!(
+                "{} staggered links {:?} loaded",
+                if long.is_some() { "improved" } else { "naive" },
+                params.dims
+            ),
+        );
+        Ok(StaggeredLinks {
+            context: ctx.inner.clone(),
+            params: *params,
+            lattice,
+            improved: long.is_some(),
+            storage,
+            sloppy,
+        })
+    }
+
+    pub fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    pub fn params(&self) -> &StaggeredParams {
+        &self.params
+    }
+    /// Long links loaded: the improved operator; else the naive one.
+    pub fn improved(&self) -> bool {
+        self.improved
+    }
+
+    fn stored<B: Backend>(&self, sloppy: bool) -> Result<&B::StaggeredLinks>
+    where
+        B::StaggeredLinks: 'static,
+    {
+        let s = match (&self.sloppy, sloppy) {
+            (Some(s), true) => s,
+            _ => &self.storage,
+        };
+        s.downcast_ref()
+            .ok_or_else(|| Error::Internal("staggered links stored for another backend".into()))
+    }
+
+    /// The stored links in `precision` (the precise or the sloppy copy).
+    fn in_precision<B: Backend>(&self, precision: Precision) -> Result<&B::StaggeredLinks>
+    where
+        B::StaggeredLinks: 'static,
+    {
+        if precision == self.params.precision {
+            self.stored::<B>(false)
+        } else if precision == self.params.precision_sloppy {
+            self.stored::<B>(true)
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "precision {precision:?}: the links were loaded in {:?} and {:?}",
+                self.params.precision, self.params.precision_sloppy
+            )))
+        }
+    }
+}
+
+impl Context {
+    /// Loads staggered links: `fat` one-hop links (thin ones for the naive
+    /// operator) and, for the improved operator, `long` three-hop links.
+    pub fn load_staggered(
+        &self,
+        params: &StaggeredParams,
+        fat: &HostGauge,
+        long: Option<&HostGauge>,
+    ) -> Result<StaggeredLinks> {
+        self.inner
+            .install(|| StaggeredLinks::load(self, params, fat, long))
+    }
+
+    fn check_links(&self, links: &StaggeredLinks) -> Result<()> {
+        if !Arc::ptr_eq(&links.context, &self.inner) {
+            return Err(Error::InvalidHandle(
+                "staggered links: loaded into another context".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Solves `M x = b`, `M = 2m − D`, for one colour-vector source (full
+    /// field, even sites first). On return `solution` holds the best
+    /// solution found, also when it did not converge; on an error it is
+    /// untouched.
+    pub fn invert_staggered(
+        &self,
+        links: &StaggeredLinks,
+        params: &StaggeredInvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+    ) -> Result<InvertResult> {
+        self.inner.install(|| {
+            params.validate()?;
+            self.check_links(links)?;
+            let (hi, lo) = (params.precision, params.precision_sloppy);
+            let lat = links.lattice.clone();
+            // The source scaled to norm near 1 (solves are invariant under
+            // scaling; the norms then neither underflow nor overflow).
+            let scale = layout::normalising_exponent(source.max_abs());
+            let src = layout::colour::import_scaled(&lat, Subset::Full, source, scale)
+                .map_err(|e| named(e, "source"))?;
+            let mut x = if params.use_init_guess {
+                let guess = HostReals::from(&solution);
+                layout::colour::import_scaled(&lat, Subset::Full, guess, scale)
+                    .map_err(|e| named(e, "solution (initial guess)"))?
+            } else {
+                HostSpinor::try_zeros_of(lat.clone(), Subset::Full, Fermion::Staggered)?
+            };
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let result = match &inner.backend {
+                AnyBackend::Cpu(b) => {
+                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
+                    crate::dispatch::staggered::invert(b, l, ls, params, &src, &mut x, &monitor)?
+                }
+                #[cfg(feature = "cuda")]
+                AnyBackend::Cuda(b) => {
+                    let b: &crate::backend::cuda::CudaBackend = b;
+                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
+                    crate::dispatch::staggered::invert(b, l, ls, params, &src, &mut x, &monitor)?
+                }
+            };
+            layout::colour::export_scaled(&x, solution, -scale)
+                .map_err(|e| named(e, "solution"))?;
+            inner.log(
+                Verbosity::Summarize,
+                &format!(
+                    "staggered CG {:?}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s",
+                    params.solve,
+                    result.iterations,
+                    result.true_residual,
+                    params.tol,
+                    result.seconds
+                ),
+            );
+            Ok(result)
+        })
+    }
+
+    /// `out = op in` for a staggered operator of mass `mass`, in the links'
+    /// precise precision; fields of parity p for `MPc(p)`, full otherwise.
+    pub fn apply_staggered(
+        &self,
+        links: &StaggeredLinks,
+        mass: f64,
+        op: StaggeredOp,
+        input: HostReals,
+        out: HostRealsMut,
+    ) -> Result<()> {
+        self.inner.install(|| {
+            self.check_links(links)?;
+            if op != StaggeredOp::Dslash {
+                check_mass(mass)?;
+            }
+            let lat = links.lattice.clone();
+            let sub = match op {
+                StaggeredOp::MPc(p) => Subset::Single(p),
+                _ => Subset::Full,
+            };
+            let scale = layout::normalising_exponent(input.max_abs());
+            let inp = layout::colour::import_scaled(&lat, sub, input, scale)
+                .map_err(|e| named(e, "input"))?;
+            let mut res = HostSpinor::try_zeros_of(lat, sub, Fermion::Staggered)?;
+            let prec = links.params.precision;
+            match &self.inner.backend {
+                AnyBackend::Cpu(b) => {
+                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(prec)?;
+                    crate::dispatch::staggered::apply(b, l, mass, op, prec, &inp, &mut res)?
+                }
+                #[cfg(feature = "cuda")]
+                AnyBackend::Cuda(b) => {
+                    let b: &crate::backend::cuda::CudaBackend = b;
+                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(prec)?;
+                    crate::dispatch::staggered::apply(b, l, mass, op, prec, &inp, &mut res)?
+                }
+            }
+            layout::colour::export_scaled(&res, out, -scale).map_err(|e| named(e, "out"))
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! Staggered fields on the host: one colour vector (3 complex numbers,
+//! `(site·3 + colour)·2 + re/im`) a site, sites in even-odd order (a full
+//! field: the even half, then the odd one; or a single parity), double or
+//! single precision. No spin and no basis: the canonical field is the
+//! host's numbers, optionally scaled by a power of two (the source scaling
+//! of `normalising_exponent`).
+
+use std::sync::Arc;
+
+use num_complex::Complex64 as C64;
+
+use super::{power_of_two_factors, HostReals, HostRealsMut};
+use crate::error::Result;
+use crate::field::{Fermion, HostSpinor};
+use crate::invalid;
+use crate::lattice::{Lattice, Subset};
+
+const REALS: usize = 6;
+
+fn subset_name(subset: Subset) -> String {
+    match subset {
+        Subset::Full => "full".into(),
+        Subset::Single(p) => format!("{p:?}-parity"),
+    }
+}
+
+/// The host colour-vector field, times `2^exp`, checked finite.
+pub fn import_scaled(
+    lattice: &Arc<Lattice>,
+    subset: Subset,
+    host: HostReals,
+    exp: i32,
+) -> Result<HostSpinor> {
+    let sites = lattice.sites(subset);
+    if host.len() != sites * REALS {
+        return invalid!(
+            "colour-vector array ({} field) has {} reals, expected {sites} sites * 6 = {}",
+            subset_name(subset),
+            host.len(),
+            sites * REALS
+        );
+    }
+    let mut field = HostSpinor::try_zeros_of(lattice.clone(), subset, Fermion::Staggered)?;
+    let (f1, f2) = power_of_two_factors(exp);
+    let value = |k: usize| match host {
+        HostReals::F64(v) => v[k],
+        HostReals::F32(v) => v[k] as f64,
+    };
+    for (k, z) in field.data_mut().iter_mut().enumerate() {
+        let (re, im) = (value(2 * k), value(2 * k + 1));
+        if !re.is_finite() || !im.is_finite() {
+            return invalid!(
+                "colour vector ({} field): site {} holds a non-finite number (NaN or Inf)",
+                subset_name(subset),
+                k / 3
+            );
+        }
+        *z = C64::new(re * f1 * f2, im * f1 * f2);
+    }
+    Ok(field)
+}
+
+/// Writes the field, times `2^exp`, into the host array. Checks the length
+/// and that every number fits the host precision before writing anything.
+pub fn export_scaled(field: &HostSpinor, out: HostRealsMut, exp: i32) -> Result<()> {
+    let n = field.sites() * REALS;
+    if out.len() != n {
+        return invalid!(
+            "colour-vector output ({} field) has {} reals, expected {} sites * 6 = {n}",
+            subset_name(field.subset()),
+            out.len(),
+            field.sites()
+        );
+    }
+    let largest = match out {
+        HostRealsMut::F64(_) => f64::MAX,
+        HostRealsMut::F32(_) => f32::MAX as f64,
+    };
+    let max = field.max_abs();
+    if max > 0.0 && max.log2() + exp as f64 >= largest.log2() {
+        return invalid!(
+            "the result ({:.3e} times 2^{exp}) does not fit the output's precision",
+            max
+        );
+    }
+    let (f1, f2) = power_of_two_factors(exp);
+    let reals = field
+        .data()
+        .iter()
+        .flat_map(|z| [z.re * f1 * f2, z.im * f1 * f2]);
+    match out {
+        HostRealsMut::F64(o) => o.iter_mut().zip(reals).for_each(|(o, v)| *o = v),
+        HostRealsMut::F32(o) => o.iter_mut().zip(reals).for_each(|(o, v)| *o = v as f32),
+    }
+    Ok(())
+}

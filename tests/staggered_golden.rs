@@ -1,0 +1,259 @@
+//! The golden staggered data set (`tests/data/golden-staggered-6x4x4x8`, a
+//! copy of `../shared/data/`, computed with QUDA's host reference code):
+//! the safe API reproduces `D χ`, `M χ`, `M† χ` and `M̂ χ` on both parities
+//! for the improved (fat + long links) and the naive operator to 1e-12,
+//! and solves `M x = M χ` back to `χ` by every solve form.
+
+use std::path::PathBuf;
+
+use latsol::api::*;
+use latsol::lattice::Parity;
+use latsol::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-staggered-6x4x4x8")
+}
+
+fn read_f64(name: &str) -> Vec<f64> {
+    let bytes = std::fs::read(golden_dir().join(name)).unwrap();
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+const DIMS: [usize; 4] = [6, 4, 4, 8];
+const MASS: f64 = 0.05;
+
+fn cpu() -> Context {
+    Context::new(InitParams {
+        backend: BackendChoice::Cpu,
+        num_threads: 2,
+        verbosity: Verbosity::Silent,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The QDP links of a file as four direction slices.
+fn qdp(v: &[f64]) -> [&[f64]; 4] {
+    let n = v.len() / 4;
+    [&v[..n], &v[n..2 * n], &v[2 * n..3 * n], &v[3 * n..]]
+}
+
+fn load(ctx: &Context, improved: bool, params: StaggeredParams) -> StaggeredLinks {
+    let (fat, long) = if improved {
+        (read_f64("fat_qdp.f64"), Some(read_f64("long_qdp.f64")))
+    } else {
+        (read_f64("thin_qdp.f64"), None)
+    };
+    let f = qdp(&fat);
+    let fat = HostGauge::Qdp(f.map(HostReals::F64));
+    let long = long
+        .as_ref()
+        .map(|l| HostGauge::Qdp(qdp(l).map(HostReals::F64)));
+    ctx.load_staggered(&params, &fat, long.as_ref()).unwrap()
+}
+
+fn rel(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let n: f64 = b.iter().map(|y| y * y).sum();
+    (d / n).sqrt()
+}
+
+fn params() -> StaggeredParams {
+    StaggeredParams {
+        dims: DIMS,
+        order: GaugeOrder::Qdp,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn every_operator_matches_the_golden_data() {
+    let ctx = cpu();
+    let chi = read_f64("chi.f64");
+    let half = chi.len() / 2;
+    for (improved, prefix) in [(true, ""), (false, "naive_")] {
+        let links = load(&ctx, improved, params());
+        assert_eq!(links.improved(), improved);
+        let cases = [
+            (StaggeredOp::Dslash, "D_chi.f64"),
+            (StaggeredOp::M, "M_chi.f64"),
+            (StaggeredOp::MDag, "Mdag_chi.f64"),
+            (StaggeredOp::MPc(Parity::Even), "Mpc_chi_even.f64"),
+            (StaggeredOp::MPc(Parity::Odd), "Mpc_chi_odd.f64"),
+        ];
+        for (op, file) in cases {
+            let input = match op {
+                StaggeredOp::MPc(Parity::Even) => &chi[..half],
+                StaggeredOp::MPc(Parity::Odd) => &chi[half..],
+                _ => &chi[..],
+            };
+            let expect = read_f64(&format!("{prefix}{file}"));
+            let mut out = vec![0.0; input.len()];
+            ctx.apply_staggered(
+                &links,
+                MASS,
+                op,
+                HostReals::F64(input),
+                HostRealsMut::F64(&mut out),
+            )
+            .unwrap();
+            let r = rel(&out, &expect);
+            println!("{prefix}{file}: relative difference {r:.2e}");
+            assert!(r < 1e-12, "{prefix}{file}: {op:?} differs by {r:e}");
+        }
+    }
+}
+
+#[test]
+fn the_library_folds_phases_as_the_caller_would() {
+    // Undo the folding of the golden links (η and the T sign are ±1, their
+    // own inverses; the Naik factor −1/24 is kept in the long links), then
+    // let the library fold them again: the same operator.
+    let ctx = cpu();
+    let chi = read_f64("chi.f64");
+    let (mut fat, mut long) = (read_f64("fat_qdp.f64"), read_f64("long_qdp.f64"));
+    let lat = latsol::lattice::Lattice::new(DIMS).unwrap();
+    let vh = lat.half_volume();
+    for (links, hops) in [(&mut fat, 1), (&mut long, 3)] {
+        for mu in 0..4 {
+            for i in 0..2 * vh {
+                let p = if i < vh { Parity::Even } else { Parity::Odd };
+                let x = lat.coords(p, i % vh);
+                let eta_sum = match mu {
+                    0 => x[3],
+                    1 => x[3] + x[0],
+                    2 => x[3] + x[0] + x[1],
+                    _ => 0,
+                };
+                let mut s = if eta_sum % 2 == 0 { 1.0 } else { -1.0 };
+                if mu == 3 && x[3] + hops >= DIMS[3] {
+                    s = -s;
+                }
+                let off = (mu * 2 * vh + i) * 18;
+                links[off..off + 18].iter_mut().for_each(|v| *v *= s);
+            }
+        }
+    }
+    let fold = StaggeredParams {
+        phases: PhaseFolding::Fold {
+            t_boundary: latsol::precision::TBoundary::AntiPeriodic,
+            long_coefficient: 1.0,
+        },
+        ..params()
+    };
+    let fatg = HostGauge::Qdp(qdp(&fat).map(HostReals::F64));
+    let longg = HostGauge::Qdp(qdp(&long).map(HostReals::F64));
+    let links = ctx.load_staggered(&fold, &fatg, Some(&longg)).unwrap();
+    let mut out = vec![0.0; chi.len()];
+    ctx.apply_staggered(
+        &links,
+        MASS,
+        StaggeredOp::M,
+        HostReals::F64(&chi),
+        HostRealsMut::F64(&mut out),
+    )
+    .unwrap();
+    let r = rel(&out, &read_f64("M_chi.f64"));
+    assert!(r < 1e-12, "library-folded links differ by {r:e}");
+}
+
+#[test]
+fn solves_of_m_chi_give_chi_back() {
+    let ctx = cpu();
+    let chi = read_f64("chi.f64");
+    let b = read_f64("M_chi.f64");
+    let links = load(
+        &ctx,
+        true,
+        StaggeredParams {
+            precision_sloppy: latsol::precision::Precision::Single,
+            ..params()
+        },
+    );
+    for (solve, sloppy) in [
+        (
+            StaggeredSolve::EvenOdd(Parity::Even),
+            latsol::precision::Precision::Double,
+        ),
+        (
+            StaggeredSolve::EvenOdd(Parity::Odd),
+            latsol::precision::Precision::Double,
+        ),
+        (StaggeredSolve::Full, latsol::precision::Precision::Double),
+        (
+            StaggeredSolve::EvenOdd(Parity::Even),
+            latsol::precision::Precision::Single,
+        ),
+        (StaggeredSolve::Full, latsol::precision::Precision::Single),
+    ] {
+        let p = StaggeredInvertParams {
+            mass: MASS,
+            solve,
+            tol: 1e-11,
+            precision_sloppy: sloppy,
+            ..Default::default()
+        };
+        let mut x = vec![0.0; chi.len()];
+        let r = ctx
+            .invert_staggered(&links, &p, HostReals::F64(&b), HostRealsMut::F64(&mut x))
+            .unwrap();
+        let err = rel(&x, &chi);
+        println!(
+            "{solve:?} sloppy {sloppy:?}: {} iterations, true residual {:.2e}, |x − χ|/|χ| {err:.2e}",
+            r.iterations, r.true_residual
+        );
+        assert!(r.converged && r.true_residual <= 1e-11, "{solve:?}: {r:?}");
+        // |x − χ| ≤ cond(M) · tol: M = 2m − D has |eigenvalues| in [2m, 2m + ‖D‖].
+        assert!(err < 1e-7, "{solve:?} {sloppy:?}: |x − χ|/|χ| = {err:e}");
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_nothing_written() {
+    let ctx = cpu();
+    let links = load(&ctx, true, params());
+    let chi = read_f64("chi.f64");
+    let mut x = vec![7.0; chi.len()];
+    for mass in [0.0, -0.1, f64::NAN, f64::INFINITY] {
+        let p = StaggeredInvertParams {
+            mass,
+            ..Default::default()
+        };
+        let e = ctx
+            .invert_staggered(&links, &p, HostReals::F64(&chi), HostRealsMut::F64(&mut x))
+            .unwrap_err();
+        assert!(e.to_string().contains("mass"), "{e}");
+    }
+    let mut bad = chi.clone();
+    bad[17] = f64::NAN;
+    let e = ctx
+        .invert_staggered(
+            &links,
+            &Default::default(),
+            HostReals::F64(&bad),
+            HostRealsMut::F64(&mut x),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("non-finite"), "{e}");
+    assert!(
+        x.iter().all(|&v| v == 7.0),
+        "a refused call wrote its output"
+    );
+    let mut fat = read_f64("fat_qdp.f64");
+    fat[100] = f64::INFINITY;
+    let e = ctx
+        .load_staggered(
+            &params(),
+            &HostGauge::Qdp(qdp(&fat).map(HostReals::F64)),
+            None,
+        )
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("fat links") && e.to_string().contains("not finite"),
+        "{e}"
+    );
+}
