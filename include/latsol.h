@@ -53,6 +53,12 @@ typedef struct latsol_context latsol_context;
 typedef struct latsol_gauge latsol_gauge;
 
 /**
+ * The links of a staggered operator loaded into a context. Opaque; made
+ * by `latsol_staggered_load`, freed by `latsol_staggered_free`.
+ */
+typedef struct latsol_staggered latsol_staggered;
+
+/**
  * Which backend a context runs on.
  */
 typedef int32_t latsol_backend;
@@ -516,6 +522,115 @@ typedef struct latsol_clover_param {
 } latsol_clover_param;
 
 /**
+ * How staggered links are given and stored. Start from
+ * `latsol_staggered_param_default()`.
+ */
+typedef struct latsol_staggered_param {
+    /**
+     * `sizeof(latsol_staggered_param)` as the caller was compiled.
+     */
+    size_t struct_size;
+    /**
+     * Lattice extents X, Y, Z, T; each even and > 0.
+     */
+    int32_t dims[4];
+    /**
+     * Precision of the host link arrays: DOUBLE (default) or SINGLE.
+     */
+    latsol_precision host_precision;
+    /**
+     * QDP (`void *links[4]`, default) or MILC (site-major) order; each link
+     * 3x3 complex row-major, sites in even-odd order.
+     */
+    latsol_gauge_order order;
+    /**
+     * Precision of the stored links and of the solves' precise fields:
+     * DOUBLE (default) or SINGLE.
+     */
+    latsol_precision precision;
+    /**
+     * Precision of the links' sloppy copy: DOUBLE, SINGLE, HALF or
+     * QUARTER; default DOUBLE.
+     */
+    latsol_precision precision_sloppy;
+    /**
+     * 0 (default): the staggered phases, the boundary signs and the Naik
+     * coefficient are in the links already (as MILC passes them to QUDA).
+     * 1: latsol folds them in: MILC's phases `eta_x = (-1)^t`,
+     * `eta_y = (-1)^(t+x)`, `eta_z = (-1)^(t+x+y)`, `eta_t = 1`, the
+     * `t_boundary` sign on the hops across the T boundary, and the long
+     * links times `long_coefficient`.
+     */
+    int32_t fold_phases;
+    /**
+     * With `fold_phases`: PERIODIC or ANTIPERIODIC (default).
+     */
+    latsol_t_boundary t_boundary;
+    /**
+     * With `fold_phases`: the factor of the long links (default 1: the
+     * Naik coefficient is in them; -1/24 for bare asqtad links, u0 = 1).
+     */
+    double long_coefficient;
+} latsol_staggered_param;
+
+/**
+ * Which system a staggered solve iterates on.
+ */
+typedef int32_t latsol_staggered_solve;
+
+/**
+ * A staggered solve. Start from `latsol_staggered_invert_param_default()`.
+ */
+typedef struct latsol_staggered_invert_param {
+    /**
+     * `sizeof(latsol_staggered_invert_param)` as the caller was compiled.
+     */
+    size_t struct_size;
+    /**
+     * The quark mass m of `M = 2m - D`; finite and > 0.
+     */
+    double mass;
+    /**
+     * EVEN (default), ODD or FULL.
+     */
+    latsol_staggered_solve solve;
+    /**
+     * Target `|b - M x| / |b|` of the full system; default 1e-10.
+     */
+    double tol;
+    /**
+     * Iteration limit; default 10000.
+     */
+    int32_t maxiter;
+    /**
+     * Precision of the source and solution arrays: DOUBLE or SINGLE.
+     */
+    latsol_precision host_precision;
+    /**
+     * Precision of the solve: the links' `precision`.
+     */
+    latsol_precision precision;
+    /**
+     * Sloppy precision: `precision` (plain CG) or the links'
+     * `precision_sloppy` (CG with reliable updates).
+     */
+    latsol_precision precision_sloppy;
+    /**
+     * Reliable-update threshold delta, in (0, 1); default 0.1.
+     */
+    double reliable_delta;
+    /**
+     * 1 (default): mixed CG with the stabilisations of Clark et al. 2022
+     * section 3.1; 0: without.
+     */
+    int32_t cg_stabilised;
+    /**
+     * 1: `solution` holds an initial guess; 0 (default): start from zero.
+     */
+    int32_t use_init_guess;
+} latsol_staggered_invert_param;
+
+/**
  * CUDA when a device is usable, else the CPU (with a log line saying why).
  */
 #define LATSOL_BACKEND_AUTO 0
@@ -872,6 +987,22 @@ typedef struct latsol_clover_param {
  * A bug in latsol: a panic caught at the C boundary, or a broken invariant.
  */
 #define LATSOL_ERROR_INTERNAL 10
+
+/**
+ * CG on `4m^2 - D_eo D_oe` on the even sites, the odd ones reconstructed
+ * (QUDA's staggered even-odd solve, MILC's EVEN).
+ */
+#define LATSOL_STAGGERED_SOLVE_EVEN 0
+
+/**
+ * The same on the odd sites.
+ */
+#define LATSOL_STAGGERED_SOLVE_ODD 1
+
+/**
+ * CG on `M^dag M` on the full lattice.
+ */
+#define LATSOL_STAGGERED_SOLVE_FULL 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -1287,6 +1418,104 @@ latsol_status latsol_invert_multishift_clover(struct latsol_context *ctx,
                                               void **solutions,
                                               const void *source,
                                               struct latsol_multishift_result *result);
+
+/**
+ * The default staggered link parameters: every field a valid choice,
+ * `struct_size` set. A 4x4x4x8 lattice, QDP order, double precision, the
+ * phases in the links.
+ */
+struct latsol_staggered_param latsol_staggered_param_default(void);
+
+/**
+ * Loads the links of a staggered operator and stores the new handle in
+ * `*links`: `host_fat` the one-hop links (fat links of asqtad or HISQ, or
+ * the thin links of the naive operator), `host_long` the three-hop long
+ * links (the link from x to x+3mu) or NULL for the naive operator; each in
+ * `param->order` (QDP: `void *links[4]`; MILC: one array of V*4 links).
+ * The arrays are only read.
+ *
+ * Errors: NULL pointers other than `host_long` (NULL_POINTER); a stale
+ * `ctx` (INVALID_HANDLE); a wrong `struct_size`, unknown enum values, CPS
+ * order, packed precisions, NaN or Inf in a link (INVALID_ARGUMENT, naming
+ * the site); staggered fields on a backend without them (UNSUPPORTED: the
+ * CUDA backend so far). On an error `*links` is unchanged.
+ *
+ * # Safety
+ * Pointers are NULL or valid for what they are documented to hold.
+ */
+latsol_status latsol_staggered_load(struct latsol_context *ctx,
+                                    const struct latsol_staggered_param *param,
+                                    const void *host_fat,
+                                    const void *host_long,
+                                    struct latsol_staggered **links);
+
+/**
+ * Frees staggered links (also after their context has ended).
+ *
+ * Errors: NULL (NULL_POINTER); a handle already freed or not made by
+ * latsol (INVALID_HANDLE; detected in practice, not guaranteed).
+ *
+ * # Safety
+ * `links` is NULL or a handle from `latsol_staggered_load`.
+ */
+latsol_status latsol_staggered_free(struct latsol_staggered *links);
+
+/**
+ * The default staggered solve: every field a valid choice, `struct_size`
+ * set. Mass 0.1, even-odd CG on the even sites, tol 1e-10, double.
+ */
+struct latsol_staggered_invert_param latsol_staggered_invert_param_default(void);
+
+/**
+ * Solves `M x = b`, `M = 2m - D`, for one source on the staggered links
+ * `links`: `source` and `solution` are full colour-vector fields of V*6
+ * reals (3 complex colours a site, even sites first), separate arrays.
+ * The solution is of the full system whatever `param->solve`.
+ *
+ * Returns SUCCESS when `result->true_residual <= tol`; NOT_CONVERGED when
+ * `maxiter` was reached first (`solution` and `result` then hold the best
+ * solution and its residual). Other errors: NULL pointers (NULL_POINTER);
+ * stale or foreign handles (INVALID_HANDLE); a wrong `struct_size`,
+ * unknown enum values, mass <= 0, NaN or Inf, tol outside (0, 1) or below
+ * the roundoff of `precision`, maxiter <= 0, NaN or Inf in the source,
+ * precisions the links were not loaded in (INVALID_ARGUMENT); after those
+ * `solution` and `result` are untouched.
+ *
+ * # Safety
+ * Handles are NULL or from latsol; `param` is NULL or points to a
+ * `latsol_staggered_invert_param` of its `struct_size`; `solution` and
+ * `source` are NULL or point to V*6 reals; `result` is NULL or points to a
+ * `latsol_invert_result` of its `struct_size`.
+ */
+latsol_status latsol_invert_staggered(struct latsol_context *ctx,
+                                      const struct latsol_staggered *links,
+                                      const struct latsol_staggered_invert_param *param,
+                                      void *solution,
+                                      const void *source,
+                                      struct latsol_invert_result *result);
+
+/**
+ * Applies a staggered operator of mass `param->mass`: `LATSOL_OP_DSLASH`
+ * (the hopping term D), `LATSOL_OP_M` (`2m - D`), `LATSOL_OP_MDAG`
+ * (`2m + D`) on full fields of V*6 reals, `LATSOL_OP_MPC`
+ * (`4m^2 - D_pq D_qp`) on fields of (V/2)*6 reals of the parity of
+ * `param->solve` (EVEN or ODD). In the links' precision; `out` and `in`
+ * separate arrays of `param->host_precision`.
+ *
+ * Errors: as `latsol_invert_staggered`, plus an operator other than these
+ * four, MPC with a FULL solve (INVALID_ARGUMENT). On any error `out` is
+ * untouched.
+ *
+ * # Safety
+ * As `latsol_invert_staggered`; `out` and `in` are NULL or point to as
+ * many reals as `op` needs.
+ */
+latsol_status latsol_apply_staggered(struct latsol_context *ctx,
+                                     const struct latsol_staggered *links,
+                                     const struct latsol_staggered_invert_param *param,
+                                     latsol_operator op,
+                                     void *out,
+                                     const void *in);
 
 #ifdef __cplusplus
 }  // extern "C"

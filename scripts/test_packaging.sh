@@ -154,7 +154,7 @@ if have pkg-config "the pkg-config build of the examples"; then
   libdir=$(pkg-config --variable=libdir latsol)
   rpath=-Wl,-rpath,$libdir
   cflags="-O2 -Wall -Wextra -pedantic -Werror"
-  for ex in invert milc_style cps_style multishift; do
+  for ex in invert milc_style milc_staggered cps_style multishift; do
     # shellcheck disable=SC2046,SC2086  # word splitting of the flags is meant
     quiet "$cc" -std=c99 $cflags "examples-c/$ex.c" -o "$pc_bin/$ex" \
       $(pkg-config --cflags --libs latsol) -lm "$rpath"
@@ -201,7 +201,7 @@ fi
 
 echo "-- the C and C++ examples under a memory checker"
 examples=()
-for ex in invert milc_style cps_style chroma_style multishift; do
+for ex in invert milc_style milc_staggered cps_style chroma_style multishift; do
   [ -x "$pc_bin/$ex" ] && examples+=("$ex")
 done
 if [ ${#examples[@]} -eq 0 ]; then

@@ -154,6 +154,13 @@ module latsol
     enumerator :: LATSOL_MULTIMASS_SEQUENCE_ZERO_GUESS = 4
   end enum
 
+  ! latsol_staggered_solve
+  enum, bind(c)
+    enumerator :: LATSOL_STAGGERED_SOLVE_EVEN = 0
+    enumerator :: LATSOL_STAGGERED_SOLVE_ODD = 1
+    enumerator :: LATSOL_STAGGERED_SOLVE_FULL = 2
+  end enum
+
   ! The most shifts (or masses) one multi-shift call takes: the length of
   ! the per-shift arrays in latsol_multishift_result.
   integer(c_int32_t), parameter :: LATSOL_MAX_SHIFTS = 32
@@ -238,6 +245,34 @@ module latsol
     real(c_double) :: c_sw                ! latsol_clover_compute
     real(c_double) :: kappa               ! latsol_clover_compute
   end type latsol_clover_param
+
+  ! How staggered links are given and stored.
+  type, bind(c) :: latsol_staggered_param
+    integer(c_size_t) :: struct_size
+    integer(c_int32_t) :: dims(4)
+    integer(c_int32_t) :: host_precision
+    integer(c_int32_t) :: order              ! QDP or MILC
+    integer(c_int32_t) :: precision
+    integer(c_int32_t) :: precision_sloppy
+    integer(c_int32_t) :: fold_phases        ! 1: latsol folds phases and signs
+    integer(c_int32_t) :: t_boundary         ! with fold_phases
+    real(c_double) :: long_coefficient       ! with fold_phases
+  end type latsol_staggered_param
+
+  ! A staggered solve.
+  type, bind(c) :: latsol_staggered_invert_param
+    integer(c_size_t) :: struct_size
+    real(c_double) :: mass
+    integer(c_int32_t) :: solve              ! LATSOL_STAGGERED_SOLVE_*
+    real(c_double) :: tol
+    integer(c_int32_t) :: maxiter
+    integer(c_int32_t) :: host_precision
+    integer(c_int32_t) :: precision
+    integer(c_int32_t) :: precision_sloppy
+    real(c_double) :: reliable_delta
+    integer(c_int32_t) :: cg_stabilised
+    integer(c_int32_t) :: use_init_guess
+  end type latsol_staggered_invert_param
 
   ! What a solve did.
   type, bind(c) :: latsol_invert_result
@@ -498,6 +533,62 @@ module latsol
       type(latsol_multishift_result), intent(inout) :: result
       integer(c_int32_t) :: status
     end function latsol_invert_multishift_clover
+
+    function latsol_staggered_param_default() result(param) &
+         bind(c, name='latsol_staggered_param_default')
+      import :: latsol_staggered_param
+      type(latsol_staggered_param) :: param
+    end function latsol_staggered_param_default
+
+    ! host_fat, host_long: as host_gauge of latsol_gauge_load (QDP: four
+    ! c_loc addresses; MILC: one array); host_long absent: naive operator.
+    function latsol_staggered_load(ctx, param, host_fat, host_long, links) &
+         result(status) bind(c, name='latsol_staggered_load')
+      import :: c_int32_t, c_ptr, latsol_staggered_param
+      type(c_ptr), value :: ctx
+      type(latsol_staggered_param), intent(in) :: param
+      type(*), dimension(*), intent(in) :: host_fat
+      type(*), dimension(*), intent(in), optional :: host_long
+      type(c_ptr), intent(out) :: links
+      integer(c_int32_t) :: status
+    end function latsol_staggered_load
+
+    function latsol_staggered_free(links) result(status) &
+         bind(c, name='latsol_staggered_free')
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: links
+      integer(c_int32_t) :: status
+    end function latsol_staggered_free
+
+    function latsol_staggered_invert_param_default() result(param) &
+         bind(c, name='latsol_staggered_invert_param_default')
+      import :: latsol_staggered_invert_param
+      type(latsol_staggered_invert_param) :: param
+    end function latsol_staggered_invert_param_default
+
+    function latsol_invert_staggered(ctx, links, param, solution, source, result) &
+         result(status) bind(c, name='latsol_invert_staggered')
+      import :: c_int32_t, c_ptr, latsol_staggered_invert_param, latsol_invert_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: links
+      type(latsol_staggered_invert_param), intent(in) :: param
+      type(*), dimension(*), intent(inout) :: solution
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_invert_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_staggered
+
+    function latsol_apply_staggered(ctx, links, param, op, out, in) result(status) &
+         bind(c, name='latsol_apply_staggered')
+      import :: c_int32_t, c_ptr, latsol_staggered_invert_param
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: links
+      type(latsol_staggered_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: op
+      type(*), dimension(*), intent(inout) :: out
+      type(*), dimension(*), intent(in) :: in
+      integer(c_int32_t) :: status
+    end function latsol_apply_staggered
 
     function latsol_status_string(status) result(str) bind(c, name='latsol_status_string')
       import :: c_int32_t, c_ptr

@@ -199,6 +199,19 @@ pub(crate) struct CEnum<T: 'static> {
     variants: &'static [(&'static str, i32, T)],
 }
 
+impl<T: 'static> CEnum<T> {
+    /// An enumeration of C type `type_name` and its `(name, code, value)`s.
+    pub(crate) const fn new(
+        type_name: &'static str,
+        variants: &'static [(&'static str, i32, T)],
+    ) -> Self {
+        CEnum {
+            type_name,
+            variants,
+        }
+    }
+}
+
 impl<T: Copy + PartialEq + std::fmt::Debug> CEnum<T> {
     /// The Rust value of `code`; an unknown code is an error naming `field`.
     pub(crate) fn decode(&self, code: i32, field: &str) -> Result<T> {

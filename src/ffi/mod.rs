@@ -32,6 +32,7 @@ pub mod multishift;
 pub mod status;
 // After the Wilson entry points, so the header keeps its order.
 pub mod clover;
+pub mod staggered;
 
 pub use clover::*;
 pub use context::*;
@@ -39,4 +40,5 @@ pub use enums::*;
 pub use gauge::*;
 pub use invert::*;
 pub use multishift::*;
+pub use staggered::*;
 pub use status::*;
