@@ -325,12 +325,27 @@ pub(crate) unsafe fn invert_on(
     )?;
     let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
     let r = context.invert(fields, &params, source_reals, solution_reals)?;
-    unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
+    unsafe { write_result(result, result_size, &r, params.maxiter, params.tol) }
+}
+
+/// Writes what a solve did to the caller's `result` (of `size` bytes); a
+/// solve that did not converge is NOT_CONVERGED, its solution written.
+///
+/// # Safety
+/// `result` was checked by `boundary::check_out_struct`, which gave `size`.
+pub(crate) unsafe fn write_result(
+    result: *mut latsol_invert_result,
+    size: usize,
+    r: &InvertResult,
+    maxiter: usize,
+    tol: f64,
+) -> Result<()> {
+    unsafe { boundary::write_versioned(result, size, &r.into()) };
     if !r.converged {
         return Err(Error::NotConverged(format!(
-            "{} iterations (maxiter = {}), true residual {:.3e} > tol = {:.1e}; the best \
-             solution was written",
-            r.iterations, params.maxiter, r.true_residual, params.tol
+            "{} iterations (maxiter = {maxiter}), true residual {:.3e} > tol = {tol:.1e}; the \
+             best solution was written",
+            r.iterations, r.true_residual
         )));
     }
     Ok(())

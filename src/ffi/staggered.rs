@@ -14,7 +14,7 @@ use super::enums::{
     LATSOL_OP_MDAG, LATSOL_OP_MPC, PRECISION, T_BOUNDARY,
 };
 use super::gauge::host_gauge_arrays;
-use super::invert::latsol_invert_result;
+use super::invert::{latsol_invert_result, write_result};
 use super::status::latsol_status;
 use crate::api::{
     GaugeParams, PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
@@ -371,15 +371,7 @@ pub unsafe extern "C" fn latsol_invert_staggered(
         )?;
         let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
         let r = context.invert_staggered(links, &params, source_reals, solution_reals)?;
-        unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
-        if !r.converged {
-            return Err(Error::NotConverged(format!(
-                "{} iterations (maxiter = {}), true residual {:.3e} > tol = {:.1e}; the best \
-                 solution was written",
-                r.iterations, params.maxiter, r.true_residual, params.tol
-            )));
-        }
-        Ok(())
+        unsafe { write_result(result, result_size, &r, params.maxiter, params.tol) }
     })
 }
 
