@@ -1517,6 +1517,44 @@ latsol_status latsol_apply_staggered(struct latsol_context *ctx,
                                      void *out,
                                      const void *in);
 
+/**
+ * Solves `(A + shifts[i]) x_i = b` for `num_shifts` shifts at once by
+ * multi-shift CG on the staggered links `links`: `A = 4m^2 - D_pq D_qp` on
+ * the parity of `param->solve` (EVEN or ODD: the RHMC systems MILC gives
+ * QUDA), or `M^dag M` on the full lattice (FULL).
+ *
+ * - `shifts`: `num_shifts` (1 to `LATSOL_MAX_SHIFTS`) distinct, finite,
+ *   non-negative numbers, in any order.
+ * - `tol_shifts`: NULL (every shift to `param->tol`) or `num_shifts`
+ *   tolerances, `|b - (A + shifts[i]) x_i| / |b|`.
+ * - `solutions`: `num_shifts` pointers to separate arrays; `source`: one
+ *   array; each (V/2)*6 reals of the solve's parity (V*6 for FULL), in
+ *   `param->host_precision`.
+ * - Mixed precision when `param->precision_sloppy` is coarser than
+ *   `precision` (clark2022 section 3.2): a sloppy multi-shift phase with
+ *   reliable updates, then a mixed-precision CG refinement per shift.
+ *
+ * Returns SUCCESS when every shift met its tolerance; NOT_CONVERGED when
+ * `maxiter` was reached first (the solutions and `result` are then
+ * written). Other errors (nothing written): as
+ * `latsol_invert_staggered`, plus a `num_shifts` out of range, NaN, Inf,
+ * negative or duplicate shifts, overlapping arrays.
+ *
+ * # Safety
+ * As `latsol_invert_staggered`; `shifts` (and `tol_shifts` unless NULL)
+ * point to `num_shifts` doubles; `solutions` to `num_shifts` pointers;
+ * `result` is NULL or a `latsol_multishift_result` of its `struct_size`.
+ */
+latsol_status latsol_invert_multishift_staggered(struct latsol_context *ctx,
+                                                 const struct latsol_staggered *links,
+                                                 const struct latsol_staggered_invert_param *param,
+                                                 int32_t num_shifts,
+                                                 const double *shifts,
+                                                 const double *tol_shifts,
+                                                 void **solutions,
+                                                 const void *source,
+                                                 struct latsol_multishift_result *result);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

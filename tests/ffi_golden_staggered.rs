@@ -279,3 +279,76 @@ fn bad_input_is_a_status_with_nothing_written() {
     ok(unsafe { latsol_staggered_free(links) });
     ok(unsafe { latsol_end(ctx) });
 }
+
+#[test]
+fn multishift_through_the_c_abi_meets_every_shift() {
+    let ctx = cpu_context();
+    let links = load(ctx, true, LATSOL_GAUGE_ORDER_MILC, LATSOL_PRECISION_SINGLE);
+    let chi = read_f64("chi.f64");
+    let half = chi.len() / 2;
+    let b = &chi[half..];
+    let shifts = [0.0, 0.01, 0.3, 4.0];
+    let mut xs = vec![vec![0.0; half]; shifts.len()];
+    let mut ptrs: Vec<*mut c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
+    let mut p = latsol_staggered_invert_param_default();
+    p.mass = MASS;
+    p.solve = LATSOL_STAGGERED_SOLVE_ODD;
+    p.tol = 1e-10;
+    p.precision_sloppy = LATSOL_PRECISION_SINGLE;
+    let mut res = latsol_multishift_result_default();
+    ok(unsafe {
+        latsol_invert_multishift_staggered(
+            ctx,
+            links,
+            &p,
+            shifts.len() as i32,
+            shifts.as_ptr(),
+            ptr::null(),
+            ptrs.as_mut_ptr(),
+            b.as_ptr().cast(),
+            &mut res,
+        )
+    });
+    for (i, (x, &s)) in xs.iter().zip(&shifts).enumerate() {
+        let mut ax = vec![0.0; half];
+        ok(unsafe {
+            latsol_apply_staggered(
+                ctx,
+                links,
+                &p,
+                LATSOL_OP_MPC,
+                ax.as_mut_ptr().cast(),
+                x.as_ptr().cast(),
+            )
+        });
+        let r: Vec<f64> = ax.iter().zip(x).map(|(a, x)| a + s * x).collect();
+        let e = rel_diff(&r, b);
+        assert!(
+            e <= 1.01e-10 && res.true_residual[i] <= 1e-10,
+            "shift {s}: {e:e}"
+        );
+    }
+    // A negative shift is refused, nothing written.
+    let bad = [0.1, -0.2];
+    let before = xs.clone();
+    expect_error(
+        unsafe {
+            latsol_invert_multishift_staggered(
+                ctx,
+                links,
+                &p,
+                2,
+                bad.as_ptr(),
+                ptr::null(),
+                ptrs.as_mut_ptr(),
+                b.as_ptr().cast(),
+                &mut res,
+            )
+        },
+        LATSOL_ERROR_INVALID_ARGUMENT,
+        &["shifts[1]"],
+    );
+    assert_eq!(xs, before);
+    ok(unsafe { latsol_staggered_free(links) });
+    ok(unsafe { latsol_end(ctx) });
+}

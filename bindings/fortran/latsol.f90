@@ -590,6 +590,25 @@ module latsol
       integer(c_int32_t) :: status
     end function latsol_apply_staggered
 
+    ! (A + shifts(i)) x_i = b, A = 4m^2 - D_pq D_qp on the parity of
+    ! param%solve (or M^dag M for FULL); solutions as c_loc addresses.
+    function latsol_invert_multishift_staggered(ctx, links, param, num_shifts, shifts, &
+         tol_shifts, solutions, source, result) result(status) &
+         bind(c, name='latsol_invert_multishift_staggered')
+      import :: c_int32_t, c_ptr, c_double, latsol_staggered_invert_param, &
+           latsol_multishift_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: links
+      type(latsol_staggered_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_shifts
+      real(c_double), intent(in) :: shifts(*)
+      real(c_double), intent(in), optional :: tol_shifts(*)
+      type(c_ptr), intent(in) :: solutions(*)
+      type(*), dimension(*), intent(in) :: source
+      type(latsol_multishift_result), intent(inout) :: result
+      integer(c_int32_t) :: status
+    end function latsol_invert_multishift_staggered
+
     function latsol_status_string(status) result(str) bind(c, name='latsol_status_string')
       import :: c_int32_t, c_ptr
       integer(c_int32_t), value :: status

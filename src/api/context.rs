@@ -433,6 +433,7 @@ impl Context {
                 solutions.iter().map(|s| s.len()),
                 shifts.len(),
                 sites,
+                crate::field::SPINOR_REALS,
                 &format!("the system ({sub:?})"),
             )?;
             let scale = layout::normalising_exponent(source.max_abs());
@@ -524,6 +525,7 @@ impl Context {
                 solutions.iter().map(|s| s.len()),
                 kappas.len(),
                 lat.volume(),
+                crate::field::SPINOR_REALS,
                 &format!("a full field on {:?}", lat.dims()),
             )?;
             let scale = layout::normalising_exponent(source.max_abs());

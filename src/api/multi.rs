@@ -104,6 +104,7 @@ pub(crate) fn check_solution_lengths(
     lengths: impl ExactSizeIterator<Item = usize>,
     systems: usize,
     sites: usize,
+    reals: usize,
     what: &str,
 ) -> Result<()> {
     if lengths.len() != systems {
@@ -113,10 +114,10 @@ pub(crate) fn check_solution_lengths(
         )));
     }
     for (i, len) in lengths.enumerate() {
-        if len != sites * 24 {
+        if len != sites * reals {
             return Err(Error::InvalidArgument(format!(
-                "solutions[{i}] holds {len} reals; {what} needs {sites} sites * 24 = {}",
-                sites * 24
+                "solutions[{i}] holds {len} reals; {what} needs {sites} sites * {reals} = {}",
+                sites * reals
             )));
         }
     }

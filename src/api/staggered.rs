@@ -443,6 +443,103 @@ impl Context {
         })
     }
 
+    /// Solves `(A + σ_i) x_i = b` for every shift `σ_i` (distinct, ≥ 0),
+    /// `A = M̂ = 4m² − D_pq D_qp` on parity p for `solve = EvenOdd(p)` (the
+    /// RHMC systems of MILC) or `M†M` for `Full`; `b` and the `x_i` are
+    /// fields of that subset. Multi-shift CG, mixed precision with per-shift
+    /// refinement when `precision_sloppy` is coarser (clark2022 §3.2);
+    /// `tols[i]` (None: `tol`) is shift i's tolerance. On an error the
+    /// solutions are untouched.
+    pub fn invert_multishift_staggered(
+        &self,
+        links: &StaggeredLinks,
+        params: &StaggeredInvertParams,
+        shifts: &[f64],
+        tols: Option<&[f64]>,
+        source: HostReals,
+        mut solutions: Vec<HostRealsMut>,
+    ) -> Result<crate::api::MultiResult> {
+        use crate::api::multi;
+        self.inner.install(|| {
+            params.validate()?;
+            self.check_links(links)?;
+            multi::validate_systems(shifts, "shifts")?;
+            if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs σ ≥ 0)"
+                )));
+            }
+            let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+            let eps = params.precision.epsilon();
+            if let Some((i, t)) = tols.iter().enumerate().find(|(_, t)| **t < eps) {
+                return Err(Error::InvalidArgument(format!(
+                    "tol_shifts[{i}] = {t:e} cannot be reached with precision = {:?} (unit \
+                     roundoff {eps:.1e})",
+                    params.precision
+                )));
+            }
+            let lat = links.lattice.clone();
+            let sub = match params.solve {
+                StaggeredSolve::EvenOdd(p) => Subset::Single(p),
+                StaggeredSolve::Full => Subset::Full,
+            };
+            multi::check_solution_lengths(
+                solutions.iter().map(|s| s.len()),
+                shifts.len(),
+                lat.sites(sub),
+                Fermion::Staggered.reals(),
+                &format!("the system ({sub:?})"),
+            )?;
+            let scale = layout::normalising_exponent(source.max_abs());
+            let src =
+                layout::colour::import_scaled(&lat, sub, source, scale).map_err(|e| named(e, "source"))?;
+            let mut xs = (0..shifts.len())
+                .map(|_| HostSpinor::try_zeros_of(lat.clone(), sub, Fermion::Staggered))
+                .collect::<Result<Vec<_>>>()?;
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let (hi, lo) = (params.precision, params.precision_sloppy);
+            let result = match &inner.backend {
+                AnyBackend::Cpu(b) => {
+                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
+                    crate::dispatch::staggered::invert_multishift(
+                        b, l, ls, params, shifts, &tols, &src, &mut xs, &monitor,
+                    )?
+                }
+                #[cfg(feature = "cuda")]
+                AnyBackend::Cuda(b) => {
+                    let b: &crate::backend::cuda::CudaBackend = b;
+                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
+                    crate::dispatch::staggered::invert_multishift(
+                        b, l, ls, params, shifts, &tols, &src, &mut xs, &monitor,
+                    )?
+                }
+            };
+            for (i, (x, out)) in xs.iter().zip(&solutions).enumerate() {
+                layout::colour::check_export_range(x, out, -scale)
+                    .map_err(|e| named(e, &format!("solutions[{i}]")))?;
+            }
+            for (i, (x, out)) in xs.iter().zip(solutions.drain(..)).enumerate() {
+                layout::colour::export_scaled(x, out, -scale)
+                    .map_err(|e| named(e, &format!("solutions[{i}]")))?;
+            }
+            inner.log(
+                Verbosity::Summarize,
+                &format!(
+                    "staggered multi-shift CG ({} shifts, {:?}/{:?}): {} iterations ({} multi-shift)",
+                    shifts.len(),
+                    hi,
+                    lo,
+                    result.iterations,
+                    result.multishift_iterations
+                ),
+            );
+            Ok(result)
+        })
+    }
+
     /// `out = op in` for a staggered operator of mass `mass`, in the links'
     /// precise precision; fields of parity p for `MPc(p)`, full otherwise.
     pub fn apply_staggered(

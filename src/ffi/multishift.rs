@@ -138,7 +138,7 @@ pub extern "C" fn latsol_multishift_result_default() -> latsol_multishift_result
 ///
 /// # Safety
 /// `values` is NULL or points to `num` doubles; `tols` likewise or NULL.
-unsafe fn read_systems(
+pub(crate) unsafe fn read_systems(
     num: i32,
     values: *const f64,
     tols: *const f64,
@@ -170,7 +170,7 @@ unsafe fn read_systems(
 /// # Safety
 /// `solutions` is NULL or points to `n` pointers, each NULL or to `len`
 /// writable reals that nothing else uses during the call.
-unsafe fn solution_arrays<'a>(
+pub(crate) unsafe fn solution_arrays<'a>(
     solutions: *const *mut c_void,
     n: usize,
     len: usize,
@@ -378,7 +378,7 @@ pub unsafe extern "C" fn latsol_invert_multimass(
 
 /// `LATSOL_ERROR_NOT_CONVERGED` naming the systems that missed their
 /// tolerance, after the outputs are written.
-fn not_converged(r: &MultiResult, maxiter: usize) -> Result<()> {
+pub(crate) fn not_converged(r: &MultiResult, maxiter: usize) -> Result<()> {
     let missed: Vec<String> = r
         .shifts
         .iter()

@@ -15,6 +15,7 @@ use super::enums::{
 };
 use super::gauge::host_gauge_arrays;
 use super::invert::{latsol_invert_result, write_result};
+use super::multishift::{latsol_multishift_result, not_converged, read_systems, solution_arrays};
 use super::status::latsol_status;
 use crate::api::{
     GaugeParams, PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
@@ -428,6 +429,73 @@ pub unsafe extern "C" fn latsol_apply_staggered(
         boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
         let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
         context.apply_staggered(links, params.mass, op, input, output)
+    })
+}
+
+/// Solves `(A + shifts[i]) x_i = b` for `num_shifts` shifts at once by
+/// multi-shift CG on the staggered links `links`: `A = 4m^2 - D_pq D_qp` on
+/// the parity of `param->solve` (EVEN or ODD: the RHMC systems MILC gives
+/// QUDA), or `M^dag M` on the full lattice (FULL).
+///
+/// - `shifts`: `num_shifts` (1 to `LATSOL_MAX_SHIFTS`) distinct, finite,
+///   non-negative numbers, in any order.
+/// - `tol_shifts`: NULL (every shift to `param->tol`) or `num_shifts`
+///   tolerances, `|b - (A + shifts[i]) x_i| / |b|`.
+/// - `solutions`: `num_shifts` pointers to separate arrays; `source`: one
+///   array; each (V/2)*6 reals of the solve's parity (V*6 for FULL), in
+///   `param->host_precision`.
+/// - Mixed precision when `param->precision_sloppy` is coarser than
+///   `precision` (clark2022 section 3.2): a sloppy multi-shift phase with
+///   reliable updates, then a mixed-precision CG refinement per shift.
+///
+/// Returns SUCCESS when every shift met its tolerance; NOT_CONVERGED when
+/// `maxiter` was reached first (the solutions and `result` are then
+/// written). Other errors (nothing written): as
+/// `latsol_invert_staggered`, plus a `num_shifts` out of range, NaN, Inf,
+/// negative or duplicate shifts, overlapping arrays.
+///
+/// # Safety
+/// As `latsol_invert_staggered`; `shifts` (and `tol_shifts` unless NULL)
+/// point to `num_shifts` doubles; `solutions` to `num_shifts` pointers;
+/// `result` is NULL or a `latsol_multishift_result` of its `struct_size`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn latsol_invert_multishift_staggered(
+    ctx: *mut latsol_context,
+    links: *const latsol_staggered,
+    param: *const latsol_staggered_invert_param,
+    num_shifts: i32,
+    shifts: *const f64,
+    tol_shifts: *const f64,
+    solutions: *mut *mut c_void,
+    source: *const c_void,
+    result: *mut latsol_multishift_result,
+) -> latsol_status {
+    call("latsol_invert_multishift_staggered", || {
+        let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
+        let links = unsafe { boundary::borrow(links, "links")? };
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let names = ("num_shifts", "shifts", "tol_shifts");
+        let (shifts, tols) = unsafe { read_systems(num_shifts, shifts, tol_shifts, names)? };
+        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+        let sites = match params.solve {
+            StaggeredSolve::EvenOdd(_) => links.lattice().half_volume(),
+            StaggeredSolve::Full => links.lattice().volume(),
+        };
+        let len = sites * COLOUR_REALS;
+        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+        let outs =
+            unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
+        let r = context.invert_multishift_staggered(
+            links,
+            &params,
+            &shifts,
+            tols.as_deref(),
+            source_reals,
+            outs,
+        )?;
+        unsafe { boundary::write_versioned(result, result_size, &(&r).into()) };
+        not_converged(&r, params.maxiter)
     })
 }
 

@@ -60,9 +60,9 @@ pub fn import_scaled(
     Ok(field)
 }
 
-/// Writes the field, times `2^exp`, into the host array. Checks the length
-/// and that every number fits the host precision before writing anything.
-pub fn export_scaled(field: &HostSpinor, out: HostRealsMut, exp: i32) -> Result<()> {
+/// Refuses, before anything is written, an output of the wrong length or a
+/// field that times `2^exp` would not fit the output's precision.
+pub fn check_export_range(field: &HostSpinor, out: &HostRealsMut, exp: i32) -> Result<()> {
     let n = field.sites() * REALS;
     if out.len() != n {
         return invalid!(
@@ -83,6 +83,13 @@ pub fn export_scaled(field: &HostSpinor, out: HostRealsMut, exp: i32) -> Result<
             max
         );
     }
+    Ok(())
+}
+
+/// Writes the field, times `2^exp`, into the host array, after the checks
+/// of `check_export_range` (nothing is written if they fail).
+pub fn export_scaled(field: &HostSpinor, out: HostRealsMut, exp: i32) -> Result<()> {
+    check_export_range(field, &out, exp)?;
     let (f1, f2) = power_of_two_factors(exp);
     let reals = field
         .data()
