@@ -397,6 +397,12 @@ typedef struct latsol_invert_result {
      * Residual replacements in high precision (mixed-precision solves).
      */
     int32_t reliable_updates;
+    /**
+     * MILC's heavy-quark residual `sqrt(mean_x |r(x)|^2 / |x(x)|^2)` of the
+     * true residual (staggered solves; 0 where not computed). Added after
+     * the first version of the struct: written when `struct_size` covers it.
+     */
+    double true_residual_hq;
 } latsol_invert_result;
 
 /**
@@ -628,6 +634,13 @@ typedef struct latsol_staggered_invert_param {
      * 1: `solution` holds an initial guess; 0 (default): start from zero.
      */
     int32_t use_init_guess;
+    /**
+     * Target of MILC's heavy-quark residual
+     * `sqrt(mean_x |r(x)|^2 / |x(x)|^2)` as a second stop criterion
+     * (QUDA's QUDA_HEAVY_QUARK_RESIDUAL); 0 (default): off. The residual is
+     * reported in `latsol_invert_result.true_residual_hq` either way.
+     */
+    double tol_hq;
 } latsol_staggered_invert_param;
 
 /**

@@ -245,6 +245,7 @@ pub(crate) fn invert_on_device<B: Backend>(
         converged: true_residual <= params.tol,
         restarts: total.restarts,
         reliable_updates: total.reliable_updates,
+        true_residual_hq: 0.0,
     })
 }
 

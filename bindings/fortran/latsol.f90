@@ -272,6 +272,7 @@ module latsol
     real(c_double) :: reliable_delta
     integer(c_int32_t) :: cg_stabilised
     integer(c_int32_t) :: use_init_guess
+    real(c_double) :: tol_hq                 ! heavy-quark stop criterion; 0: off
   end type latsol_staggered_invert_param
 
   ! What a solve did.
@@ -285,6 +286,7 @@ module latsol
     integer(c_int32_t) :: converged           ! 1 if true_residual <= tol
     integer(c_int32_t) :: restarts
     integer(c_int32_t) :: reliable_updates
+    real(c_double) :: true_residual_hq        ! staggered: MILC heavy-quark residual
   end type latsol_invert_result
 
   ! What a multi-shift or multi-mass solve did. Set struct_size (start from

@@ -433,4 +433,7 @@ pub struct InvertResult {
     pub restarts: usize,
     /// Residual replacements in high precision (mixed precision).
     pub reliable_updates: usize,
+    /// MILC's heavy-quark residual `sqrt(mean_x |r(x)|²/|x(x)|²)` of the
+    /// true residual (staggered solves; 0 where not computed).
+    pub true_residual_hq: f64,
 }

@@ -88,6 +88,9 @@ pub struct StaggeredInvertParams {
     pub solve: StaggeredSolve,
     /// Target `‖b − M x‖/‖b‖`.
     pub tol: f64,
+    /// Target of MILC's heavy-quark residual `sqrt(mean_x |r(x)|²/|x(x)|²)`,
+    /// a second stop criterion (QUDA's `QUDA_HEAVY_QUARK_RESIDUAL`); 0: off.
+    pub tol_hq: f64,
     pub maxiter: usize,
     /// Precision of the precise fields and of the links' precise copy.
     pub precision: Precision,
@@ -109,6 +112,7 @@ impl Default for StaggeredInvertParams {
             mass: 0.1,
             solve: StaggeredSolve::EvenOdd(Parity::Even),
             tol: 1e-10,
+            tol_hq: 0.0,
             maxiter: 10_000,
             precision: Precision::Double,
             precision_sloppy: Precision::Double,
@@ -137,6 +141,12 @@ impl StaggeredInvertParams {
             return Err(Error::InvalidArgument(format!(
                 "tol = {}: give 0 < tol < 1",
                 self.tol
+            )));
+        }
+        if !(self.tol_hq == 0.0 || (self.tol_hq > 0.0 && self.tol_hq < 1.0)) {
+            return Err(Error::InvalidArgument(format!(
+                "tol_hq = {}: give 0 (no heavy-quark criterion) or 0 < tol_hq < 1",
+                self.tol_hq
             )));
         }
         if self.maxiter == 0 {

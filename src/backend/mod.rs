@@ -170,6 +170,11 @@ pub trait Backend: Send + Sync {
     fn cdot(&self, x: &Self::Spinor, y: &Self::Spinor) -> Result<C64>;
     /// `(x† y, ‖x‖²)` in one pass.
     fn cdot_norm2(&self, x: &Self::Spinor, y: &Self::Spinor) -> Result<(C64, f64)>;
+    /// MILC's heavy-quark residual before the square root: the mean over
+    /// the field's sites of `|r(x)|² / |x(x)|²` (sites where `x` vanishes
+    /// left out of the sum, not of the count), as QUDA's
+    /// `HeavyQuarkResidualNorm` computes it.
+    fn heavy_quark_residual2(&self, x: &Self::Spinor, r: &Self::Spinor) -> Result<f64>;
     /// `y = a x + y`, then `‖y‖²`, in one pass.
     fn axpy_norm2(&self, a: f64, x: &Self::Spinor, y: &mut Self::Spinor) -> Result<f64>;
     /// `y = a x + y` (complex `a`), then `‖y‖²`, in one pass.

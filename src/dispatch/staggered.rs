@@ -4,6 +4,10 @@
 //!   for `x_p`, then `x_q = (b_q + D_qp x_p)/2m`;
 //! - full: CG on `M† M` (CGNR; `M† M = 4m² − D²` is block diagonal).
 //!
+//! With `tol_hq` set, MILC's heavy-quark residual is a second stop
+//! criterion: while it is above `tol_hq` the solve continues from its
+//! solution with a tighter L2 tolerance.
+//!
 //! The even-odd CG stops on the Schur residual that makes the full system's
 //! `‖b − M x‖/‖b‖` meet `tol` (`r = r̂/2m` on parity p, 0 on q).
 //!
@@ -20,7 +24,7 @@ use crate::error::Result;
 use crate::field::{Fermion, HostSpinor};
 use crate::lattice::Subset;
 use crate::solver::multishift_cg::{self, MultiShiftParams};
-use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams};
+use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams, SolverStats};
 
 /// Solves `M x = b`; `x` holds the initial guess on entry.
 pub fn invert<B: Backend>(
@@ -33,34 +37,111 @@ pub fn invert<B: Backend>(
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
     let lat = source.lattice().clone();
-    let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
+    let (hi, m) = (params.precision, params.mass);
     let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
     let mut b = alloc(Subset::Full, hi)?;
     backend.upload_spinor(&mut b, source)?;
     let mut xd = alloc(Subset::Full, hi)?;
     backend.upload_spinor(&mut xd, x)?;
 
+    let start = std::time::Instant::now();
+    let bb = backend.norm2(&b)?;
+    let mut r = alloc(Subset::Full, hi)?;
+    let (mut total, mut flops) = (SolverStats::default(), 0.0f64);
+    // The L2 tolerance of this round: tightened while the heavy-quark
+    // residual (a second stop criterion when `tol_hq` is set, as QUDA's
+    // QUDA_HEAVY_QUARK_RESIDUAL) is above its tolerance.
+    let mut tol = params.tol;
+    let floor = 10.0 * hi.epsilon();
+    let (true_residual, hq) = loop {
+        let left = params.maxiter.saturating_sub(total.iterations).max(1);
+        let (stats, f) = solve_once(
+            backend,
+            links,
+            links_sloppy,
+            params,
+            tol,
+            left,
+            &b,
+            &mut xd,
+            monitor,
+        )?;
+        flops += f * stats.iterations as f64;
+        total.iterations += stats.iterations;
+        total.restarts += stats.restarts;
+        total.reliable_updates += stats.reliable_updates;
+        total.iterated_residual = stats.iterated_residual;
+        // The true residual of the full system, and its heavy-quark form.
+        StaggeredFull::new(backend, links, m, hi).apply(&mut r, &xd, false)?;
+        let rr = backend.xmy_norm2(&b, &mut r)?;
+        let hq = backend.heavy_quark_residual2(&xd, &r)?.sqrt();
+        let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+        let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
+        if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
+            break (true_residual, hq);
+        }
+        tol = (tol * (params.tol_hq / hq).clamp(0.01, 0.5)).max(floor);
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    backend.download_spinor(&xd, x)?;
+    let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
+    Ok(InvertResult {
+        iterations: total.iterations,
+        true_residual,
+        iterated_residual: total.iterated_residual,
+        seconds,
+        gflops: if seconds > 0.0 {
+            flops / seconds * 1e-9
+        } else {
+            0.0
+        },
+        converged: (true_residual <= params.tol && hq_met) || bb == 0.0,
+        restarts: total.restarts,
+        reliable_updates: total.reliable_updates,
+        true_residual_hq: hq,
+    })
+}
+
+/// One CG solve of `M x = b` to the relative residual `tol` of the full
+/// system in at most `maxiter` iterations, from the guess in `xd`: on the
+/// Schur system of an even-odd `params.solve` (the other parity
+/// reconstructed), or on the normal equations. Returns the solver's
+/// statistics and the flops of one iteration's operator.
+#[allow(clippy::too_many_arguments)]
+fn solve_once<B: Backend>(
+    backend: &B,
+    links: &B::StaggeredLinks,
+    links_sloppy: &B::StaggeredLinks,
+    params: &StaggeredInvertParams,
+    tol: f64,
+    maxiter: usize,
+    b: &B::Spinor,
+    xd: &mut B::Spinor,
+    monitor: &dyn Monitor,
+) -> Result<(SolverStats, f64)> {
+    let lat = b.lattice().clone();
+    let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
+    let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
     let mixed = MixedParams {
-        tol: params.tol,
-        maxiter: params.maxiter,
+        tol,
+        maxiter,
         progress_every: params.progress_every,
         delta: params.reliable_delta,
         tol_inner: 0.1,
     };
-    let start = std::time::Instant::now();
-    let (stats, flops) = match params.solve {
+    Ok(match params.solve {
         StaggeredSolve::EvenOdd(p) => {
             let mut rhs = alloc(Subset::Single(p), hi)?;
-            StaggeredSchur::prepare(backend, links, m, p, &b, &mut rhs)?;
+            StaggeredSchur::prepare(backend, links, m, p, b, &mut rhs)?;
             // After the reconstruction b − M x vanishes on q and is r̂/2m on
             // p (r̂ the Schur residual): the Schur tolerance that meets tol
             // on the full system.
             let mixed = MixedParams {
-                tol: inner_tol(backend, params.tol, 2.0 * m, &b, &rhs)?,
+                tol: inner_tol(backend, tol, 2.0 * m, b, &rhs)?,
                 ..mixed
             };
             let mut xp = alloc(Subset::Single(p), hi)?;
-            backend.extract_parity(&mut xp, &xd, p)?;
+            backend.extract_parity(&mut xp, xd, p)?;
             let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
             let flops = a.0.flops();
             let stats = if lo == hi {
@@ -73,8 +154,8 @@ pub fn invert<B: Backend>(
                     backend, &mut a, &mut a_lo, &mut xp, &rhs, &mixed, stabilised, monitor,
                 )?
             };
-            backend.insert_parity(&mut xd, p, &xp)?;
-            StaggeredSchur::reconstruct(backend, links, m, p, &b, &mut xd)?;
+            backend.insert_parity(xd, p, &xp)?;
+            StaggeredSchur::reconstruct(backend, links, m, p, b, xd)?;
             (stats, flops)
         }
         StaggeredSolve::Full => {
@@ -82,14 +163,14 @@ pub fn invert<B: Backend>(
             let flops = 2.0 * op.flops();
             let stats = if lo == hi {
                 let sp: SolverParams = mixed.progress();
-                cgnr::solve(backend, &mut op, &mut xd, &b, &sp, monitor)?
+                cgnr::solve(backend, &mut op, xd, b, &sp, monitor)?
             } else {
                 let mut bn = alloc(Subset::Full, hi)?;
-                op.apply(&mut bn, &b, true)?;
+                op.apply(&mut bn, b, true)?;
                 // ‖b − M x‖ ≤ ‖M†(b − M x)‖ / 2m (M is normal, |2m + iλ| ≥ 2m):
                 // the normal-equation tolerance that meets tol on M x = b.
                 let mixed = MixedParams {
-                    tol: inner_tol(backend, params.tol, 2.0 * m, &b, &bn)?,
+                    tol: inner_tol(backend, tol, 2.0 * m, b, &bn)?,
                     ..mixed
                 };
                 let mut a = crate::dirac::Normal::new(backend, op)?;
@@ -99,34 +180,11 @@ pub fn invert<B: Backend>(
                 )?;
                 let stabilised = params.cg_stabilised;
                 cg_reliable::solve(
-                    backend, &mut a, &mut a_lo, &mut xd, &bn, &mixed, stabilised, monitor,
+                    backend, &mut a, &mut a_lo, xd, &bn, &mixed, stabilised, monitor,
                 )?
             };
             (stats, flops)
         }
-    };
-    let seconds = start.elapsed().as_secs_f64();
-
-    // The true residual of the full system.
-    let mut r = alloc(Subset::Full, hi)?;
-    StaggeredFull::new(backend, links, m, hi).apply(&mut r, &xd, false)?;
-    let rr = backend.xmy_norm2(&b, &mut r)?;
-    let bb = backend.norm2(&b)?;
-    let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
-    backend.download_spinor(&xd, x)?;
-    Ok(InvertResult {
-        iterations: stats.iterations,
-        true_residual,
-        iterated_residual: stats.iterated_residual,
-        seconds,
-        gflops: if seconds > 0.0 {
-            flops * stats.iterations as f64 / seconds * 1e-9
-        } else {
-            0.0
-        },
-        converged: true_residual <= params.tol || bb == 0.0,
-        restarts: stats.restarts,
-        reliable_updates: stats.reliable_updates,
     })
 }
 

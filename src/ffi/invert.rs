@@ -179,11 +179,16 @@ pub struct latsol_invert_result {
     pub restarts: i32,
     /// Residual replacements in high precision (mixed-precision solves).
     pub reliable_updates: i32,
+    /// MILC's heavy-quark residual `sqrt(mean_x |r(x)|^2 / |x(x)|^2)` of the
+    /// true residual (staggered solves; 0 where not computed). Added after
+    /// the first version of the struct: written when `struct_size` covers it.
+    pub true_residual_hq: f64,
 }
 
 unsafe impl Versioned for latsol_invert_result {
     const NAME: &'static str = "latsol_invert_result";
-    const V1_SIZE: usize = size_of::<latsol_invert_result>();
+    // The first version ended with `reliable_updates`.
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_invert_result, true_residual_hq);
     fn defaults() -> Self {
         latsol_invert_result {
             struct_size: size_of::<latsol_invert_result>(),
@@ -204,6 +209,7 @@ impl From<&InvertResult> for latsol_invert_result {
             converged: i32::from(r.converged),
             restarts: to_c_count(r.restarts),
             reliable_updates: to_c_count(r.reliable_updates),
+            true_residual_hq: r.true_residual_hq,
         }
     }
 }

@@ -262,6 +262,11 @@ pub struct latsol_staggered_invert_param {
     pub cg_stabilised: i32,
     /// 1: `solution` holds an initial guess; 0 (default): start from zero.
     pub use_init_guess: i32,
+    /// Target of MILC's heavy-quark residual
+    /// `sqrt(mean_x |r(x)|^2 / |x(x)|^2)` as a second stop criterion
+    /// (QUDA's QUDA_HEAVY_QUARK_RESIDUAL); 0 (default): off. The residual is
+    /// reported in `latsol_invert_result.true_residual_hq` either way.
+    pub tol_hq: f64,
 }
 
 unsafe impl Versioned for latsol_staggered_invert_param {
@@ -281,6 +286,7 @@ unsafe impl Versioned for latsol_staggered_invert_param {
             reliable_delta: d.reliable_delta,
             cg_stabilised: 1,
             use_init_guess: 0,
+            tol_hq: d.tol_hq,
         }
     }
 }
@@ -292,6 +298,7 @@ impl latsol_staggered_invert_param {
             mass: self.mass,
             solve: STAGGERED_SOLVE.decode(self.solve, "param->solve")?,
             tol: self.tol,
+            tol_hq: self.tol_hq,
             maxiter,
             precision: PRECISION.decode(self.precision, "param->precision")?,
             precision_sloppy: PRECISION.decode(self.precision_sloppy, "param->precision_sloppy")?,
@@ -324,6 +331,7 @@ pub extern "C" fn latsol_staggered_invert_param_default() -> latsol_staggered_in
             reliable_delta: 0.0,
             cg_stabilised: 0,
             use_init_guess: 0,
+            tol_hq: 0.0,
         },
         latsol_staggered_invert_param::defaults,
     )

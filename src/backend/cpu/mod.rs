@@ -446,6 +446,18 @@ impl Backend for CpuBackend {
         Ok(n)
     }
 
+    fn heavy_quark_residual2(&self, x: &CpuSpinor, r: &CpuSpinor) -> Result<f64> {
+        check_same("heavy_quark_residual2", x, r)?;
+        let sites = x.data.sites();
+        let [sum] = self.reduce(sites, |p| {
+            blas::reduce(&x.data, &r.data, p, |x, r| {
+                let xx = blas::norm2(x);
+                [if xx > 0.0 { blas::norm2(r) / xx } else { 0.0 }]
+            })
+        })?;
+        Ok(sum / sites as f64)
+    }
+
     fn cdot(&self, x: &CpuSpinor, y: &CpuSpinor) -> Result<C64> {
         check_same("cdot", x, y)?;
         let [re, im] = self.reduce(x.data.sites(), |p| {

@@ -920,6 +920,12 @@ impl Backend for CudaBackend {
         self.dslash_impl(out, parity, gauge, inp, dagger, a, x)
     }
 
+    fn heavy_quark_residual2(&self, _x: &CudaSpinor, _r: &CudaSpinor) -> Result<f64> {
+        Err(Error::Unsupported(
+            "the heavy-quark residual on the CUDA backend (not yet: use the CPU backend)".into(),
+        ))
+    }
+
     fn upload_staggered(
         &self,
         _fat: &GaugeField,
