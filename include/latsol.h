@@ -577,6 +577,16 @@ typedef struct latsol_staggered_param {
      * Naik coefficient is in them; -1/24 for bare asqtad links, u0 = 1).
      */
     double long_coefficient;
+    /**
+     * Storage of the long links: LATSOL_RECONSTRUCT_18 (default), _13 or
+     * _9 (|s| times U(3), s the Naik coefficient; checked on load: links
+     * that are not are INVALID_ARGUMENT). Fat links are always 18.
+     */
+    latsol_reconstruct long_reconstruct;
+    /**
+     * The same for the links' sloppy copy (mixed-precision solves).
+     */
+    latsol_reconstruct long_reconstruct_sloppy;
 } latsol_staggered_param;
 
 /**
@@ -724,6 +734,18 @@ typedef struct latsol_staggered_invert_param {
  * Eight reals (SU(3) links only).
  */
 #define LATSOL_RECONSTRUCT_8 8
+
+/**
+ * Staggered long links only: `|s|` times U(3), two rows and the phase of
+ * the determinant (QUDA's reconstruct 13).
+ */
+#define LATSOL_RECONSTRUCT_13 13
+
+/**
+ * Staggered long links only: `|s|` times U(3), the eight numbers of the
+ * SU(3) part and the phase of the determinant (QUDA's reconstruct 9).
+ */
+#define LATSOL_RECONSTRUCT_9 9
 
 /**
  * Four arrays (mu = x, y, z, t) of V row-major links, even-odd sites.

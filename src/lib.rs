@@ -21,6 +21,7 @@ pub mod gauge_gen;
 pub mod gauge_io;
 pub mod lattice;
 pub mod layout;
+pub mod long_links;
 pub mod precision;
 pub mod random;
 pub mod reconstruct;

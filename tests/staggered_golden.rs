@@ -392,3 +392,71 @@ fn the_heavy_quark_residual_is_reported_and_can_stop_the_solve() {
     assert!(r.converged && r.true_residual_hq <= 1e-8, "{r:?}");
     assert!(hq_of(&x) <= 1.01e-8);
 }
+
+#[test]
+fn compressed_long_links_give_the_same_operator() {
+    // The golden long links are −1/24 × η × (T sign) × SU(3): |s| × U(3),
+    // so reconstruct 13 and 9 store them exactly (to rounding).
+    let ctx = cpu();
+    let chi = read_f64("chi.f64");
+    let expect = read_f64("M_chi.f64");
+    for r in [
+        latsol::long_links::LongReconstruct::Thirteen,
+        latsol::long_links::LongReconstruct::Nine,
+    ] {
+        let links = load(
+            &ctx,
+            true,
+            StaggeredParams {
+                long_reconstruct: r,
+                long_reconstruct_sloppy: r,
+                precision_sloppy: latsol::precision::Precision::Half,
+                ..params()
+            },
+        );
+        let mut out = vec![0.0; chi.len()];
+        ctx.apply_staggered(
+            &links,
+            MASS,
+            StaggeredOp::M,
+            HostReals::F64(&chi),
+            HostRealsMut::F64(&mut out),
+        )
+        .unwrap();
+        let d = rel(&out, &expect);
+        assert!(d < 1e-13, "{r:?}: M χ differs by {d:e}");
+        // A mixed solve with the compressed half-precision copy.
+        let p = StaggeredInvertParams {
+            mass: MASS,
+            tol: 1e-10,
+            precision_sloppy: latsol::precision::Precision::Half,
+            ..Default::default()
+        };
+        let mut x = vec![0.0; chi.len()];
+        let res = ctx
+            .invert_staggered(
+                &links,
+                &p,
+                HostReals::F64(&expect),
+                HostRealsMut::F64(&mut x),
+            )
+            .unwrap();
+        assert!(res.converged, "{r:?}: {res:?}");
+    }
+    // Fat links are not |s| × U(3): refused as compressed long links.
+    let fat = read_f64("fat_qdp.f64");
+    let f = HostGauge::Qdp(qdp(&fat).map(HostReals::F64));
+    let e = ctx
+        .load_staggered(
+            &StaggeredParams {
+                long_reconstruct: latsol::long_links::LongReconstruct::Thirteen,
+                ..params()
+            },
+            &f,
+            Some(&f),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("not |s| × U(3)"), "{e}");
+}

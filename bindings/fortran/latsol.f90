@@ -63,6 +63,8 @@ module latsol
     enumerator :: LATSOL_RECONSTRUCT_18 = 18
     enumerator :: LATSOL_RECONSTRUCT_12 = 12
     enumerator :: LATSOL_RECONSTRUCT_8 = 8
+    enumerator :: LATSOL_RECONSTRUCT_13 = 13
+    enumerator :: LATSOL_RECONSTRUCT_9 = 9
   end enum
 
   ! latsol_gauge_order
@@ -257,6 +259,8 @@ module latsol
     integer(c_int32_t) :: fold_phases        ! 1: latsol folds phases and signs
     integer(c_int32_t) :: t_boundary         ! with fold_phases
     real(c_double) :: long_coefficient       ! with fold_phases
+    integer(c_int32_t) :: long_reconstruct   ! 18, 13 or 9
+    integer(c_int32_t) :: long_reconstruct_sloppy
   end type latsol_staggered_param
 
   ! A staggered solve.

@@ -190,11 +190,16 @@ impl ContextInner {
         fat: &crate::field::GaugeField,
         long: Option<&crate::field::GaugeField>,
         precision: crate::precision::Precision,
+        long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<Box<dyn Any + Send + Sync>> {
         Ok(match &self.backend {
-            AnyBackend::Cpu(b) => Box::new(b.upload_staggered(fat, long, precision)?),
+            AnyBackend::Cpu(b) => {
+                Box::new(b.upload_staggered(fat, long, precision, long_reconstruct)?)
+            }
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => Box::new(b.upload_staggered(fat, long, precision)?),
+            AnyBackend::Cuda(b) => {
+                Box::new(b.upload_staggered(fat, long, precision, long_reconstruct)?)
+            }
         })
     }
 

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::long_links::{self, LongReconstruct};
 use crate::precision::{Precision, TBoundary};
 
 /// Who folds the staggered phases and the boundary signs into the links.
@@ -43,6 +44,11 @@ pub struct StaggeredParams {
     /// The copy the sloppy iterations use (double, single, half, quarter).
     pub precision_sloppy: Precision,
     pub phases: PhaseFolding,
+    /// Storage of the long links: 18 reals, or as `|s|` × U(3) in 13 or 9
+    /// (`long_links`; QUDA's reconstruct 13 and 9), for the precise and the
+    /// sloppy copy. Fat links are always 18.
+    pub long_reconstruct: LongReconstruct,
+    pub long_reconstruct_sloppy: LongReconstruct,
 }
 
 impl Default for StaggeredParams {
@@ -53,6 +59,8 @@ impl Default for StaggeredParams {
             precision: Precision::Double,
             precision_sloppy: Precision::Double,
             phases: PhaseFolding::InLinks,
+            long_reconstruct: LongReconstruct::Full18,
+            long_reconstruct_sloppy: LongReconstruct::Full18,
         }
     }
 }
@@ -304,10 +312,50 @@ impl StaggeredLinks {
                 fold(l, 3, t_boundary, long_coefficient);
             }
         }
-        let upload = |p: Precision| ctx.inner.upload_staggered(&fat, long.as_ref(), p);
-        let storage = upload(params.precision)?;
-        let sloppy = if params.precision_sloppy != params.precision {
-            Some(upload(params.precision_sloppy)?)
+        // Compressed long links must be |s| × U(3) to the stored precision.
+        if let Some(l) = &long {
+            for (r, p, name) in [
+                (
+                    params.long_reconstruct,
+                    params.precision,
+                    "long_reconstruct",
+                ),
+                (
+                    params.long_reconstruct_sloppy,
+                    params.precision_sloppy,
+                    "long_reconstruct_sloppy",
+                ),
+            ] {
+                if r == LongReconstruct::Full18 {
+                    continue;
+                }
+                let scale = long_links::scale_of(l.links());
+                let tolerance = 10.0 * p.epsilon().max(1e-12);
+                let (d, i) = long_links::check(l.links(), r, scale);
+                if d > tolerance || d.is_nan() {
+                    let (site, mu) = (i / 4, i % 4);
+                    let par = Parity::from_index(site / lattice.half_volume());
+                    let x = lattice.coords(par, site % lattice.half_volume());
+                    return Err(Error::InvalidArgument(format!(
+                        "{name} = {r:?}: the long links are not |s| × U(3) (|s| = {scale:.6e} \
+                         from the first link): link mu = {mu} at (x, y, z, t) = {x:?} differs \
+                         from its compressed form by {d:.2e} of |s| (tolerance {tolerance:.0e}); \
+                         store them with 18 reals"
+                    )));
+                }
+            }
+        }
+        let upload = |p: Precision, r: LongReconstruct| {
+            ctx.inner.upload_staggered(&fat, long.as_ref(), p, r)
+        };
+        let storage = upload(params.precision, params.long_reconstruct)?;
+        let sloppy = if (params.precision_sloppy, params.long_reconstruct_sloppy)
+            != (params.precision, params.long_reconstruct)
+        {
+            Some(upload(
+                params.precision_sloppy,
+                params.long_reconstruct_sloppy,
+            )?)
         } else {
             None
         };

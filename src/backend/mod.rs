@@ -20,6 +20,7 @@ use crate::clover::CloverField;
 use crate::error::Result;
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
+use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
 /// What every backend's spinor field reports about itself.
@@ -291,11 +292,14 @@ pub trait Backend: Send + Sync {
     /// operator, three-hop `long` links, each with the staggered phases,
     /// the boundary signs and the Naik coefficient already folded in (as
     /// MILC passes them). All 18 reals a link: they are not unitary.
+    /// `long_reconstruct` compresses the long links (`long_links`; the
+    /// caller has checked that they are `|s|` × U(3)).
     fn upload_staggered(
         &self,
         fat: &GaugeField,
         long: Option<&GaugeField>,
         precision: Precision,
+        long_reconstruct: LongReconstruct,
     ) -> Result<Self::StaggeredLinks>;
 
     /// The staggered hopping term on one parity:

@@ -61,6 +61,12 @@ pub const LATSOL_RECONSTRUCT_18: latsol_reconstruct = 18;
 pub const LATSOL_RECONSTRUCT_12: latsol_reconstruct = 12;
 /// Eight reals (SU(3) links only).
 pub const LATSOL_RECONSTRUCT_8: latsol_reconstruct = 8;
+/// Staggered long links only: `|s|` times U(3), two rows and the phase of
+/// the determinant (QUDA's reconstruct 13).
+pub const LATSOL_RECONSTRUCT_13: latsol_reconstruct = 13;
+/// Staggered long links only: `|s|` times U(3), the eight numbers of the
+/// SU(3) part and the phase of the determinant (QUDA's reconstruct 9).
+pub const LATSOL_RECONSTRUCT_9: latsol_reconstruct = 9;
 
 /// The order of a host gauge field (docs/conventions.md).
 pub type latsol_gauge_order = i32;

@@ -10,8 +10,9 @@ use super::boundary::{self, call, guard_value, Handle, HostPrecision, Versioned}
 use super::context::latsol_context;
 use super::enums::{
     flag, host_precision, host_precision_code, latsol_gauge_order, latsol_operator,
-    latsol_precision, latsol_t_boundary, CEnum, GAUGE_ORDER, LATSOL_OP_DSLASH, LATSOL_OP_M,
-    LATSOL_OP_MDAG, LATSOL_OP_MPC, PRECISION, T_BOUNDARY,
+    latsol_precision, latsol_reconstruct, latsol_t_boundary, CEnum, GAUGE_ORDER, LATSOL_OP_DSLASH,
+    LATSOL_OP_M, LATSOL_OP_MDAG, LATSOL_OP_MPC, LATSOL_RECONSTRUCT_13, LATSOL_RECONSTRUCT_18,
+    LATSOL_RECONSTRUCT_9, PRECISION, T_BOUNDARY,
 };
 use super::gauge::host_gauge_arrays;
 use super::invert::{latsol_invert_result, write_result};
@@ -23,6 +24,7 @@ use crate::api::{
 };
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
+use crate::long_links::LongReconstruct;
 use crate::precision::TBoundary;
 
 /// Reals a site of a staggered field (3 complex colours).
@@ -49,6 +51,27 @@ pub const LATSOL_STAGGERED_SOLVE_EVEN: latsol_staggered_solve = 0;
 pub const LATSOL_STAGGERED_SOLVE_ODD: latsol_staggered_solve = 1;
 /// CG on `M^dag M` on the full lattice.
 pub const LATSOL_STAGGERED_SOLVE_FULL: latsol_staggered_solve = 2;
+
+static LONG_RECONSTRUCT: CEnum<LongReconstruct> = CEnum::new(
+    "latsol_reconstruct (of long links)",
+    &[
+        (
+            "LATSOL_RECONSTRUCT_18",
+            LATSOL_RECONSTRUCT_18,
+            LongReconstruct::Full18,
+        ),
+        (
+            "LATSOL_RECONSTRUCT_13",
+            LATSOL_RECONSTRUCT_13,
+            LongReconstruct::Thirteen,
+        ),
+        (
+            "LATSOL_RECONSTRUCT_9",
+            LATSOL_RECONSTRUCT_9,
+            LongReconstruct::Nine,
+        ),
+    ],
+);
 
 static STAGGERED_SOLVE: CEnum<StaggeredSolve> = CEnum::new(
     "latsol_staggered_solve",
@@ -103,6 +126,12 @@ pub struct latsol_staggered_param {
     /// With `fold_phases`: the factor of the long links (default 1: the
     /// Naik coefficient is in them; -1/24 for bare asqtad links, u0 = 1).
     pub long_coefficient: f64,
+    /// Storage of the long links: LATSOL_RECONSTRUCT_18 (default), _13 or
+    /// _9 (|s| times U(3), s the Naik coefficient; checked on load: links
+    /// that are not are INVALID_ARGUMENT). Fat links are always 18.
+    pub long_reconstruct: latsol_reconstruct,
+    /// The same for the links' sloppy copy (mixed-precision solves).
+    pub long_reconstruct_sloppy: latsol_reconstruct,
 }
 
 unsafe impl Versioned for latsol_staggered_param {
@@ -120,6 +149,8 @@ unsafe impl Versioned for latsol_staggered_param {
             fold_phases: 0,
             t_boundary: T_BOUNDARY.encode(TBoundary::AntiPeriodic),
             long_coefficient: 1.0,
+            long_reconstruct: LONG_RECONSTRUCT.encode(d.long_reconstruct),
+            long_reconstruct_sloppy: LONG_RECONSTRUCT.encode(d.long_reconstruct_sloppy),
         }
     }
 }
@@ -146,6 +177,12 @@ impl latsol_staggered_param {
             precision: PRECISION.decode(self.precision, "param->precision")?,
             precision_sloppy: PRECISION.decode(self.precision_sloppy, "param->precision_sloppy")?,
             phases,
+            long_reconstruct: LONG_RECONSTRUCT
+                .decode(self.long_reconstruct, "param->long_reconstruct")?,
+            long_reconstruct_sloppy: LONG_RECONSTRUCT.decode(
+                self.long_reconstruct_sloppy,
+                "param->long_reconstruct_sloppy",
+            )?,
         };
         Ok((
             params,
@@ -170,6 +207,8 @@ pub extern "C" fn latsol_staggered_param_default() -> latsol_staggered_param {
             fold_phases: 0,
             t_boundary: 0,
             long_coefficient: 0.0,
+            long_reconstruct: 0,
+            long_reconstruct_sloppy: 0,
         },
         latsol_staggered_param::defaults,
     )

@@ -19,6 +19,7 @@ use super::storage::Fixed;
 use crate::error::Result;
 use crate::field::GaugeField;
 use crate::lattice::{Lattice, Parity};
+use crate::long_links::{self, LongReconstruct};
 use crate::precision::{Precision, Reconstruct};
 use crate::reconstruct;
 use crate::su3::Su3;
@@ -45,6 +46,9 @@ pub struct Links {
     temporal: Option<Temporal>,
     /// Sites per parity.
     vh: usize,
+    /// Staggered long links stored as `|s|` × U(3) (`long_links`): the
+    /// compression and `|s|`; then `reconstruct` is unused.
+    long: Option<(LongReconstruct, f64)>,
 }
 
 /// Where the stored T links of a field in temporal gauge live.
@@ -117,6 +121,63 @@ impl Links {
             scale,
             temporal,
             vh,
+            long: None,
+        })
+    }
+
+    /// Stores the links of a staggered operator, which are not unitary:
+    /// all 18 reals (`long` None: fat or thin links), or long links
+    /// compressed as `|s|` × U(3) (`long_links`; the caller has checked
+    /// the field with `long_links::check`). The fixed-point formats scale
+    /// by the largest stored magnitude, not by 1.
+    pub fn new_staggered(
+        field: &GaugeField,
+        precision: Precision,
+        long: Option<LongReconstruct>,
+    ) -> Result<Links> {
+        let lat: &Lattice = field.lattice();
+        let vh = lat.half_volume();
+        let r = long.map_or(18, LongReconstruct::reals);
+        let u3_scale = long_links::scale_of(field.links());
+        let what = &format!(
+            "the {precision:?} staggered links of a {:?} lattice",
+            lat.dims()
+        );
+        let mut reals = crate::alloc::filled(8 * vh * r, 0.0f64, what)?;
+        let mut buf = [0.0; 18];
+        for (i, u) in field.links().iter().enumerate() {
+            // GaugeField links are ordered [parity][cb][mu], as `slot`.
+            match long {
+                None => u.to_row_major(&mut buf),
+                Some(lr) => long_links::compress(u, lr, u3_scale, &mut buf),
+            }
+            reals[i * r..(i + 1) * r].copy_from_slice(&buf[..r]);
+        }
+        let max = reals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = if max > 0.0 { max } else { 1.0 };
+        let data = match precision {
+            Precision::Double => LinkData::F64(reals),
+            Precision::Single => LinkData::F32(crate::alloc::collect(
+                reals.len(),
+                reals.iter().map(|&v| v as f32),
+                what,
+            )?),
+            Precision::Half => LinkData::Half(to_fixed(&reals, scale, what)?),
+            Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale, what)?),
+            Precision::Packed20 | Precision::Packed30 => {
+                return Err(crate::error::Error::InvalidArgument(format!(
+                    "staggered links in {precision:?}: double, single, half or quarter"
+                )))
+            }
+        };
+        Ok(Links {
+            data,
+            precision,
+            reconstruct: Reconstruct::Full18,
+            scale,
+            temporal: None,
+            vh,
+            long: long.map(|lr| (lr, u3_scale)),
         })
     }
 
@@ -143,8 +204,11 @@ impl Links {
     /// The stored link with index `index` (`slot`).
     #[inline(always)]
     fn load(&self, index: usize) -> Su3 {
-        let r = self.reconstruct.reals();
-        if let (LinkData::F64(d), Reconstruct::Full18) = (&self.data, self.reconstruct) {
+        let r = match self.long {
+            Some((lr, _)) => lr.reals(),
+            None => self.reconstruct.reals(),
+        };
+        if let (LinkData::F64(d), 18) = (&self.data, r) {
             return Su3::from_row_major(&d[index * 18..index * 18 + 18]);
         }
         let mut v = [0.0f64; 18];
@@ -175,7 +239,10 @@ impl Links {
                 }
             }
         }
-        reconstruct::decompress(&v[..r], self.reconstruct)
+        match self.long {
+            Some((lr, u3_scale)) => long_links::decompress(&v[..r], lr, u3_scale),
+            None => reconstruct::decompress(&v[..r], self.reconstruct),
+        }
     }
 }
 

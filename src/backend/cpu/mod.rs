@@ -532,16 +532,17 @@ impl Backend for CpuBackend {
         fat: &GaugeField,
         long: Option<&GaugeField>,
         precision: Precision,
+        long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CpuStaggeredLinks> {
-        if matches!(precision, Precision::Packed20 | Precision::Packed30) {
-            return Err(Error::InvalidArgument(format!(
-                "staggered links in {precision:?}: double, single, half or quarter"
-            )));
-        }
-        let store = |g: &GaugeField| Links::new(g, precision, Reconstruct::Full18, false);
-        let (fat_links, long_links) = self
-            .pool
-            .install(|| Ok::<_, Error>((store(fat)?, long.map(store).transpose()?)))?;
+        use crate::long_links::LongReconstruct;
+        let compression = (long_reconstruct != LongReconstruct::Full18).then_some(long_reconstruct);
+        let (fat_links, long_links) = self.pool.install(|| {
+            Ok::<_, Error>((
+                Links::new_staggered(fat, precision, None)?,
+                long.map(|l| Links::new_staggered(l, precision, compression))
+                    .transpose()?,
+            ))
+        })?;
         Ok(CpuStaggeredLinks {
             lattice: fat.lattice().clone(),
             fat: fat_links,

@@ -931,6 +931,7 @@ impl Backend for CudaBackend {
         _fat: &GaugeField,
         _long: Option<&GaugeField>,
         _precision: Precision,
+        _long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
         Err(Error::Unsupported(
             "the staggered operators on the CUDA backend (not yet: use the CPU backend)".into(),
