@@ -25,6 +25,7 @@ pub mod long_links;
 pub mod precision;
 pub mod random;
 pub mod reconstruct;
+pub mod smearing;
 pub mod solver;
 pub mod su3;
 

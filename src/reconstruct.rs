@@ -98,11 +98,7 @@ mod tests {
     use crate::random;
 
     fn max_diff(a: &Su3, b: &Su3) -> f64 {
-        a.0.iter()
-            .flatten()
-            .zip(b.0.iter().flatten())
-            .map(|(x, y)| (x - y).norm())
-            .fold(0.0, f64::max)
+        a.max_diff(b)
     }
 
     #[test]

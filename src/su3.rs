@@ -124,6 +124,16 @@ impl Su3 {
     }
 
     /// Largest deviation from SU(3): `max |U U† − 1|` and `|det U − 1|`.
+    /// The largest `|a_rc − b_rc|` over the entries.
+    pub fn max_diff(&self, b: &Su3) -> f64 {
+        self.0
+            .iter()
+            .flatten()
+            .zip(b.0.iter().flatten())
+            .map(|(x, y)| (x - y).norm())
+            .fold(0.0, f64::max)
+    }
+
     pub fn su3_deviation(&self) -> f64 {
         let u = self.mul(&self.adjoint());
         let mut dev: f64 = 0.0;

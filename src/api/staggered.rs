@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::context::{AnyBackend, Context, ContextInner};
 use super::params::{InvertResult, Verbosity};
 use crate::backend::Backend;
+use crate::dirac::staggered::milc_phase;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -206,21 +207,6 @@ fn named(e: Error, what: &str) -> Error {
     }
 }
 
-/// MILC's staggered phase of direction `mu` at `x` (docs/conventions.md).
-fn eta(x: [usize; 4], mu: usize) -> f64 {
-    let sum = match mu {
-        0 => x[3],
-        1 => x[3] + x[0],
-        2 => x[3] + x[0] + x[1],
-        _ => 0,
-    };
-    if sum % 2 == 0 {
-        1.0
-    } else {
-        -1.0
-    }
-}
-
 /// Multiplies `field` by the phases and, anti-periodic, the T sign of
 /// hops of `hops` sites across the boundary, and by `coefficient`.
 fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient: f64) {
@@ -230,7 +216,7 @@ fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient:
         for cb in 0..lat.half_volume() {
             let x = lat.coords(p, cb);
             for mu in 0..4 {
-                let mut s = eta(x, mu) * coefficient;
+                let mut s = milc_phase(x, mu) * coefficient;
                 if mu == 3 && x[3] + hops >= t_extent {
                     s *= t_boundary.sign();
                 }

@@ -25,6 +25,22 @@ pub const NAIVE_DSLASH_FLOPS_PER_SITE: f64 = 570.0;
 /// An axpy-type update of a colour vector.
 pub const AXPY_FLOPS_PER_SITE: f64 = 12.0;
 
+/// MILC's staggered phase `η_μ(x)`: `η_x = (−1)^t`, `η_y = (−1)^(t+x)`,
+/// `η_z = (−1)^(t+x+y)`, `η_t = 1` (MILC `generic_ks/rephase.c`).
+pub fn milc_phase(x: [usize; 4], mu: usize) -> f64 {
+    let sum = match mu {
+        0 => x[3],
+        1 => x[3] + x[0],
+        2 => x[3] + x[0] + x[1],
+        _ => 0,
+    };
+    if sum % 2 == 0 {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
 fn dslash_flops<B: Backend>(links: &B::StaggeredLinks) -> f64 {
     if links.improved() {
         IMPROVED_DSLASH_FLOPS_PER_SITE

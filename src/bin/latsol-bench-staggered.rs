@@ -1,0 +1,279 @@
+//! Improved staggered solves on a real gauge field: asqtad fat and long
+//! links computed from it (`latsol::smearing`), then
+//! - `cg`: even-odd CG on `4m² − D_eo D_oe` in double, and mixed
+//!   double-single and double-half (reliable updates, clark2022 §3.1):
+//!   iterations, their overhead against double, time;
+//! - `multishift`: the RHMC systems `(M̂ + σ_i) x_i = b` for `--shifts` shifts
+//!   (geometric between `--shift-min` and `--shift-max`, as the poles of an
+//!   optimal rational approximation are spread) by multi-shift CG, double
+//!   against double-single and double-half with per-shift refinement
+//!   (clark2022 §3.2, its Table 3).
+//!
+//! Markdown rows on stdout, for docs/numerics.md and docs/performance.md.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Parser;
+use latsol::api::*;
+use latsol::lattice::{parse_dims, Lattice, Parity};
+use latsol::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::long_links::LongReconstruct;
+use latsol::precision::{Precision, TBoundary};
+
+/// Staggered CG and multi-shift CG benchmarks (asqtad links of a field).
+#[derive(Parser, Debug)]
+#[command(name = "latsol-bench-staggered", version)]
+struct Options {
+    /// A gauge configuration (NERSC, ILDG, MILC); else a smooth random field.
+    #[arg(long)]
+    field: Option<PathBuf>,
+    /// Extents of the smooth random field.
+    #[arg(long, value_parser = parse_dims, default_value = "8,8,8,16")]
+    dims: [usize; 4],
+    /// Backend: auto, cpu or cuda.
+    #[arg(long, default_value = "auto", value_parser = parse_str::<BackendChoice>)]
+    backend: BackendChoice,
+    /// Quark masses of the CG table (comma-separated).
+    #[arg(long, default_value = "0.02", value_delimiter = ',')]
+    masses: Vec<f64>,
+    /// Tadpole factor u0 (default: the fourth root of the plaquette).
+    #[arg(long)]
+    u0: Option<f64>,
+    /// Target relative residual.
+    #[arg(long, default_value_t = 1e-10)]
+    tol: f64,
+    /// Tables: cg, multishift.
+    #[arg(long, default_value = "cg,multishift", value_delimiter = ',')]
+    tables: Vec<String>,
+    /// Number of shifts of the multi-shift table.
+    #[arg(long, default_value_t = 11)]
+    shifts: usize,
+    #[arg(long, default_value_t = 1e-4)]
+    shift_min: f64,
+    #[arg(long, default_value_t = 5.0)]
+    shift_max: f64,
+    /// Long-link compression of the sloppy copies: 18, 13 or 9.
+    #[arg(long, default_value = "18", value_parser = parse_str::<LongReconstruct>)]
+    long_reconstruct_sloppy: LongReconstruct,
+    /// Repetitions of each solve (the fastest is reported).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+}
+
+fn parse_str<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
+    s.parse()
+}
+
+/// QDP arrays of a field (double).
+fn qdp(field: &latsol::field::GaugeField) -> latsol::Result<Vec<f64>> {
+    let v = field.lattice().volume();
+    let mut out = latsol::alloc::filled(4 * v * 18, 0.0, "the QDP links")?;
+    {
+        let (a, rest) = out.split_at_mut(v * 18);
+        let (b, rest) = rest.split_at_mut(v * 18);
+        let (c, d) = rest.split_at_mut(v * 18);
+        latsol::layout::gauge::export(
+            field,
+            GaugeOrder::Qdp,
+            &mut [
+                HostRealsMut::F64(a),
+                HostRealsMut::F64(b),
+                HostRealsMut::F64(c),
+                HostRealsMut::F64(d),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// Even-odd CG on the even sites, double with a `sloppy` copy.
+fn solve_params(mass: f64, sloppy: Precision, tol: f64) -> StaggeredInvertParams {
+    StaggeredInvertParams {
+        mass,
+        solve: StaggeredSolve::EvenOdd(Parity::Even),
+        tol,
+        maxiter: 50_000,
+        precision: Precision::Double,
+        precision_sloppy: sloppy,
+        ..Default::default()
+    }
+}
+
+fn quarters(v: &[f64]) -> [HostReals<'_>; 4] {
+    let n = v.len() / 4;
+    std::array::from_fn(|mu| HostReals::F64(&v[mu * n..(mu + 1) * n]))
+}
+
+fn main() -> latsol::Result<()> {
+    let o = Options::parse();
+    let thin = match &o.field {
+        Some(path) => {
+            let (f, info) = latsol::gauge_io::read(path)?;
+            eprintln!(
+                "field {}: {:?} {:?}",
+                path.display(),
+                info.format,
+                info.dims
+            );
+            f
+        }
+        None => latsol::random::try_smooth_gauge(&Arc::new(Lattice::new(o.dims)?), 0.3, 7)?,
+    };
+    let lat = thin.lattice().clone();
+    let plaq = thin.plaquette()[0];
+    let u0 = o.u0.unwrap_or(plaq.powf(0.25));
+    let t = std::time::Instant::now();
+    let links = latsol::smearing::asqtad(&thin, u0, TBoundary::AntiPeriodic)?;
+    eprintln!(
+        "asqtad links (u0 = {u0:.5}, plaquette {plaq:.6}) in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let (fat, long) = (qdp(&links.fat)?, qdp(&links.long)?);
+    let ctx = Context::new(InitParams {
+        backend: o.backend,
+        verbosity: Verbosity::Silent,
+        ..Default::default()
+    })?;
+    let d = lat.dims();
+    println!(
+        "lattice {}x{}x{}x{}, backend {}, tol {:.0e}, u0 {u0:.4}, sloppy long links {:?}",
+        d[0],
+        d[1],
+        d[2],
+        d[3],
+        ctx.backend_name(),
+        o.tol,
+        o.long_reconstruct_sloppy
+    );
+    let load = |sloppy: Precision| {
+        ctx.load_staggered(
+            &StaggeredParams {
+                dims: d,
+                order: GaugeOrder::Qdp,
+                precision: Precision::Double,
+                precision_sloppy: sloppy,
+                long_reconstruct_sloppy: if sloppy == Precision::Double {
+                    LongReconstruct::Full18
+                } else {
+                    o.long_reconstruct_sloppy
+                },
+                ..Default::default()
+            },
+            &HostGauge::Qdp(quarters(&fat)),
+            Some(&HostGauge::Qdp(quarters(&long))),
+        )
+    };
+    let schemes = [Precision::Double, Precision::Single, Precision::Half];
+    let all_links = schemes.map(load);
+    let source: Vec<f64> = {
+        let mut s = vec![0.0; lat.volume() * 6];
+        s[0] = 1.0;
+        s
+    };
+    let best = |f: &mut dyn FnMut() -> latsol::Result<(f64, String)>| -> latsol::Result<String> {
+        let mut out = (f64::INFINITY, String::new());
+        for _ in 0..o.repeat.max(1) {
+            let r = f()?;
+            if r.0 < out.0 {
+                out = r;
+            }
+        }
+        Ok(out.1)
+    };
+
+    if o.tables.iter().any(|t| t == "cg") {
+        println!("\n| m | scheme | iterations | overhead | reliable updates | true residual | time (s) | speed-up |");
+        println!("|---|---|---|---|---|---|---|---|");
+        for &m in &o.masses {
+            let mut base: Option<(usize, f64)> = None;
+            for (links, sloppy) in all_links.iter().zip(schemes) {
+                let links = links
+                    .as_ref()
+                    .map_err(|e| latsol::Error::Internal(e.to_string()))?;
+                let row = best(&mut || {
+                    let p = solve_params(m, sloppy, o.tol);
+                    let mut x = vec![0.0; source.len()];
+                    let r = ctx.invert_staggered(
+                        links,
+                        &p,
+                        HostReals::F64(&source),
+                        HostRealsMut::F64(&mut x),
+                    )?;
+                    let (bi, bt) = *base.get_or_insert((r.iterations, r.seconds));
+                    Ok((
+                        r.seconds,
+                        format!(
+                            "| {m} | double-{} | {} | {:+.1}% | {} | {:.2e} | {:.3} | {:.2}× |",
+                            format!("{sloppy:?}").to_lowercase(),
+                            r.iterations,
+                            100.0 * (r.iterations as f64 / bi as f64 - 1.0),
+                            r.reliable_updates,
+                            r.true_residual,
+                            r.seconds,
+                            bt / r.seconds
+                        ),
+                    ))
+                })?;
+                println!("{row}");
+            }
+        }
+    }
+
+    if o.tables.iter().any(|t| t == "multishift") {
+        let n = o.shifts.max(1);
+        let shifts: Vec<f64> = (0..n)
+            .map(|i| {
+                let f = if n == 1 {
+                    0.0
+                } else {
+                    i as f64 / (n - 1) as f64
+                };
+                o.shift_min * (o.shift_max / o.shift_min).powf(f)
+            })
+            .collect();
+        let m = o.masses[0];
+        let b = &source[..lat.half_volume() * 6];
+        println!(
+            "\n{} shifts {:.1e} .. {:.1e}, m = {m}\n\n| scheme | iterations (multi-shift + refinement) | reliable updates | worst true residual | time (s) | speed-up |",
+            n, o.shift_min, o.shift_max
+        );
+        println!("|---|---|---|---|---|---|");
+        let mut base_t: Option<f64> = None;
+        for (links, sloppy) in all_links.iter().zip(schemes) {
+            let links = links
+                .as_ref()
+                .map_err(|e| latsol::Error::Internal(e.to_string()))?;
+            let row = best(&mut || {
+                let p = solve_params(m, sloppy, o.tol);
+                let mut xs = vec![vec![0.0; b.len()]; n];
+                let r = ctx.invert_multishift_staggered(
+                    links,
+                    &p,
+                    &shifts,
+                    None,
+                    HostReals::F64(b),
+                    xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
+                )?;
+                let worst = r.shifts.iter().map(|s| s.true_residual).fold(0.0, f64::max);
+                let bt = *base_t.get_or_insert(r.seconds);
+                Ok((
+                    r.seconds,
+                    format!(
+                        "| double-{} | {} ({} + {}) | {} | {:.2e} | {:.3} | {:.2}× |",
+                        format!("{sloppy:?}").to_lowercase(),
+                        r.iterations,
+                        r.multishift_iterations,
+                        r.iterations - r.multishift_iterations,
+                        r.reliable_updates,
+                        worst,
+                        r.seconds,
+                        bt / r.seconds
+                    ),
+                ))
+            })?;
+            println!("{row}");
+        }
+    }
+    Ok(())
+}
