@@ -56,6 +56,12 @@ struct Options {
     /// Long-link compression of the sloppy copies: 18, 13 or 9.
     #[arg(long, default_value = "18", value_parser = parse_str::<LongReconstruct>)]
     long_reconstruct_sloppy: LongReconstruct,
+    /// Reliable-update threshold δ of the mixed solves.
+    #[arg(long, default_value_t = 0.1)]
+    delta: f64,
+    /// Mixed CG without the stabilisations of clark2022 §3.1.
+    #[arg(long)]
+    plain_cg: bool,
     /// Repetitions of each solve (the fastest is reported).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
@@ -88,14 +94,16 @@ fn qdp(field: &latsol::field::GaugeField) -> latsol::Result<Vec<f64>> {
 }
 
 /// Even-odd CG on the even sites, double with a `sloppy` copy.
-fn solve_params(mass: f64, sloppy: Precision, tol: f64) -> StaggeredInvertParams {
+fn solve_params(mass: f64, sloppy: Precision, o: &Options) -> StaggeredInvertParams {
     StaggeredInvertParams {
         mass,
         solve: StaggeredSolve::EvenOdd(Parity::Even),
-        tol,
+        tol: o.tol,
         maxiter: 50_000,
         precision: Precision::Double,
         precision_sloppy: sloppy,
+        reliable_delta: o.delta,
+        cg_stabilised: !o.plain_cg,
         ..Default::default()
     }
 }
@@ -192,7 +200,7 @@ fn main() -> latsol::Result<()> {
                     .as_ref()
                     .map_err(|e| latsol::Error::Internal(e.to_string()))?;
                 let row = best(&mut || {
-                    let p = solve_params(m, sloppy, o.tol);
+                    let p = solve_params(m, sloppy, &o);
                     let mut x = vec![0.0; source.len()];
                     let r = ctx.invert_staggered(
                         links,
@@ -245,7 +253,7 @@ fn main() -> latsol::Result<()> {
                 .as_ref()
                 .map_err(|e| latsol::Error::Internal(e.to_string()))?;
             let row = best(&mut || {
-                let p = solve_params(m, sloppy, o.tol);
+                let p = solve_params(m, sloppy, &o);
                 let mut xs = vec![vec![0.0; b.len()]; n];
                 let r = ctx.invert_multishift_staggered(
                     links,
