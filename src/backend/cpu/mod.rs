@@ -116,11 +116,11 @@ impl CpuClover {
 
 /// The links of a staggered operator in CPU memory: one-hop (fat or thin)
 /// and, improved, three-hop (long) links, 18 reals each.
-#[derive(Debug, Clone)]
 pub struct CpuStaggeredLinks {
     lattice: Arc<Lattice>,
     fat: Links,
-    long: Option<Links>,
+    /// The long links with the neighbour table of their hops.
+    long: Option<(Links, Arc<staggered::ThreeHopTable>)>,
 }
 
 impl StaggeredStorage for CpuStaggeredLinks {
@@ -537,11 +537,14 @@ impl Backend for CpuBackend {
         use crate::long_links::LongReconstruct;
         let compression = (long_reconstruct != LongReconstruct::Full18).then_some(long_reconstruct);
         let (fat_links, long_links) = self.pool.install(|| {
-            Ok::<_, Error>((
-                Links::new_staggered(fat, precision, None)?,
-                long.map(|l| Links::new_staggered(l, precision, compression))
-                    .transpose()?,
-            ))
+            let long = match long {
+                Some(l) => Some((
+                    Links::new_staggered(l, precision, compression)?,
+                    Arc::new(staggered::ThreeHopTable::new(l.lattice())?),
+                )),
+                None => None,
+            };
+            Ok::<_, Error>((Links::new_staggered(fat, precision, None)?, long))
         })?;
         Ok(CpuStaggeredLinks {
             lattice: fat.lattice().clone(),
@@ -578,7 +581,8 @@ impl Backend for CpuBackend {
         let iv = inp.data.view(i0, vh);
         let ov = out.data.view_mut(o0, vh);
         self.pool.install(|| {
-            staggered::dslash(&lat, parity, &links.fat, links.long.as_ref(), ov, iv, a, xv)
+            let long = links.long.as_ref().map(|(l, t)| (l, t.as_ref()));
+            staggered::dslash(&lat, parity, &links.fat, long, ov, iv, a, xv)
         });
         Ok(())
     }

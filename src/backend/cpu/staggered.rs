@@ -33,17 +33,45 @@ fn link(links: &Links, p: Parity, cb: usize, mu: usize) -> crate::su3::Su3 {
         .expect("staggered links are stored for every site and direction")
 }
 
+/// The checkerboard indices of the three-hop neighbours, `[parity][mu]
+/// [forward, backward][cb]` (in the other parity: three hops change it as
+/// one does), built once per set of long links.
+pub struct ThreeHopTable {
+    table: [[[Vec<u32>; 2]; 4]; 2],
+}
+
+impl ThreeHopTable {
+    pub fn new(lat: &Lattice) -> crate::error::Result<ThreeHopTable> {
+        let vh = lat.half_volume();
+        let mut table: [[[Vec<u32>; 2]; 4]; 2] = Default::default();
+        for p in [Parity::Even, Parity::Odd] {
+            for (mu, dirs) in table[p.index()].iter_mut().enumerate() {
+                for (k, step) in [3isize, -3].into_iter().enumerate() {
+                    let sites = (0..vh)
+                        .map(|cb| lat.cb_index(lat.shift(lat.coords(p, cb), mu, step)) as u32);
+                    dirs[k] = crate::alloc::collect(vh, sites, "the three-hop neighbour table")?;
+                }
+            }
+        }
+        Ok(ThreeHopTable { table })
+    }
+
+    #[inline(always)]
+    fn get(&self, p: Parity, mu: usize, forward: bool) -> &[u32] {
+        &self.table[p.index()][mu][if forward { 0 } else { 1 }]
+    }
+}
+
 /// `D_{p,p̄} in` at checkerboard site `cb` of parity `p`.
 fn hop_site(
     lat: &Lattice,
     p: Parity,
     cb: usize,
     fat: &Links,
-    long: Option<&Links>,
+    long: Option<(&Links, &ThreeHopTable)>,
     inp: &Sites,
 ) -> ColorVector {
     let q = p.other();
-    let x = lat.coords(p, cb);
     let mut acc = [C64::new(0.0, 0.0); 3];
     let mut add = |v: ColorVector, sign: f64| {
         for c in 0..3 {
@@ -58,10 +86,9 @@ fn hop_site(
             link(fat, q, bwd, mu).adj_mul_vec(&load_vector(inp, bwd)),
             -1.0,
         );
-        if let Some(long) = long {
-            // Three hops change the parity as one does.
-            let fwd3 = lat.cb_index(lat.shift(x, mu, 3));
-            let bwd3 = lat.cb_index(lat.shift(x, mu, -3));
+        if let Some((long, three)) = long {
+            let fwd3 = three.get(p, mu, true)[cb] as usize;
+            let bwd3 = three.get(p, mu, false)[cb] as usize;
             add(link(long, p, cb, mu).mul_vec(&load_vector(inp, fwd3)), 1.0);
             add(
                 link(long, q, bwd3, mu).adj_mul_vec(&load_vector(inp, bwd3)),
@@ -79,7 +106,7 @@ pub fn dslash(
     lat: &Lattice,
     p: Parity,
     fat: &Links,
-    long: Option<&Links>,
+    long: Option<(&Links, &ThreeHopTable)>,
     out: SitesMut,
     inp: Sites,
     a: f64,
