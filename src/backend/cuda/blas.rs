@@ -150,7 +150,9 @@ pub(crate) fn suffix(p: Precision) -> &'static str {
 fn vectors(x: &CudaSpinor) -> usize {
     match x.precision() {
         p if super::per_site(p) => x.blocks() * x.stride,
-        p => x.blocks() * x.stride * crate::field::SPINOR_REALS / super::spinor_vec(p),
+        // Double and single are flat arrays of double2 / float4; a staggered
+        // block (6 reals a site, the stride a multiple of 32) is one too.
+        p => x.blocks() * x.stride * x.fermion().reals() / super::spinor_vec(p),
     }
 }
 
@@ -448,6 +450,16 @@ impl CudaBackend {
             (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, d).map_err(device_err(what)),
             (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
                 s.memcpy_dtod(x, d).map_err(device_err(what))
+            }
+            (DeviceData::F32(_), DeviceData::F64(_))
+                if src.fermion() == crate::field::Fermion::Staggered =>
+            {
+                self.convert_staggered("staggered_convert_f64_to_f32", dst, src)
+            }
+            (DeviceData::F64(_), DeviceData::F32(_))
+                if src.fermion() == crate::field::Fermion::Staggered =>
+            {
+                self.convert_staggered("staggered_convert_f32_to_f64", dst, src)
             }
             (DeviceData::F32(_), DeviceData::F64(_)) => {
                 self.site_op("convert_f64_to_f32", dst, src, 6)

@@ -24,6 +24,7 @@ mod launch;
 pub mod layout;
 mod modules;
 mod nvrtc;
+mod staggered;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -155,6 +156,9 @@ pub struct CudaSpinor {
     subset: Subset,
     /// Sites between consecutive components (Vh plus padding).
     stride: usize,
+    /// Wilson spinors (every format) or staggered colour vectors (double
+    /// and single: 3 double2 / float2 a site, `kernels/staggered_dslash.cuh`).
+    fermion: Fermion,
     data: DeviceData,
 }
 
@@ -168,30 +172,12 @@ impl SpinorField for CudaSpinor {
     fn precision(&self) -> Precision {
         self.data.precision()
     }
-    /// Wilson spinors only so far: staggered fields are refused at
-    /// allocation (`alloc_field`).
     fn fermion(&self) -> Fermion {
-        Fermion::Wilson
+        self.fermion
     }
 }
 
-/// Staggered links on the device: not yet (no value can be made;
-/// `upload_staggered` refuses).
-pub struct CudaStaggeredLinks {
-    never: std::convert::Infallible,
-}
-
-impl super::StaggeredStorage for CudaStaggeredLinks {
-    fn lattice(&self) -> &Arc<Lattice> {
-        match self.never {}
-    }
-    fn precision(&self) -> Precision {
-        match self.never {}
-    }
-    fn improved(&self) -> bool {
-        match self.never {}
-    }
-}
+pub use staggered::CudaStaggeredLinks;
 
 impl CudaSpinor {
     /// Number of parity blocks (1 or 2).
@@ -199,6 +185,37 @@ impl CudaSpinor {
         match self.subset {
             Subset::Full => 2,
             Subset::Single(_) => 1,
+        }
+    }
+
+    /// Stored elements of one parity block.
+    fn block_len(&self) -> usize {
+        match self.fermion {
+            Fermion::Wilson => spinor_block_len(self.precision(), self.stride),
+            Fermion::Staggered => self.stride * Fermion::Staggered.reals(),
+        }
+    }
+
+    /// Bytes of one parity block.
+    fn block_bytes(&self) -> usize {
+        self.block_len() * self.precision().bytes_per_real()
+    }
+
+    /// Where the structure-of-arrays layout puts a site's reals (double and
+    /// single fields).
+    fn soa_shape(&self) -> SoaShape {
+        match self.fermion {
+            Fermion::Wilson => SoaShape::spinor(
+                spinor_vec(self.precision()),
+                self.lattice.half_volume(),
+                self.stride,
+            ),
+            Fermion::Staggered => SoaShape {
+                reals: Fermion::Staggered.reals(),
+                vec: 2,
+                sites: self.lattice.half_volume(),
+                stride: self.stride,
+            },
         }
     }
 }
@@ -574,7 +591,11 @@ pub(crate) fn same_lattice(a: &Arc<Lattice>, b: &Arc<Lattice>) -> bool {
 
 /// Fields of one operation must live on one lattice and hold the same sites.
 fn check_same(what: &str, a: &CudaSpinor, b: &CudaSpinor) -> Result<()> {
-    if a.subset != b.subset || !same_lattice(&a.lattice, &b.lattice) || a.stride != b.stride {
+    if a.subset != b.subset
+        || !same_lattice(&a.lattice, &b.lattice)
+        || a.stride != b.stride
+        || a.fermion != b.fermion
+    {
         return Err(Error::Internal(format!(
             "{what}: fields of different subsets ({:?} vs {:?}) or lattices",
             a.subset, b.subset
@@ -656,29 +677,37 @@ impl Backend for CudaBackend {
         precision: Precision,
         fermion: Fermion,
     ) -> Result<CudaSpinor> {
-        if fermion != Fermion::Wilson {
+        if fermion == Fermion::Staggered
+            && !matches!(precision, Precision::Double | Precision::Single)
+        {
             return Err(Error::Unsupported(format!(
-                "{fermion:?} fields on the CUDA backend (not yet: use the CPU backend)"
+                "staggered fields in {precision:?} on the CUDA backend (double and single so \
+                 far; the CPU backend has every format)"
             )));
         }
         Self::check_lattice(lattice)?;
         let stride = layout::padded_stride(lattice.half_volume());
         let blocks = lattice.sites(subset) / lattice.half_volume();
-        let data = self.alloc(precision, blocks * spinor_block_len(precision, stride))?;
+        let len = match fermion {
+            Fermion::Wilson => spinor_block_len(precision, stride),
+            Fermion::Staggered => stride * fermion.reals(),
+        };
+        let data = self.alloc(precision, blocks * len)?;
         Ok(CudaSpinor {
             lattice: lattice.clone(),
             subset,
             stride,
+            fermion,
             data,
         })
     }
 
     fn upload_spinor(&self, dst: &mut CudaSpinor, src: &HostSpinor) -> Result<()> {
         if dst.subset != src.subset()
-            || src.fermion() != Fermion::Wilson
+            || src.fermion() != dst.fermion
             || !same_lattice(&dst.lattice, src.lattice())
         {
-            return Err(Error::Internal("upload_spinor: subsets differ".into()));
+            return Err(Error::Internal("upload_spinor: the fields differ".into()));
         }
         if per_site(dst.precision()) {
             // Rounded to fixed point (packed) on the device, by the kernels' rule.
@@ -687,26 +716,18 @@ impl Backend for CudaBackend {
             return self.copy_impl(dst, &d);
         }
         let reals: &[f64] = bytemuck::cast_slice(src.data());
-        let shape = SoaShape::spinor(
-            spinor_vec(dst.precision()),
-            dst.lattice.half_volume(),
-            dst.stride,
-        );
+        let shape = dst.soa_shape();
         self.upload_soa(&mut dst.data, shape, reals, 1.0)
     }
 
     fn download_spinor(&self, src: &CudaSpinor, dst: &mut HostSpinor) -> Result<()> {
         if src.subset != dst.subset()
-            || dst.fermion() != Fermion::Wilson
+            || dst.fermion() != src.fermion
             || !same_lattice(&src.lattice, dst.lattice())
         {
-            return Err(Error::Internal("download_spinor: subsets differ".into()));
+            return Err(Error::Internal("download_spinor: the fields differ".into()));
         }
-        let shape = SoaShape::spinor(
-            spinor_vec(src.precision()),
-            src.lattice.half_volume(),
-            src.stride,
-        );
+        let shape = src.soa_shape();
         if per_site(src.precision()) {
             let mut d = self.alloc_spinor(&src.lattice, src.subset, Precision::Double)?;
             self.copy_impl(&mut d, src)?;
@@ -734,7 +755,7 @@ impl Backend for CudaBackend {
         crate::backend::check_parity_pair("extract_parity", full, part, p)?;
         // A full field is the even block then the odd one, each of the
         // single-parity field's layout (same stride, norms inside).
-        let n = spinor_block_len(full.precision(), full.stride);
+        let n = full.block_len();
         let r = p.index() * n..(p.index() + 1) * n;
         let (s, what) = (&self.stream, "parity copy");
         match (&mut part.data, &full.data) {
@@ -752,7 +773,7 @@ impl Backend for CudaBackend {
 
     fn insert_parity(&self, full: &mut CudaSpinor, p: Parity, part: &CudaSpinor) -> Result<()> {
         crate::backend::check_parity_pair("insert_parity", full, part, p)?;
-        let n = spinor_block_len(full.precision(), full.stride);
+        let n = full.block_len();
         let r = p.index() * n..(p.index() + 1) * n;
         let (s, what) = (&self.stream, "parity copy");
         match (&mut full.data, &part.data) {
@@ -920,34 +941,30 @@ impl Backend for CudaBackend {
         self.dslash_impl(out, parity, gauge, inp, dagger, a, x)
     }
 
-    fn heavy_quark_residual2(&self, _x: &CudaSpinor, _r: &CudaSpinor) -> Result<f64> {
-        Err(Error::Unsupported(
-            "the heavy-quark residual on the CUDA backend (not yet: use the CPU backend)".into(),
-        ))
+    fn heavy_quark_residual2(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
+        self.heavy_quark_residual2_impl(x, r)
     }
 
     fn upload_staggered(
         &self,
-        _fat: &GaugeField,
-        _long: Option<&GaugeField>,
-        _precision: Precision,
-        _long_reconstruct: crate::long_links::LongReconstruct,
+        fat: &GaugeField,
+        long: Option<&GaugeField>,
+        precision: Precision,
+        long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
-        Err(Error::Unsupported(
-            "the staggered operators on the CUDA backend (not yet: use the CPU backend)".into(),
-        ))
+        self.upload_staggered_impl(fat, long, precision, long_reconstruct)
     }
 
     fn staggered_dslash(
         &self,
-        _out: &mut CudaSpinor,
-        _parity: Parity,
+        out: &mut CudaSpinor,
+        parity: Parity,
         links: &CudaStaggeredLinks,
-        _inp: &CudaSpinor,
-        _a: f64,
-        _x: Option<(f64, &CudaSpinor)>,
+        inp: &CudaSpinor,
+        a: f64,
+        x: Option<(f64, &CudaSpinor)>,
     ) -> Result<()> {
-        match links.never {}
+        self.staggered_dslash_impl(out, parity, links, inp, a, x)
     }
 
     fn upload_clover(

@@ -121,6 +121,12 @@ pub const SOURCES: &[Source] = &[
         lazy: true,
     },
     Source {
+        name: "staggered_dslash",
+        text: include_str!("../../../kernels/staggered_dslash.cu"),
+        kernels: super::staggered::kernel_names,
+        lazy: true,
+    },
+    Source {
         name: "blas_f64",
         text: include_str!("../../../kernels/blas_f64.cu"),
         kernels: || super::blas::kernel_names(Precision::Double),
