@@ -409,6 +409,32 @@ impl CudaBackend {
         let Some(first) = x.first() else {
             return Ok(());
         };
+        if y.fermion() == crate::field::Fermion::Staggered {
+            // The fused kernel walks Wilson sites; a colour-vector field
+            // takes the unfused sequence it stands for: each x[j] converted
+            // to y's precision, then one flat axpy.
+            let mut tmp = None;
+            for (&a, x) in a.iter().zip(x) {
+                let xj: &CudaSpinor = if x.precision() == y.precision() {
+                    x
+                } else {
+                    if tmp.is_none() {
+                        tmp = Some(crate::backend::Backend::alloc_field(
+                            self,
+                            &y.lattice,
+                            y.subset,
+                            y.precision(),
+                            y.fermion(),
+                        )?);
+                    }
+                    let t = tmp.as_mut().expect("allocated above");
+                    self.copy_impl(t, x)?;
+                    t
+                };
+                crate::backend::Backend::axpy(self, a, xj, y)?;
+            }
+            return Ok(());
+        }
         let name = format!(
             "blas_axpy_many_{}_{}",
             suffix(y.precision()),

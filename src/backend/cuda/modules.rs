@@ -27,6 +27,10 @@ pub const HEADERS: &[(&str, &str)] = &[
     ),
     ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
     ("clover.cuh", include_str!("../../../kernels/clover.cuh")),
+    (
+        "staggered_dslash.cuh",
+        include_str!("../../../kernels/staggered_dslash.cuh"),
+    ),
 ];
 
 /// The options file shared with CI.
