@@ -180,16 +180,17 @@ fn main() -> latsol::Result<()> {
         s
     };
     // The fastest of `repeat` runs of a solve.
-    let best = |f: &mut dyn FnMut() -> latsol::Result<InvertResult>| -> latsol::Result<InvertResult> {
-        let mut out: Option<InvertResult> = None;
-        for _ in 0..o.repeat.max(1) {
-            let r = f()?;
-            if out.as_ref().is_none_or(|b| r.seconds < b.seconds) {
-                out = Some(r);
+    let best =
+        |f: &mut dyn FnMut() -> latsol::Result<InvertResult>| -> latsol::Result<InvertResult> {
+            let mut out: Option<InvertResult> = None;
+            for _ in 0..o.repeat.max(1) {
+                let r = f()?;
+                if out.as_ref().is_none_or(|b| r.seconds < b.seconds) {
+                    out = Some(r);
+                }
             }
-        }
-        Ok(out.expect("at least one run"))
-    };
+            Ok(out.expect("at least one run"))
+        };
     let name = |p: Precision| format!("double-{}", format!("{p:?}").to_lowercase());
 
     if o.tables.iter().any(|t| t == "cg") {
@@ -233,7 +234,11 @@ fn main() -> latsol::Result<()> {
         let n = o.shifts.max(1);
         let shifts: Vec<f64> = (0..n)
             .map(|i| {
-                let f = if n == 1 { 0.0 } else { i as f64 / (n - 1) as f64 };
+                let f = if n == 1 {
+                    0.0
+                } else {
+                    i as f64 / (n - 1) as f64
+                };
                 o.shift_min * (o.shift_max / o.shift_min).powf(f)
             })
             .collect();
