@@ -1,10 +1,16 @@
 // staggered_dslash.cu: the staggered hopping term (staggered_dslash.cuh) in
-// double and single, links in 18 reals, and the flat double <-> single
-// conversions of colour-vector fields.
+// double and single, fat links in 18 reals and long links in 18, 13 or 9,
+// and the flat double <-> single conversions of colour-vector fields.
 #include "staggered_dslash.cuh"
 
-extern "C" __global__ void staggered_dslash_f64(StaggeredParams P) { staggered_dslash_body<double>(P); }
-extern "C" __global__ void staggered_dslash_f32(StaggeredParams P) { staggered_dslash_body<float>(P); }
+#define LATSOL_STAGGERED(name, R, LR) \
+  extern "C" __global__ void name(StaggeredParams P) { staggered_dslash_body<R, LR>(P); }
+LATSOL_STAGGERED(staggered_dslash_f64, double, 18)
+LATSOL_STAGGERED(staggered_dslash_f64_l13, double, 13)
+LATSOL_STAGGERED(staggered_dslash_f64_l9, double, 9)
+LATSOL_STAGGERED(staggered_dslash_f32, float, 18)
+LATSOL_STAGGERED(staggered_dslash_f32_l13, float, 13)
+LATSOL_STAGGERED(staggered_dslash_f32_l9, float, 9)
 
 extern "C" __global__ void staggered_convert_f64_to_f32(ConvertParams P) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;

@@ -24,13 +24,14 @@ struct StaggeredParams {
   u64 fat;  // fat (or thin) links, both parities
   u64 lng;  // long links, both parities, or 0
   double a, b;
+  double long_scale;  // |s| of long links stored in 13 or 9 reals
   int dims[4];
   int parity;
   int vh;
   int stride;
   int gauge_stride;
 };
-static_assert(sizeof(StaggeredParams) == 88, "StaggeredParams layout changed: update staggered.rs");
+static_assert(sizeof(StaggeredParams) == 96, "StaggeredParams layout changed: update staggered.rs");
 
 template <typename R> struct StagVec;
 template <> struct StagVec<double> {
@@ -62,6 +63,40 @@ __device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu,
   }
 }
 
+/// A long link stored in LR = 13 or 9 reals, rebuilt and scaled by `scale`.
+template <typename R, int LR>
+__device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu, int cb, R scale, cplx<R> *u) {
+  const R *l = reinterpret_cast<const R *>(links) + ((parity * 4 + mu) * LR) * gs + cb;
+  R v[LR];
+#pragma unroll
+  for (int k = 0; k < LR; k++) v[k] = LATSOL_LDS(l + k * gs);
+  R s, c;
+  if (LR == 13) {
+#pragma unroll
+    for (int k = 0; k < 6; k++) u[k] = mk<R>(v[2 * k], v[2 * k + 1]);
+    sincospi_(v[12], &s, &c);
+    const cplx<R> e = mk<R>(c, s), zero = mk<R>(0, 0);
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+      const int i = (k + 1) % 3, j = (k + 2) % 3;
+      // (row0 × row1)*_k = conj(a_i b_j − a_j b_i)
+      const cplx<R> x = cmadd(u[i], u[3 + j], zero) - cmadd(u[j], u[3 + i], zero);
+      const cplx<R> cx = mk<R>(x.re, -x.im);
+      u[6 + k] = cmadd(e, cx, zero);
+    }
+#pragma unroll
+    for (int k = 0; k < 9; k++) u[k] = scale * u[k];
+  } else {
+    const cplx<R> z[4] = {mk<R>(v[0], v[1]), mk<R>(v[2], v[3]), mk<R>(v[4], v[5]), mk<R>(v[6], v[7])};
+    Link<R> w;
+    rebuild8<R>(z, w);
+    sincospi_(v[8] / R(3), &s, &c);
+    const cplx<R> e = mk<R>(scale * c, scale * s), zero = mk<R>(0, 0);
+#pragma unroll
+    for (int k = 0; k < 9; k++) u[k] = cmadd(e, w.m[k], zero);
+  }
+}
+
 /// acc += U v (sign +1) or acc −= U† v (sign −1).
 template <typename R, int sign>
 __device__ __forceinline__ void hop(const cplx<R> *u, const cplx<R> *v, cplx<R> *acc) {
@@ -84,7 +119,7 @@ __device__ __forceinline__ int cb_index(const int *d, int x0, int x1, int x2, in
   return (x0 + d[0] * (x1 + d[1] * (x2 + d[2] * x3))) >> 1;
 }
 
-template <typename R>
+template <typename R, int LR>
 __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) {
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
@@ -107,12 +142,20 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
       if (links == 0) continue;
       int y[4] = {x[0], x[1], x[2], x[3]};
       y[mu] = (x[mu] + hops) % d[mu];
-      load_link<R>(links, P.gauge_stride, P.parity, mu, cb, u);
+      if (hops == 3 && LR != 18) {
+        load_long<R, LR>(links, P.gauge_stride, P.parity, mu, cb, R(P.long_scale), u);
+      } else {
+        load_link<R>(links, P.gauge_stride, P.parity, mu, cb, u);
+      }
       load_vector<R>(P, cb_index(d, y[0], y[1], y[2], y[3]), v);
       hop<R, 1>(u, v, acc);
       y[mu] = (x[mu] - hops + 3 * d[mu]) % d[mu];
       const int b = cb_index(d, y[0], y[1], y[2], y[3]);
-      load_link<R>(links, P.gauge_stride, q, mu, b, u);
+      if (hops == 3 && LR != 18) {
+        load_long<R, LR>(links, P.gauge_stride, q, mu, b, R(P.long_scale), u);
+      } else {
+        load_link<R>(links, P.gauge_stride, q, mu, b, u);
+      }
       load_vector<R>(P, b, v);
       hop<R, -1>(u, v, acc);
     }

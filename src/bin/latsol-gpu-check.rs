@@ -1702,14 +1702,15 @@ mod check {
             let (fat, long) = links(&lat, 21);
             for prec in [Precision::Double, Precision::Single] {
                 let tol = tolerance(prec);
-                for improved in [true, false] {
+                for (improved, lr) in [
+                    (true, LongReconstruct::Full18),
+                    (true, LongReconstruct::Thirteen),
+                    (true, LongReconstruct::Nine),
+                    (false, LongReconstruct::Full18),
+                ] {
                     let l = improved.then_some(&long);
-                    let lc = cpu
-                        .upload_staggered(&fat, l, prec, LongReconstruct::Full18)
-                        .map_err(e)?;
-                    let lg = gpu
-                        .upload_staggered(&fat, l, prec, LongReconstruct::Full18)
-                        .map_err(e)?;
+                    let lc = cpu.upload_staggered(&fat, l, prec, lr).map_err(e)?;
+                    let lg = gpu.upload_staggered(&fat, l, prec, lr).map_err(e)?;
                     for parity in [Parity::Even, Parity::Odd] {
                         let hin = vector(&lat, Subset::Single(parity.other()), 31);
                         let hx = vector(&lat, Subset::Single(parity), 32);
@@ -1736,7 +1737,11 @@ mod check {
                             rep.check(
                                 &format!(
                                     "staggered {prec:?} {} {parity:?}{}",
-                                    if improved { "improved" } else { "naive" },
+                                    if improved {
+                                        format!("improved long {}", lr.reals())
+                                    } else {
+                                        "naive".to_string()
+                                    },
                                     if xpay { " xpay" } else { "" }
                                 ),
                                 rel(hg.data(), hc.data()),
@@ -1882,19 +1887,40 @@ mod check {
             rows: &mut Vec<BenchRow>,
         ) -> R<()> {
             let lat = Arc::new(Lattice::new(dims).map_err(e)?);
-            let vh = lat.half_volume();
             let (fat, long) = links(&lat, 81);
+            for lr in [
+                LongReconstruct::Full18,
+                LongReconstruct::Thirteen,
+                LongReconstruct::Nine,
+            ] {
+                bench_one(gpu, prec, &lat, &fat, &long, lr, roof, rep, rows)?;
+            }
+            Ok(())
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        fn bench_one(
+            gpu: &CudaBackend,
+            prec: Precision,
+            lat: &Arc<Lattice>,
+            fat: &GaugeField,
+            long: &GaugeField,
+            lr: LongReconstruct,
+            roof: f64,
+            rep: &mut Report,
+            rows: &mut Vec<BenchRow>,
+        ) -> R<()> {
+            let dims = lat.dims();
+            let vh = lat.half_volume();
             let b = prec.bytes_per_real() as f64;
             let vec_bytes = 6.0 * b;
-            let minimal = 16.0 * 18.0 * b + 2.0 * vec_bytes;
+            // Compressed long links count as stored.
+            let minimal = (8.0 * 18.0 + 8.0 * lr.reals() as f64) * b + 2.0 * vec_bytes;
             let sets = ((512e6 / (minimal * vh as f64)).ceil() as usize).clamp(1, 8);
             let (mut ls, mut ins, mut xs, mut outs) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for k in 0..sets {
-                ls.push(
-                    gpu.upload_staggered(&fat, Some(&long), prec, LongReconstruct::Full18)
-                        .map_err(e)?,
-                );
+                ls.push(gpu.upload_staggered(fat, Some(long), prec, lr).map_err(e)?);
                 ins.push(upv(
                     gpu,
                     &vector(&lat, Subset::Single(Parity::Odd), 90 + k as u64),
@@ -1906,7 +1932,7 @@ mod check {
                     prec,
                 )?);
                 outs.push(
-                    gpu.alloc_field(&lat, Subset::Single(Parity::Even), prec, Fermion::Staggered)
+                    gpu.alloc_field(lat, Subset::Single(Parity::Even), prec, Fermion::Staggered)
                         .map_err(e)?,
                 );
             }
@@ -1928,14 +1954,19 @@ mod check {
                 rows.push(BenchRow {
                     dims,
                     prec,
-                    form: format!("staggered improved{} r18", if xpay { "+xpay" } else { "" }),
+                    form: format!(
+                        "staggered improved{} long r{}",
+                        if xpay { "+xpay" } else { "" },
+                        lr.reals()
+                    ),
                     us: ms * 1e3,
                     gflops: 1146.0 * vh as f64 / (ms * 1e-3) / 1e9,
                     gbs: gbs / 1e9,
                     frac: gbs / roof,
                 });
                 rep.say(format!(
-                    "staggered {prec:?} {dims:?}{}: {:.1} us, {:.0} GB/s, {:.1}% of the roofline",
+                    "staggered {prec:?} {dims:?} long {}{}: {:.1} us, {:.0} GB/s, {:.1}% of the roofline",
+                    lr.reals(),
                     if xpay { " xpay" } else { "" },
                     ms * 1e3,
                     gbs / 1e9,

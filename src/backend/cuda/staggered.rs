@@ -4,8 +4,8 @@
 //! sign: the caller's signs are in them), the hopping term
 //! `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` of `Backend::staggered_dslash`,
 //! the double ↔ single conversions of colour-vector fields and the
-//! heavy-quark residual. Double and single so far; long links in 18 reals
-//! (13 and 9 are the CPU backend's so far).
+//! heavy-quark residual. Double and single so far; long links in 18, 13 or
+//! 9 reals.
 
 use std::sync::Arc;
 
@@ -31,6 +31,7 @@ pub struct StaggeredParams {
     pub lng: u64,
     pub a: f64,
     pub b: f64,
+    pub long_scale: f64,
     pub dims: [i32; 4],
     pub parity: i32,
     pub vh: i32,
@@ -55,7 +56,11 @@ unsafe impl DeviceRepr for ConvertParams {}
 pub fn kernel_names() -> Vec<String> {
     [
         "staggered_dslash_f64",
+        "staggered_dslash_f64_l13",
+        "staggered_dslash_f64_l9",
         "staggered_dslash_f32",
+        "staggered_dslash_f32_l13",
+        "staggered_dslash_f32_l9",
         "staggered_convert_f64_to_f32",
         "staggered_convert_f32_to_f64",
     ]
@@ -63,12 +68,24 @@ pub fn kernel_names() -> Vec<String> {
     .to_vec()
 }
 
+/// Long links on the device: 18 reals (the layout of gauge links), or
+/// compressed to 13 or 9 (`long_links`), one real per load.
+enum DeviceLong {
+    Full(CudaGauge),
+    Compressed {
+        links: super::DeviceData,
+        reconstruct: LongReconstruct,
+        /// `|s|`, by which the rebuilt U(3) matrix is multiplied.
+        scale: f64,
+    },
+}
+
 /// The links of a staggered operator in device memory.
 pub struct CudaStaggeredLinks {
     lattice: Arc<Lattice>,
     precision: Precision,
     fat: CudaGauge,
-    long: Option<CudaGauge>,
+    long: Option<DeviceLong>,
 }
 
 impl StaggeredStorage for CudaStaggeredLinks {
@@ -96,21 +113,56 @@ impl CudaBackend {
                 "staggered links in {precision:?} on the CUDA backend (double and single so far)"
             )));
         }
-        if long.is_some() && long_reconstruct != LongReconstruct::Full18 {
-            return Err(Error::Unsupported(format!(
-                "long links compressed to {} reals on the CUDA backend (18 so far)",
-                long_reconstruct.reals()
-            )));
-        }
         // Periodic: the caller's boundary signs are in the links.
         let store = |g: &GaugeField| {
             self.upload_gauge(g, TBoundary::Periodic, precision, Reconstruct::Full18)
         };
+        let fat_links = store(fat)?;
+        let long = match (long, long_reconstruct) {
+            (None, _) => None,
+            (Some(l), LongReconstruct::Full18) => Some(DeviceLong::Full(store(l)?)),
+            (Some(l), r) => Some(self.upload_compressed_long(l, precision, r, fat_links.stride)?),
+        };
         Ok(CudaStaggeredLinks {
             lattice: fat.lattice().clone(),
             precision,
-            fat: store(fat)?,
-            long: long.map(store).transpose()?,
+            fat: fat_links,
+            long,
+        })
+    }
+
+    /// Long links in 13 or 9 reals, one real per element, blocks
+    /// `[parity][mu]` of `stride` sites (the fat links' stride).
+    fn upload_compressed_long(
+        &self,
+        long: &GaugeField,
+        precision: Precision,
+        r: LongReconstruct,
+        stride: usize,
+    ) -> Result<DeviceLong> {
+        let lat = long.lattice();
+        let vh = lat.half_volume();
+        let reals = r.reals();
+        let scale = crate::long_links::scale_of(long.links());
+        let what = format!("staging the long links of a {:?} lattice", lat.dims());
+        let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
+        let mut buf = [0.0; 18];
+        for p in [Parity::Even, Parity::Odd] {
+            for cb in 0..vh {
+                for mu in 0..4 {
+                    let at = ((p.index() * 4 + mu) * vh + cb) * reals;
+                    crate::long_links::compress(long.link(p, cb, mu), r, scale, &mut buf);
+                    canonical[at..at + reals].copy_from_slice(&buf[..reals]);
+                }
+            }
+        }
+        let shape = super::layout::SoaShape::link(reals, 1, vh, stride);
+        let mut links = self.alloc_links(precision, 8 * shape.block_len())?;
+        self.upload_soa(&mut links, shape, &canonical, 1.0)?;
+        Ok(DeviceLong::Compressed {
+            links,
+            reconstruct: r,
+            scale,
         })
     }
 
@@ -157,21 +209,35 @@ impl CudaBackend {
                 None => 0,
             },
             fat: links.fat.links.ptr(s),
-            lng: links.long.as_ref().map_or(0, |l| l.links.ptr(s)),
+            lng: match &links.long {
+                None => 0,
+                Some(DeviceLong::Full(g)) => g.links.ptr(s),
+                Some(DeviceLong::Compressed { links, .. }) => links.ptr(s),
+            },
             a,
             b: x.map_or(0.0, |x| x.0),
+            long_scale: match &links.long {
+                Some(DeviceLong::Compressed { scale, .. }) => *scale,
+                _ => 1.0,
+            },
             dims: d.map(|v| v as i32),
             parity: parity.index() as i32,
             vh: vh as i32,
             stride: out.stride as i32,
             gauge_stride: links.fat.stride as i32,
         };
-        let name = match prec {
+        let base = match prec {
             Precision::Double => "staggered_dslash_f64",
             _ => "staggered_dslash_f32",
         };
+        let name = match &links.long {
+            Some(DeviceLong::Compressed { reconstruct, .. }) => {
+                format!("{base}_l{}", reconstruct.reals())
+            }
+            _ => base.to_string(),
+        };
         // The output is written only: timing runs while tuning are harmless.
-        self.launch_tuned(name, vh, 128, &params, None)
+        self.launch_tuned(&name, vh, 128, &params, None)
     }
 
     /// `dst = src` between double and single colour-vector fields.
@@ -230,10 +296,10 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // staggered_dslash.cuh static_asserts the same sizes.
-        assert_eq!(std::mem::size_of::<StaggeredParams>(), 88);
+        assert_eq!(std::mem::size_of::<StaggeredParams>(), 96);
         assert_eq!(std::mem::offset_of!(StaggeredParams, a), 40);
-        assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 56);
-        assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 84);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 64);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 92);
         assert_eq!(std::mem::size_of::<ConvertParams>(), 24);
     }
 
@@ -241,7 +307,9 @@ mod tests {
     fn kernel_names_exist_in_the_source() {
         let text = include_str!("../../../kernels/staggered_dslash.cu");
         for n in kernel_names() {
-            assert!(text.contains(&format!("void {n}(")), "{n}");
+            let declared = text.contains(&format!("void {n}("))
+                || text.contains(&format!("LATSOL_STAGGERED({n},"));
+            assert!(declared, "{n}");
         }
     }
 }
