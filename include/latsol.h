@@ -1473,8 +1473,7 @@ struct latsol_staggered_param latsol_staggered_param_default(void);
  * `ctx` (INVALID_HANDLE); a wrong `struct_size`, unknown enum values, CPS
  * order, packed precisions, NaN or Inf in a link (INVALID_ARGUMENT, naming
  * the site); a format a backend lacks (UNSUPPORTED: the CUDA backend holds
- * double and single links, long links in 18 reals, so far). On an error
- * `*links` is unchanged.
+ * double and single links so far). On an error `*links` is unchanged.
  *
  * # Safety
  * Pointers are NULL or valid for what they are documented to hold.

@@ -1923,12 +1923,12 @@ mod check {
                 ls.push(gpu.upload_staggered(fat, Some(long), prec, lr).map_err(e)?);
                 ins.push(upv(
                     gpu,
-                    &vector(&lat, Subset::Single(Parity::Odd), 90 + k as u64),
+                    &vector(lat, Subset::Single(Parity::Odd), 90 + k as u64),
                     prec,
                 )?);
                 xs.push(upv(
                     gpu,
-                    &vector(&lat, Subset::Single(Parity::Even), 95 + k as u64),
+                    &vector(lat, Subset::Single(Parity::Even), 95 + k as u64),
                     prec,
                 )?);
                 outs.push(

@@ -225,8 +225,7 @@ pub extern "C" fn latsol_staggered_param_default() -> latsol_staggered_param {
 /// `ctx` (INVALID_HANDLE); a wrong `struct_size`, unknown enum values, CPS
 /// order, packed precisions, NaN or Inf in a link (INVALID_ARGUMENT, naming
 /// the site); a format a backend lacks (UNSUPPORTED: the CUDA backend holds
-/// double and single links, long links in 18 reals, so far). On an error
-/// `*links` is unchanged.
+/// double and single links so far). On an error `*links` is unchanged.
 ///
 /// # Safety
 /// Pointers are NULL or valid for what they are documented to hold.
