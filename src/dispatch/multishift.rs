@@ -15,12 +15,12 @@ use std::time::Instant;
 use super::{dirac, system_of, System};
 use crate::api::multi::{MultiResult, ShiftResult};
 use crate::api::params::{InvertParams, MassNormalization};
-use crate::backend::Backend;
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::{LinearOperator, Normal, Shifted, WilsonFields};
 use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::Subset;
-use crate::solver::multishift_cg::{self, MultiShiftParams};
+use crate::solver::multishift_cg::{self, MultiShiftParams, MultiShiftStats};
 use crate::solver::Monitor;
 
 /// The subset the systems of `params` live on.
@@ -100,20 +100,41 @@ pub fn invert_multishift<B: Backend>(
         )?
     };
 
-    // The true residuals, in high precision, of the caller's systems.
-    let b2 = backend.norm2(&b)?;
-    let mut r = backend.alloc_spinor(&lat, sub, hi)?;
-    let mut shifts_out = Vec::with_capacity(shifts.len());
+    finish(
+        backend, &mut a, &internal, tols, &b, &x, xs, &stats, flops, start,
+    )
+}
+
+/// What a multi-shift solve of `(A + shifts[i]) x_i = b` did: the true
+/// residuals of each system recomputed in high precision, the solver's
+/// time to the last of them (the copies to the host after it, as for one
+/// solve), the solutions `x` downloaded into `xs`. `flops` is one
+/// application of `A`; shared by the Wilson and the staggered dispatchers.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
+    backend: &B,
+    a: &mut A,
+    shifts: &[f64],
+    tols: &[f64],
+    b: &B::Spinor,
+    x: &[B::Spinor],
+    xs: &mut [HostSpinor],
+    stats: &MultiShiftStats,
+    flops: f64,
+    start: Instant,
+) -> Result<MultiResult> {
+    let b2 = backend.norm2(b)?;
+    let mut r = backend.alloc_field(b.lattice(), b.subset(), b.precision(), b.fermion())?;
     // The true residuals first (each ends in a reduction, which waits for
-    // the device), then the time, then the copies to the host: as for one
-    // solve, the solver time leaves out host reordering.
+    // the device), then the time, then the copies to the host.
     let mut rrs = Vec::with_capacity(shifts.len());
     for (i, xi) in x.iter().enumerate() {
-        let mut ai = Shifted::new(backend, &mut a, internal[i]);
+        let mut ai = Shifted::new(backend, &mut *a, shifts[i]);
         ai.apply(&mut r, xi)?;
-        rrs.push(backend.xmy_norm2(&b, &mut r)?);
+        rrs.push(backend.xmy_norm2(b, &mut r)?);
     }
     let seconds = start.elapsed().as_secs_f64();
+    let mut shifts_out = Vec::with_capacity(shifts.len());
     for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
         let true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
         let st = stats.shifts[i];

@@ -15,11 +15,11 @@
 //! unless asked otherwise) on the sloppy copy of the links. The true
 //! residual `‖b − M x‖/‖b‖` of the full system is recomputed afterwards.
 
-use crate::api::multi::{MultiResult, ShiftResult};
+use crate::api::multi::MultiResult;
 use crate::api::{InvertResult, StaggeredInvertParams, StaggeredOp, StaggeredSolve};
 use crate::backend::{Backend, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
-use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal, Shifted};
+use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
 use crate::error::Result;
 use crate::field::{Fermion, HostSpinor};
 use crate::lattice::Subset;
@@ -255,44 +255,7 @@ pub fn invert_multishift<B: Backend>(
     let mut a_lo: &mut dyn LinearOperator<B> = &mut *a_lo_box;
     let stats = multishift_cg::solve(backend, &mut a, &mut a_lo, shifts, &mut x, &b, &mp, monitor)?;
 
-    let b2 = backend.norm2(&b)?;
-    let mut r = alloc()?;
-    let mut rrs = Vec::with_capacity(shifts.len());
-    for (i, xi) in x.iter().enumerate() {
-        let mut ai = Shifted::new(backend, &mut a, shifts[i]);
-        ai.apply(&mut r, xi)?;
-        rrs.push(backend.xmy_norm2(&b, &mut r)?);
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    let mut out = Vec::with_capacity(shifts.len());
-    for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
-        let true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
-        let st = stats.shifts[i];
-        out.push(ShiftResult {
-            iterations: st.refinement_iterations,
-            multishift_iterations: st.multishift_iterations,
-            true_residual,
-            residual_after_multishift: st.phase1_residual,
-            converged: true_residual <= tols[i],
-        });
-        backend.download_spinor(xi, &mut xs[i])?;
-    }
-    let total_flops = flops * (stats.matvecs + shifts.len()) as f64;
-    Ok(MultiResult {
-        converged: out.iter().all(|s| s.converged),
-        shifts: out,
-        iterations: stats.iterations(),
-        multishift_iterations: stats.multishift_iterations,
-        seconds,
-        multishift_seconds: stats.phase_seconds,
-        gflops: if seconds > 0.0 {
-            total_flops / seconds * 1e-9
-        } else {
-            0.0
-        },
-        reliable_updates: stats.reliable_updates,
-        policy_used: None,
-    })
+    super::multishift::finish(backend, a, shifts, tols, &b, &x, xs, &stats, flops, start)
 }
 
 /// The relative tolerance on a system with source `rhs` that meets `tol`

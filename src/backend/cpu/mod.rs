@@ -120,7 +120,7 @@ pub struct CpuStaggeredLinks {
     lattice: Arc<Lattice>,
     fat: Links,
     /// The long links with the neighbour table of their hops.
-    long: Option<(Links, Arc<staggered::ThreeHopTable>)>,
+    long: Option<(Links, staggered::ThreeHopTable)>,
 }
 
 impl StaggeredStorage for CpuStaggeredLinks {
@@ -540,7 +540,7 @@ impl Backend for CpuBackend {
             let long = match long {
                 Some(l) => Some((
                     Links::new_staggered(l, precision, compression)?,
-                    Arc::new(staggered::ThreeHopTable::new(l.lattice())?),
+                    staggered::ThreeHopTable::new(l.lattice())?,
                 )),
                 None => None,
             };
@@ -581,7 +581,7 @@ impl Backend for CpuBackend {
         let iv = inp.data.view(i0, vh);
         let ov = out.data.view_mut(o0, vh);
         self.pool.install(|| {
-            let long = links.long.as_ref().map(|(l, t)| (l, t.as_ref()));
+            let long = links.long.as_ref().map(|(l, t)| (l, t));
             staggered::dslash(&lat, parity, &links.fat, long, ov, iv, a, xv)
         });
         Ok(())
