@@ -71,17 +71,23 @@ template <> struct Items<float> {
     z[1] = mk<double>(v.z, v.w);
   }
 };
+/// The parity block holding site i (i = block · stride + cb) of a field of
+/// `site_bytes` a site, and the site's checkerboard index cb.
+template <typename Vec>
+__device__ __forceinline__ Vec *site_block(const BlasParams &P, u64 p, long long i, long long site_bytes, int &cb) {
+  const long long b = i / P.stride;
+  cb = int(i - b * P.stride);
+  return reinterpret_cast<Vec *>(p + b * P.stride * site_bytes);
+}
+
 /// Site items: the accessors of core.cuh (half, quarter, packed), whose
 /// loads are exact in double.
 template <typename T> struct SiteItems {
   typedef SpinorSoA<T> A;
   typedef typename A::Vec Vec;
   static constexpr int nc = 12;
-  /// The parity block of site i and its checkerboard index.
   static __device__ __forceinline__ Vec *block(const BlasParams &P, u64 p, long long i, int &cb) {
-    const long long b = i / P.stride;
-    cb = int(i - b * P.stride);
-    return reinterpret_cast<Vec *>(p + b * P.stride * A::site_bytes);
+    return site_block<Vec>(P, p, i, A::site_bytes, cb);
   }
   static __device__ __forceinline__ void load(const BlasParams &P, u64 p, long long i, z64 *z) {
     int cb;
@@ -104,34 +110,43 @@ template <> struct Items<signed char> : SiteItems<signed char> {};
 template <> struct Items<packed20> : SiteItems<packed20> {};
 template <> struct Items<packed30> : SiteItems<packed30> {};
 
-/// The 12 complex numbers of site i (i = block · stride + cb) of a field in
-/// any format: one item for half and quarter, else 12 / nc vectors of the
-/// structure-of-arrays layout.
+/// Complex numbers a site of format S: 12 (a Wilson spinor) unless a
+/// colour-vector format says 3 (staggered_blas.cuh).
+template <typename S> struct SiteNc {
+  static constexpr int n = 12;
+};
+
+/// The SiteNc<S>::n complex numbers of site i (i = block · stride + cb) of a
+/// field in any format: one item for the site formats, else n / nc vectors
+/// of the structure-of-arrays layout.
 template <typename S> __device__ __forceinline__ void load_site(const BlasParams &P, u64 p, long long i, z64 *z) {
-  constexpr int nc = Items<S>::nc;
-  if constexpr (nc == 12) {
+  constexpr int nc = Items<S>::nc, n = SiteNc<S>::n;
+  if constexpr (nc == n) {
     Items<S>::load(P, p, i, z);
   } else {
     const long long b = i / P.stride, cb = i - b * P.stride;
 #pragma unroll
-    for (int v = 0; v < 12 / nc; v++) Items<S>::load(P, p, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+    for (int v = 0; v < n / nc; v++) Items<S>::load(P, p, (b * (n / nc) + v) * P.stride + cb, z + v * nc);
   }
 }
 /// Stores site i (as `load_site` reads it), leaving in z the stored values.
 template <typename S> __device__ __forceinline__ void store_site(const BlasParams &P, u64 p, long long i, z64 *z) {
-  constexpr int nc = Items<S>::nc;
-  if constexpr (nc == 12) {
+  constexpr int nc = Items<S>::nc, n = SiteNc<S>::n;
+  if constexpr (nc == n) {
     Items<S>::store(P, p, i, z);
   } else {
     const long long b = i / P.stride, cb = i - b * P.stride;
 #pragma unroll
-    for (int v = 0; v < 12 / nc; v++) Items<S>::store(P, p, (b * (12 / nc) + v) * P.stride + cb, z + v * nc);
+    for (int v = 0; v < n / nc; v++) Items<S>::store(P, p, (b * (n / nc) + v) * P.stride + cb, z + v * nc);
   }
 }
 
 /// A double rounded to the precision of S (double or single) and back.
+template <typename S> struct RoundsToSingle {
+  static constexpr bool value = sizeof(S) == sizeof(float);
+};
 template <typename S> __device__ __forceinline__ double round_to(double v) {
-  if constexpr (sizeof(S) == sizeof(float)) {
+  if constexpr (RoundsToSingle<S>::value) {
     return double(float(v));
   } else {
     return v;
@@ -421,7 +436,7 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
 
 /// Every element-wise op and reduction of format `s` (storage type S); the
 /// names are those of blas.rs (`MAPS`, `REDUCTIONS`).
-#define LATSOL_BLAS_FORMAT(s, S)                                   \
+#define LATSOL_BLAS_OPS(s, S)                                      \
   LATSOL_MAP_ONE(blas_ax_##s, S, Ax)                               \
   LATSOL_MAP_ONE(blas_axpy_##s, S, Axpy)                           \
   LATSOL_MAP_ONE(blas_xpay_##s, S, Xpay)                           \
@@ -436,8 +451,11 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   LATSOL_REDUCE_ONE(blas_caxpy_norm2_##s, S, CaxpyNorm2)           \
   LATSOL_REDUCE_ONE(blas_xmy_norm2_##s, S, XmyNorm2)               \
   LATSOL_REDUCE_ONE(blas_axpy_norm2_pr_##s, S, AxpyNorm2Pr)        \
-  LATSOL_REDUCE_ONE(blas_bicgstab_update_##s, S, BicgstabUpdate)   \
-  LATSOL_AXPY_MANY(f64, double, s, S)                              \
+  LATSOL_REDUCE_ONE(blas_bicgstab_update_##s, S, BicgstabUpdate)
+/// The ops of a spinor format and the sums of its fields into double and single.
+#define LATSOL_BLAS_FORMAT(s, S)          \
+  LATSOL_BLAS_OPS(s, S)                   \
+  LATSOL_AXPY_MANY(f64, double, s, S)     \
   LATSOL_AXPY_MANY(f32, float, s, S)
 
 // ---- sums of several sloppy fields into one precise field -------------------
@@ -462,9 +480,11 @@ static_assert(sizeof(ManyParams) == 160, "ManyParams layout changed: update blas
 template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(const ManyParams &M) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= M.sites) return;
+  constexpr int N = SiteNc<Hi>::n;
+  static_assert(N == SiteNc<Lo>::n, "fields of one kind");
   BlasParams B;
   B.stride = M.stride;
-  z64 y[12], x[12];
+  z64 y[N], x[N];
   load_site<Hi>(B, M.y, i, y);
 #pragma unroll
   for (int j = 0; j < MANY_MAX; j++) {
@@ -472,7 +492,7 @@ template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(co
       load_site<Lo>(B, M.x[j], i, x);
       const double a = M.a[j];
 #pragma unroll
-      for (int c = 0; c < 12; c++) {
+      for (int c = 0; c < N; c++) {
         y[c] = mk(round_to<Hi>(fma(a, round_to<Hi>(x[c].re), y[c].re)),
                   round_to<Hi>(fma(a, round_to<Hi>(x[c].im), y[c].im)));
       }
@@ -535,9 +555,10 @@ template <typename T> __device__ __forceinline__ void gamma5_fixed(const SitePar
 template <typename S, typename D> __device__ __forceinline__ void convert_site(const SiteParams &P) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (long long)P.stride * P.blocks) return;
+  static_assert(SiteNc<S>::n == SiteNc<D>::n, "fields of one kind");
   BlasParams B;
   B.stride = P.stride;
-  z64 z[12];
+  z64 z[SiteNc<S>::n];
   load_site<S>(B, P.src, i, z);
   store_site<D>(B, P.dst, i, z);
 }

@@ -195,6 +195,14 @@ template <> struct Fixed<signed char> {
   }
 };
 
+/// The f32 norm kept for a site whose largest |real| is m (computed in R):
+/// rounded up so that no component overflows the fixed-point range.
+template <typename R> __device__ __forceinline__ float site_norm(R m) {
+  float n = float(m);
+  if (R(n) < m) n = __int_as_float(__float_as_int(n) + 1);
+  return n;
+}
+
 /// Half and quarter: two complex numbers per short4 / char4, scaled by the
 /// site's norm (stored after the block's `6 stride` vectors). Arithmetic in
 /// single. The store rounds to nearest, as the CPU backend does.
@@ -227,9 +235,7 @@ template <typename T> struct FixedSpinorSoA {
     R m = 0;
 #pragma unroll
     for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
-    // The norm is kept as an f32: round it up so no component overflows.
-    float n = float(m);
-    if (R(n) < m) n = __int_as_float(__float_as_int(n) + 1);
+    const float n = site_norm(m);
     const R sc = n > 0.0f ? R(Fixed<T>::MAX) / R(n) : R(0);
     const R back = R(n) / R(Fixed<T>::MAX);
     st_stream(const_cast<float *>(norms(p, stride)) + cb, n);

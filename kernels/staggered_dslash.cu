@@ -1,10 +1,10 @@
 // staggered_dslash.cu: the staggered hopping term (staggered_dslash.cuh) in
-// double and single, fat links in 18 reals and long links in 18, 13 or 9,
-// and the flat double <-> single conversions of colour-vector fields.
-#include "staggered_dslash.cuh"
+// double and single, fat links in 18 reals and long links in 18, 13 or 9;
+// the double <-> single conversions of colour-vector fields, those to half
+// and quarter, and the sums of double and single fields into double and
+// single (staggered_blas.cuh).
+#include "staggered_blas.cuh"
 
-#define LATSOL_STAGGERED(name, R, LR) \
-  extern "C" __global__ void name(StaggeredParams P) { staggered_dslash_body<R, LR>(P); }
 LATSOL_STAGGERED(staggered_dslash_f64, double, 18)
 LATSOL_STAGGERED(staggered_dslash_f64_l13, double, 13)
 LATSOL_STAGGERED(staggered_dslash_f64_l9, double, 9)
@@ -20,3 +20,10 @@ extern "C" __global__ void staggered_convert_f32_to_f64(ConvertParams P) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < P.n) reinterpret_cast<double *>(P.dst)[i] = double(reinterpret_cast<const float *>(P.src)[i]);
 }
+
+LATSOL_STAGGERED_AXPY_MANY(s64, ColourSite<double>)
+LATSOL_STAGGERED_AXPY_MANY(s32, ColourSite<float>)
+LATSOL_CONVERT(s64, ColourSite<double>, s16, ColourSite<short>)
+LATSOL_CONVERT(s64, ColourSite<double>, s8, ColourSite<signed char>)
+LATSOL_CONVERT(s32, ColourSite<float>, s16, ColourSite<short>)
+LATSOL_CONVERT(s32, ColourSite<float>, s8, ColourSite<signed char>)

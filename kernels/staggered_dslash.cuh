@@ -10,9 +10,11 @@
 // CPU reference src/backend/cpu/staggered.rs.
 //
 // Layout: a colour vector field, per parity block, complex c (0..2) of site cb
-// at `c * stride + cb` (double2 in double, float2 in single); links 18 reals,
-// the layout of reconstruct-18 gauge links (core.cuh): complex k = 3 row + col
-// of link (parity, mu) at `((parity 4 + mu) 9 + k) gauge_stride + cb`.
+// at `c * stride + cb` (double2, float2, short2 or char2; the fixed-point
+// formats' norms after the vectors, `ColourVector`); links 18 reals, the
+// layout of reconstruct-18 gauge links (core.cuh): complex k = 3 row + col of
+// link (parity, mu) at `((parity 4 + mu) 9 + k) gauge_stride + cb`; long
+// links of 13 or 9 reals in wide vectors and the phase alone (`load_long`).
 #pragma once
 #include "core.cuh"
 
@@ -25,51 +27,162 @@ struct StaggeredParams {
   u64 lng;  // long links, both parities, or 0
   double a, b;
   double long_scale;  // |s| of long links stored in 13 or 9 reals
+  double fat_fixed;   // fixed-point links: value = stored · fat_fixed (1 otherwise)
+  double long_fixed;  // the same for the long links
   int dims[4];
   int parity;
   int vh;
   int stride;
   int gauge_stride;
 };
-static_assert(sizeof(StaggeredParams) == 96, "StaggeredParams layout changed: update staggered.rs");
+static_assert(sizeof(StaggeredParams) == 112, "StaggeredParams layout changed: update staggered.rs");
 
-template <typename R> struct StagVec;
-template <> struct StagVec<double> {
+/// The storage formats of colour vectors and staggered links, by storage
+/// type S: double2 / float2 per complex number in double and single; short2
+/// / char2 in half and quarter, vectors relative to a per-site f32 norm
+/// (the largest |real| of the site, stored after the block's 3 `stride`
+/// vectors: `site_bytes` a site) and links relative to one scale per link
+/// field (`fat_fixed`, `long_fixed`: the largest stored magnitude over MAX,
+/// as the CPU backend's src/backend/cpu/links.rs stores them). Arithmetic in
+/// R: double for double, single otherwise.
+template <typename S> struct Stag;
+template <> struct Stag<double> {
+  typedef double R;
   typedef double2 V;
+  static constexpr bool fixed = false;
+  static constexpr float MAX = 1.0f;
 };
-template <> struct StagVec<float> {
+template <> struct Stag<float> {
+  typedef float R;
   typedef float2 V;
+  static constexpr bool fixed = false;
+  static constexpr float MAX = 1.0f;
+};
+template <> struct Stag<short> {
+  typedef float R;
+  typedef short2 V;
+  static constexpr bool fixed = true;
+  static constexpr float MAX = 32767.0f;
+};
+template <> struct Stag<signed char> {
+  typedef float R;
+  typedef char2 V;
+  static constexpr bool fixed = true;
+  static constexpr float MAX = 127.0f;
 };
 
-template <typename R>
-__device__ __forceinline__ void load_vector(const StaggeredParams &P, int cb, cplx<R> *v) {
-  typedef typename StagVec<R>::V V;
-  const V *in = reinterpret_cast<const V *>(P.in);
-#pragma unroll
-  for (int c = 0; c < 3; c++) {
-    V t = __ldg(in + c * P.stride + cb);
-    v[c] = mk<R>(t.x, t.y);
+/// Colour vectors of storage S: load and store site cb of a parity block.
+template <typename S> struct ColourVector {
+  typedef typename Stag<S>::V V;
+  typedef typename Stag<S>::R R;
+  /// Bytes of one site in a parity block (its vectors and, fixed point, its norm).
+  static constexpr long long site_bytes = 3 * sizeof(V) + (Stag<S>::fixed ? sizeof(float) : 0);
+  static __device__ __forceinline__ const float *norms(const V *p, int stride) {
+    return reinterpret_cast<const float *>(p + 3 * stride);
   }
-}
+  /// Neighbours are read by up to 16 sites: read-only loads that L1 and L2 keep.
+  template <typename A> static __device__ __forceinline__ void load(const V *p, int stride, int cb, cplx<A> *v) {
+    A s = A(1);
+    if constexpr (Stag<S>::fixed) s = A(__ldg(norms(p, stride) + cb)) / A(Stag<S>::MAX);
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+      const V t = __ldg(p + c * stride + cb);
+      v[c] = mk<A>(s * A(t.x), s * A(t.y));
+    }
+  }
+  /// Stores site cb (the norm computed in A, rounding to nearest as the CPU
+  /// backend does) and leaves in v the values as stored.
+  template <typename A> static __device__ __forceinline__ void store(V *p, int stride, int cb, cplx<A> *v) {
+    if constexpr (Stag<S>::fixed) {
+      A m = 0;
+#pragma unroll
+      for (int c = 0; c < 3; c++) m = fmax(m, fmax(fabs(v[c].re), fabs(v[c].im)));
+      const float n = site_norm(m);
+      const A sc = n > 0.0f ? A(Stag<S>::MAX) / A(n) : A(0);
+      const A back = A(n) / A(Stag<S>::MAX);
+      LATSOL_STS(const_cast<float *>(norms(p, stride)) + cb, n);
+#pragma unroll
+      for (int c = 0; c < 3; c++) {
+        const A re = rint(v[c].re * sc), im = rint(v[c].im * sc);
+        V t;
+        t.x = re;
+        t.y = im;
+        LATSOL_STS(p + c * stride + cb, t);
+        v[c] = mk<A>(re * back, im * back);
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < 3; c++) {
+        V t;
+        t.x = v[c].re;
+        t.y = v[c].im;
+        LATSOL_STS(p + c * stride + cb, t);
+        v[c] = mk<A>(A(t.x), A(t.y));
+      }
+    }
+  }
+};
 
-template <typename R>
-__device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, cplx<R> *u) {
-  typedef typename StagVec<R>::V V;
+/// A link of 18 reals (one complex number per V), times `fixed` in fixed point.
+template <typename S>
+__device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
+                                          cplx<typename Stag<S>::R> *u) {
+  typedef typename Stag<S>::V V;
+  typedef typename Stag<S>::R R;
   const V *l = reinterpret_cast<const V *>(links) + ((parity * 4 + mu) * 9) * gs + cb;
 #pragma unroll
   for (int k = 0; k < 9; k++) {
     V t = LATSOL_LDS(l + k * gs);
-    u[k] = mk<R>(t.x, t.y);
+    u[k] = Stag<S>::fixed ? mk<R>(fixed * R(t.x), fixed * R(t.y)) : mk<R>(t.x, t.y);
   }
 }
 
+/// The wide loads of compressed long links: W reals a vector (16 bytes in
+/// double and single, 8 in half, 4 in quarter).
+template <typename S> struct LongVec;
+template <> struct LongVec<double> {
+  typedef double2 V;
+  static constexpr int W = 2;
+  static __device__ __forceinline__ void unpack(V t, double *v) {
+    v[0] = t.x;
+    v[1] = t.y;
+  }
+};
+/// Four reals a vector (float4, short4, char4), unpacked to single.
+template <typename V4> struct FourLongVec {
+  typedef V4 V;
+  static constexpr int W = 4;
+  static __device__ __forceinline__ void unpack(V t, float *v) {
+    v[0] = float(t.x);
+    v[1] = float(t.y);
+    v[2] = float(t.z);
+    v[3] = float(t.w);
+  }
+};
+template <> struct LongVec<float> : FourLongVec<float4> {};
+template <> struct LongVec<short> : FourLongVec<short4> {};
+template <> struct LongVec<signed char> : FourLongVec<char4> {};
+
 /// A long link stored in LR = 13 or 9 reals, rebuilt and scaled by `scale`.
-template <typename R, int LR>
-__device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu, int cb, R scale, cplx<R> *u) {
-  const R *l = reinterpret_cast<const R *>(links) + ((parity * 4 + mu) * LR) * gs + cb;
+/// Layout of one (parity, mu) block: reals 0 .. LR−1 (12 or 8) in vectors
+/// of W, vector j of site cb at `j gauge_stride + cb`, then the last real
+/// (the phase) at `(LR − 1) gauge_stride + cb`, counted in reals
+/// (src/backend/cuda/staggered.rs, `long_index`).
+template <typename S, int LR>
+__device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
+                                          typename Stag<S>::R scale, cplx<typename Stag<S>::R> *u) {
+  typedef typename Stag<S>::R R;
+  typedef LongVec<S> L;
+  const S *base = reinterpret_cast<const S *>(links) + ((parity * 4 + mu) * LR) * gs;
+  const typename L::V *vecs = reinterpret_cast<const typename L::V *>(base);
   R v[LR];
 #pragma unroll
-  for (int k = 0; k < LR; k++) v[k] = LATSOL_LDS(l + k * gs);
+  for (int j = 0; j < (LR - 1) / L::W; j++) L::unpack(LATSOL_LDS(vecs + j * gs + cb), v + j * L::W);
+  v[LR - 1] = R(LATSOL_LDS(base + (LR - 1) * gs + cb));
+  if constexpr (Stag<S>::fixed) {
+#pragma unroll
+    for (int k = 0; k < LR; k++) v[k] *= fixed;
+  }
   R s, c;
   if (LR == 13) {
 #pragma unroll
@@ -119,8 +232,11 @@ __device__ __forceinline__ int cb_index(const int *d, int x0, int x1, int x2, in
   return (x0 + d[0] * (x1 + d[1] * (x2 + d[2] * x3))) >> 1;
 }
 
-template <typename R, int LR>
+template <typename S, int LR>
 __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) {
+  typedef typename Stag<S>::R R;
+  typedef typename Stag<S>::V V;
+  typedef ColourVector<S> CV;
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   const int *d = P.dims;
@@ -132,6 +248,8 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
   x[3] = lex / (d[0] * d[1] * d[2]);
   x[0] = lex % d[0] + ((x[1] + x[2] + x[3] + P.parity) & 1);
   const int q = 1 - P.parity;
+  const V *in = reinterpret_cast<const V *>(P.in);
+  const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);
   cplx<R> acc[3] = {mk<R>(0, 0), mk<R>(0, 0), mk<R>(0, 0)};
   cplx<R> u[9], v[3];
 #pragma unroll
@@ -140,43 +258,39 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
     for (int hops = 1; hops <= 3; hops += 2) {
       const u64 links = hops == 1 ? P.fat : P.lng;
       if (links == 0) continue;
+      const R fixed = hops == 1 ? fat_fixed : long_fixed;
       int y[4] = {x[0], x[1], x[2], x[3]};
       y[mu] = (x[mu] + hops) % d[mu];
       if (hops == 3 && LR != 18) {
-        load_long<R, LR>(links, P.gauge_stride, P.parity, mu, cb, R(P.long_scale), u);
+        load_long<S, LR>(links, P.gauge_stride, P.parity, mu, cb, fixed, long_scale, u);
       } else {
-        load_link<R>(links, P.gauge_stride, P.parity, mu, cb, u);
+        load_link<S>(links, P.gauge_stride, P.parity, mu, cb, fixed, u);
       }
-      load_vector<R>(P, cb_index(d, y[0], y[1], y[2], y[3]), v);
+      CV::load(in, P.stride, cb_index(d, y[0], y[1], y[2], y[3]), v);
       hop<R, 1>(u, v, acc);
       y[mu] = (x[mu] - hops + 3 * d[mu]) % d[mu];
       const int b = cb_index(d, y[0], y[1], y[2], y[3]);
       if (hops == 3 && LR != 18) {
-        load_long<R, LR>(links, P.gauge_stride, q, mu, b, R(P.long_scale), u);
+        load_long<S, LR>(links, P.gauge_stride, q, mu, b, fixed, long_scale, u);
       } else {
-        load_link<R>(links, P.gauge_stride, q, mu, b, u);
+        load_link<S>(links, P.gauge_stride, q, mu, b, fixed, u);
       }
-      load_vector<R>(P, b, v);
+      CV::load(in, P.stride, b, v);
       hop<R, -1>(u, v, acc);
     }
   }
-  typedef typename StagVec<R>::V V;
-  V *out = reinterpret_cast<V *>(P.out);
-  const V *xp = reinterpret_cast<const V *>(P.x);
+  cplx<R> o[3];
+  if (P.x) CV::load(reinterpret_cast<const V *>(P.x), P.stride, cb, o);
 #pragma unroll
   for (int c = 0; c < 3; c++) {
-    R re = R(P.a) * acc[c].re, im = R(P.a) * acc[c].im;
-    if (P.x) {
-      V t = LATSOL_LDS(xp + c * P.stride + cb);
-      re += R(P.b) * t.x;
-      im += R(P.b) * t.y;
-    }
-    V o;
-    o.x = re;
-    o.y = im;
-    out[c * P.stride + cb] = o;
+    o[c] = P.x ? mk<R>(R(P.a) * acc[c].re + R(P.b) * o[c].re, R(P.a) * acc[c].im + R(P.b) * o[c].im)
+               : R(P.a) * acc[c];
   }
+  CV::store(reinterpret_cast<V *>(P.out), P.stride, cb, o);
 }
+
+#define LATSOL_STAGGERED(name, S, LR) \
+  extern "C" __global__ void name(StaggeredParams P) { staggered_dslash_body<S, LR>(P); }
 
 /// Flat conversions of colour-vector fields between double and single (their
 /// layouts map real k to real k).

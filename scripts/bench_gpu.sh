@@ -6,7 +6,7 @@
 # CLOVER_KAPPAS="k1 k2" into calls of under 10 minutes). Binaries from `cargo build --release
 # --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
 #
-#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered]...   (default: all)
+#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered|staggered-solves]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -16,7 +16,7 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift clover staggered)
+[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift clover staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
 # (about 3 minutes on 16 cores, made once per OUT).
@@ -105,22 +105,26 @@ for step in "${steps[@]}"; do
     "$BIN/latsol-multishift-bench" --backend cuda --dims 24,24,24,48 --kappa 0.1625 \
       --table both --repeat 1 --mc -0.9369 | tee "$OUT/multishift.txt"
     ;;
-  staggered) # the staggered hopping term (long links 18/13/9) and solves on asqtad links (about 5 minutes)
+  staggered) # the staggered hopping term: checks, double/single/half with long links 18/13/9 (about 5 minutes)
     "$BIN/latsol-gpu-check" --staggered --check-prec double --no-solve --quick --prec double \
       --dims 32,32,32,64 >"$OUT/staggered-checks.txt"
     grep -E "^staggered|failure" "$OUT/staggered-checks.txt"
-    for dims in 32,32,32,64 48,48,48,96; do
-      "$BIN/latsol-gpu-check" --staggered --bench-only --no-solve --quick --prec single \
-        --dims "$dims" | grep -E "^staggered Single"
+    for run in single:32,32,32,64 half:32,32,32,64 single:48,48,48,96 half:48,48,48,96; do
+      "$BIN/latsol-gpu-check" --staggered --bench-only --no-solve --quick --prec "${run%%:*}" \
+        --dims "${run#*:}" | grep -E "^staggered (Single|Half)" | tee -a "$OUT/staggered-bench.txt"
     done
+    ;;
+  staggered-solves) # CG and multi-shift CG on asqtad links of a 24^3x48 field (about 5 minutes)
     field24=$OUT/cfg24/su3_wilson_b6.0000_24x24x24x48_seed44.000041.nersc
     [ -f "$field24" ] || "$BIN/latsol-heatbath" --dims 24,24,24,48 --beta 6.0 --therm 40 \
       --configs 1 --sweeps-between 1 --seed 44 --out "$OUT/cfg24" --threads "$(nproc)" >/dev/null
     "$BIN/latsol-bench-staggered" --backend cuda --field "$field24" --masses 0.1,0.03,0.01 \
-      --tol 1e-10 --repeat 2 | tee "$OUT/staggered-solves.txt"
+      --tables cg --tol 1e-10 --repeat 2 | tee "$OUT/staggered-solves.txt"
+    "$BIN/latsol-bench-staggered" --backend cuda --field "$field24" --masses 0.01 \
+      --tables multishift --per-shift --tol 1e-10 --repeat 2 | tee -a "$OUT/staggered-solves.txt"
     ;;
   *)
-    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered)" >&2
+    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered|staggered-solves)" >&2
     exit 2
     ;;
   esac

@@ -113,6 +113,10 @@ pub struct StaggeredInvertParams {
     pub use_init_guess: bool,
     /// Progress every this many iterations (0: none).
     pub progress_every: usize,
+    /// Multi-shift: recompute each shift's true residual after the
+    /// multi-shift phase (`ShiftResult::residual_after_multishift`; one
+    /// more operator application a shift), as clark2022 Table 3 shows them.
+    pub measure_multishift_phase: bool,
 }
 
 impl Default for StaggeredInvertParams {
@@ -129,6 +133,7 @@ impl Default for StaggeredInvertParams {
             cg_stabilised: true,
             use_init_guess: false,
             progress_every: 0,
+            measure_multishift_phase: false,
         }
     }
 }

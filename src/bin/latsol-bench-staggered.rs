@@ -65,6 +65,12 @@ struct Options {
     /// Repetitions of each solve (the fastest is reported).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// Multi-shift: a per-shift table of each scheme (iterations, the true
+    /// residual after the multi-shift phase, refinement iterations), as
+    /// clark2022 Table 3; the phase's residuals cost one more operator
+    /// application a shift, outside the timed solves.
+    #[arg(long)]
+    per_shift: bool,
 }
 
 fn parse_str<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
@@ -250,6 +256,7 @@ fn main() -> latsol::Result<()> {
         );
         println!("|---|---|---|---|---|---|");
         let mut base_t: Option<f64> = None;
+        let mut per_shift = Vec::new();
         for (links, sloppy) in all_links.iter().zip(schemes) {
             let links = match links {
                 Ok(l) => l,
@@ -274,6 +281,13 @@ fn main() -> latsol::Result<()> {
                 }
             }
             let r = best_r.expect("at least one run");
+            if o.per_shift {
+                per_shift.push((
+                    name(sloppy),
+                    phase_residuals(&ctx, links, &solve_params(m, sloppy, &o), &shifts, b)?,
+                    r.clone(),
+                ));
+            }
             let worst = r.shifts.iter().map(|s| s.true_residual).fold(0.0, f64::max);
             let bt = *base_t.get_or_insert(r.seconds);
             println!(
@@ -288,6 +302,46 @@ fn main() -> latsol::Result<()> {
                 bt / r.seconds
             );
         }
+        for (scheme, phase, r) in &per_shift {
+            println!(
+                "\n{scheme}: {} multi-shift iterations\n\n| shift σ | multi-shift iterations | true residual after the phase | refinement iterations | final true residual |\n|---|---|---|---|---|",
+                r.multishift_iterations
+            );
+            for (k, (s, p)) in r.shifts.iter().zip(phase).enumerate() {
+                println!(
+                    "| {:.3e} | {} | {:.2e} | {} | {:.2e} |",
+                    shifts[k], s.multishift_iterations, p, s.iterations, s.true_residual
+                );
+            }
+        }
     }
     Ok(())
+}
+
+/// Each shift's true residual after the multi-shift phase of the scheme of
+/// `p`, from one more (untimed) solve that measures it.
+fn phase_residuals(
+    ctx: &Context,
+    links: &StaggeredLinks,
+    p: &StaggeredInvertParams,
+    shifts: &[f64],
+    b: &[f64],
+) -> latsol::Result<Vec<f64>> {
+    let mut xs = vec![vec![0.0; b.len()]; shifts.len()];
+    let p = StaggeredInvertParams {
+        measure_multishift_phase: true,
+        ..*p
+    };
+    let r = ctx.invert_multishift_staggered(
+        links,
+        &p,
+        shifts,
+        None,
+        HostReals::F64(b),
+        xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
+    )?;
+    Ok(r.shifts
+        .iter()
+        .map(|s| s.residual_after_multishift)
+        .collect())
 }

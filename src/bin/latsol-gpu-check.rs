@@ -1550,7 +1550,7 @@ mod check {
                 };
                 for &dims in &sizes {
                     if has("--staggered") {
-                        if !matches!(prec, Precision::Double | Precision::Single) {
+                        if is_packed(prec) {
                             continue;
                         }
                         let r = staggered::bench(&gpu, prec, dims, roof, &mut rep, &mut rows);
@@ -1700,7 +1700,12 @@ mod check {
         pub fn check(cpu: &CpuBackend, gpu: &CudaBackend, rep: &mut Report) -> R<()> {
             let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
             let (fat, long) = links(&lat, 21);
-            for prec in [Precision::Double, Precision::Single] {
+            for prec in [
+                Precision::Double,
+                Precision::Single,
+                Precision::Half,
+                Precision::Quarter,
+            ] {
                 let tol = tolerance(prec);
                 for (improved, lr) in [
                     (true, LongReconstruct::Full18),
@@ -1771,6 +1776,66 @@ mod check {
                     rel(hg.data(), hc.data()),
                     tol,
                 );
+                let (rc, rg) = (
+                    cpu.axpy_norm2(-0.7, &ac, &mut bc).map_err(e)?,
+                    gpu.axpy_norm2(-0.7, &ag, &mut bg).map_err(e)?,
+                );
+                rep.check(
+                    &format!("staggered axpy_norm2 {prec:?}"),
+                    (rc - rg).abs() / rc,
+                    tol,
+                );
+                // The sums of sloppy fields into double and single (fused on
+                // the device, as a copy then an axpy each on the CPU).
+                let hs: Vec<HostSpinor> =
+                    (0..3).map(|k| vector(&lat, Subset::Full, 44 + k)).collect();
+                for hi in [Precision::Double, Precision::Single] {
+                    let xc: Vec<_> = hs.iter().map(|h| upv(cpu, h, prec)).collect::<R<_>>()?;
+                    let xg: Vec<_> = hs.iter().map(|h| upv(gpu, h, prec)).collect::<R<_>>()?;
+                    let (mut yc, mut yg) = (upv(cpu, &ha, hi)?, upv(gpu, &ha, hi)?);
+                    let a = [0.5, -1.25, 2.0];
+                    cpu.axpy_many(&a, &xc.iter().collect::<Vec<_>>(), &mut yc)
+                        .map_err(e)?;
+                    gpu.axpy_many(&a, &xg.iter().collect::<Vec<_>>(), &mut yg)
+                        .map_err(e)?;
+                    rep.check(
+                        &format!("staggered axpy_many {hi:?} += {prec:?}"),
+                        rel(downv(gpu, &yg)?.data(), downv(cpu, &yc)?.data()),
+                        tolerance(hi),
+                    );
+                }
+                // Conversions on the device against the CPU's rounding: the
+                // same stored values.
+                let h = vector(&lat, Subset::Full, 52);
+                for from in [Precision::Double, Precision::Single, Precision::Half] {
+                    if from == prec {
+                        continue;
+                    }
+                    let mut fg = upv(gpu, &h, from)?;
+                    let mut tg = gpu
+                        .alloc_field(&lat, Subset::Full, prec, Fermion::Staggered)
+                        .map_err(e)?;
+                    gpu.copy(&mut tg, &fg).map_err(e)?;
+                    let fc = upv(cpu, &h, from)?;
+                    let mut tc = cpu
+                        .alloc_field(&lat, Subset::Full, prec, Fermion::Staggered)
+                        .map_err(e)?;
+                    cpu.copy(&mut tc, &fc).map_err(e)?;
+                    rep.check(
+                        &format!("staggered convert {from:?} -> {prec:?}"),
+                        rel(downv(gpu, &tg)?.data(), downv(cpu, &tc)?.data()),
+                        prec.epsilon(),
+                    );
+                    // ... and back.
+                    gpu.copy(&mut fg, &tg).map_err(e)?;
+                    let mut bc = upv(cpu, &h, from)?;
+                    cpu.copy(&mut bc, &tc).map_err(e)?;
+                    rep.check(
+                        &format!("staggered convert {prec:?} -> {from:?}"),
+                        rel(downv(gpu, &fg)?.data(), downv(cpu, &bc)?.data()),
+                        prec.epsilon(),
+                    );
+                }
             }
             // double → single → double on the device against the host rounding.
             let h = vector(&lat, Subset::Full, 51);
@@ -1827,6 +1892,21 @@ mod check {
                 let h = vector(&lat, Subset::Full, 71);
                 h.data().iter().flat_map(|z| [z.re, z.im]).collect()
             };
+            for sloppy in [Precision::Single, Precision::Half] {
+                solve_pair(rep, dims, sloppy, &q(&f), &q(&l), &src)?;
+            }
+            Ok(())
+        }
+
+        /// The same staggered solve on a CPU and a CUDA context.
+        fn solve_pair(
+            rep: &mut Report,
+            dims: [usize; 4],
+            sloppy: Precision,
+            f: &HostGauge,
+            l: &HostGauge,
+            src: &[f64],
+        ) -> R<()> {
             let mut sols = Vec::new();
             for backend in [BackendChoice::Cpu, BackendChoice::Cuda] {
                 let ctx = Context::new(InitParams {
@@ -1838,28 +1918,28 @@ mod check {
                 let sp = StaggeredParams {
                     dims,
                     order: GaugeOrder::Qdp,
-                    precision_sloppy: Precision::Single,
+                    precision_sloppy: sloppy,
                     ..Default::default()
                 };
-                let links = ctx.load_staggered(&sp, &q(&f), Some(&q(&l))).map_err(e)?;
+                let links = ctx.load_staggered(&sp, f, Some(l)).map_err(e)?;
                 let p = StaggeredInvertParams {
                     mass: 0.05,
                     solve: StaggeredSolve::EvenOdd(Parity::Even),
                     tol: 1e-10,
-                    precision_sloppy: Precision::Single,
+                    precision_sloppy: sloppy,
                     tol_hq: 1e-9,
                     ..Default::default()
                 };
                 let mut x = vec![0.0; src.len()];
                 let r = ctx
-                    .invert_staggered(&links, &p, HostReals::F64(&src), HostRealsMut::F64(&mut x))
+                    .invert_staggered(&links, &p, HostReals::F64(src), HostRealsMut::F64(&mut x))
                     .map_err(e)?;
                 rep.say(format!(
-                    "staggered solve on {:?}: {} iterations, true residual {:.2e}, heavy-quark {:.2e}, {:.3} s",
+                    "staggered double-{sloppy:?} solve on {:?}: {} iterations, true residual {:.2e}, heavy-quark {:.2e}, {:.3} s",
                     backend, r.iterations, r.true_residual, r.true_residual_hq, r.seconds
                 ));
                 rep.check(
-                    &format!("staggered solve {backend:?} true residual"),
+                    &format!("staggered double-{sloppy:?} solve {backend:?} true residual"),
                     r.true_residual,
                     1e-10,
                 );
@@ -1871,7 +1951,11 @@ mod check {
                 .map(|(a, b)| (a - b).powi(2))
                 .sum();
             let n: f64 = sols[0].iter().map(|a| a * a).sum();
-            rep.check("staggered solve CUDA = CPU", (d / n).sqrt(), 1e-8);
+            rep.check(
+                &format!("staggered double-{sloppy:?} solve CUDA = CPU"),
+                (d / n).sqrt(),
+                1e-8,
+            );
             Ok(())
         }
 
@@ -1913,7 +1997,8 @@ mod check {
             let dims = lat.dims();
             let vh = lat.half_volume();
             let b = prec.bytes_per_real() as f64;
-            let vec_bytes = 6.0 * b;
+            // Fixed point: one f32 norm a site beside the 6 reals.
+            let vec_bytes = 6.0 * b + if is_per_site(prec) { 4.0 } else { 0.0 };
             // Compressed long links count as stored.
             let minimal = (8.0 * 18.0 + 8.0 * lr.reals() as f64) * b + 2.0 * vec_bytes;
             let sets = ((512e6 / (minimal * vh as f64)).ceil() as usize).clamp(1, 8);

@@ -243,7 +243,7 @@ pub fn invert_multishift<B: Backend>(
         progress_every: params.progress_every,
         delta: params.reliable_delta,
         stabilised: params.cg_stabilised,
-        measure_phase1: false,
+        measure_phase1: params.measure_multishift_phase,
     };
     let mut a_lo_box = hpd_operator(
         backend,

@@ -345,6 +345,7 @@ impl latsol_staggered_invert_param {
             cg_stabilised: flag(self.cg_stabilised, "param->cg_stabilised")?,
             use_init_guess: flag(self.use_init_guess, "param->use_init_guess")?,
             progress_every: 0,
+            measure_multishift_phase: false,
         };
         Ok((
             params,

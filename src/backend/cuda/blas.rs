@@ -25,7 +25,7 @@ pub const RED_GRID_MAX: usize = 1024;
 pub const RED_MAX: usize = 3;
 
 /// Element-wise ops (one kernel per precision each).
-const MAPS: &[&str] = &[
+pub(crate) const MAPS: &[&str] = &[
     "ax",
     "axpy",
     "xpay",
@@ -35,7 +35,7 @@ const MAPS: &[&str] = &[
     "xpay_into",
 ];
 /// Reductions and how many numbers each returns.
-const REDUCTIONS: &[(&str, usize)] = &[
+pub(crate) const REDUCTIONS: &[(&str, usize)] = &[
     ("norm2", 1),
     ("cdot", 2),
     ("cdot_norm2", 3),
@@ -150,13 +150,27 @@ pub(crate) fn suffix(p: Precision) -> &'static str {
 fn vectors(x: &CudaSpinor) -> usize {
     match x.precision() {
         p if super::per_site(p) => x.blocks() * x.stride,
-        // Double and single are flat arrays of double2 / float4; a staggered
-        // block (6 reals a site, the stride a multiple of 32) is one too.
+        // A staggered block (6 reals a site, the stride a multiple of 32) is
+        // a flat array of double2 / float4 too.
+        // Double and single: flat arrays of double2 / float4.
         p => x.blocks() * x.stride * x.fermion().reals() / super::spinor_vec(p),
     }
 }
 
 use crate::backend::SpinorField;
+use crate::field::Fermion;
+
+/// The name of `x`'s format in the element-wise and reduction kernels:
+/// its precision's, but the colour-vector kernels for staggered fields in
+/// half and quarter (a norm scales 3 complex numbers there, not 12).
+fn format_of(x: &CudaSpinor) -> &'static str {
+    match (x.fermion(), x.precision()) {
+        (Fermion::Staggered, p @ (Precision::Half | Precision::Quarter)) => {
+            super::staggered::colour_suffix(p)
+        }
+        (_, p) => suffix(p),
+    }
+}
 
 /// Where an element-wise op writes: the kernel's y or z slot.
 pub(crate) enum Out<'a> {
@@ -267,7 +281,7 @@ impl CudaBackend {
             stride: w.stride as i64,
             ..Default::default()
         };
-        let name = format!("blas_{op}_{}", suffix(w.precision()));
+        let name = format!("blas_{op}_{}", format_of(w));
         self.launch_tuned(&name, vectors(w), 256, &params, Some(&w.data))
     }
 
@@ -312,7 +326,7 @@ impl CudaBackend {
             stride: x.stride as i64,
             ..Default::default()
         };
-        self.run_reduction(op, nred, x.precision(), params)
+        self.run_reduction(op, nred, format_of(x), params)
     }
 
     /// BiCGstab's fused closing update (`Backend::bicgstab_update`).
@@ -354,7 +368,7 @@ impl CudaBackend {
             stride: s.stride as i64,
             ..Default::default()
         };
-        let r = self.run_reduction(op, 3, s.precision(), params)?;
+        let r = self.run_reduction(op, 3, format_of(s), params)?;
         Ok((C64::new(r[0], r[1]), r[2]))
     }
 
@@ -364,7 +378,7 @@ impl CudaBackend {
         &self,
         op: &str,
         nred: usize,
-        precision: Precision,
+        format: &str,
         mut params: BlasParams,
     ) -> Result<[f64; RED_MAX]> {
         let s = &self.stream;
@@ -377,7 +391,7 @@ impl CudaBackend {
         params.partials = cudarc::driver::DevicePtr::device_ptr(&scratch.partials, s).0;
         params.counter = cudarc::driver::DevicePtr::device_ptr(&scratch.counter, s).0;
         params.out = scratch.result_device;
-        let kernel = self.kernel(&format!("blas_{op}_{}", suffix(precision)))?;
+        let kernel = self.kernel(&format!("blas_{op}_{format}"))?;
         launch::launch(s, &kernel, grid, RED_BLOCK, &params)?;
         s.synchronize().map_err(device_err("reduction result"))?;
         let host = scratch
@@ -409,37 +423,18 @@ impl CudaBackend {
         let Some(first) = x.first() else {
             return Ok(());
         };
-        if y.fermion() == crate::field::Fermion::Staggered {
-            // The fused kernel walks Wilson sites; a colour-vector field
-            // takes the unfused sequence it stands for: each x[j] converted
-            // to y's precision, then one flat axpy.
-            let mut tmp = None;
-            for (&a, x) in a.iter().zip(x) {
-                let xj: &CudaSpinor = if x.precision() == y.precision() {
-                    x
-                } else {
-                    if tmp.is_none() {
-                        tmp = Some(crate::backend::Backend::alloc_field(
-                            self,
-                            &y.lattice,
-                            y.subset,
-                            y.precision(),
-                            y.fermion(),
-                        )?);
-                    }
-                    let t = tmp.as_mut().expect("allocated above");
-                    self.copy_impl(t, x)?;
-                    t
-                };
-                crate::backend::Backend::axpy(self, a, xj, y)?;
-            }
-            return Ok(());
-        }
-        let name = format!(
-            "blas_axpy_many_{}_{}",
-            suffix(y.precision()),
-            suffix(first.precision())
-        );
+        let name = match y.fermion() {
+            Fermion::Wilson => format!(
+                "blas_axpy_many_{}_{}",
+                suffix(y.precision()),
+                suffix(first.precision())
+            ),
+            Fermion::Staggered => format!(
+                "blas_axpy_many_{}_{}",
+                super::staggered::colour_suffix(y.precision()),
+                super::staggered::colour_suffix(first.precision())
+            ),
+        };
         let s = &self.stream;
         let sites = y.blocks() * y.stride;
         for (a, x) in a.chunks(MANY_MAX).zip(x.chunks(MANY_MAX)) {
@@ -477,15 +472,20 @@ impl CudaBackend {
             (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
                 s.memcpy_dtod(x, d).map_err(device_err(what))
             }
-            (DeviceData::F32(_), DeviceData::F64(_))
-                if src.fermion() == crate::field::Fermion::Staggered =>
-            {
+            (DeviceData::F32(_), DeviceData::F64(_)) if src.fermion() == Fermion::Staggered => {
                 self.convert_staggered("staggered_convert_f64_to_f32", dst, src)
             }
-            (DeviceData::F64(_), DeviceData::F32(_))
-                if src.fermion() == crate::field::Fermion::Staggered =>
-            {
+            (DeviceData::F64(_), DeviceData::F32(_)) if src.fermion() == Fermion::Staggered => {
                 self.convert_staggered("staggered_convert_f32_to_f64", dst, src)
+            }
+            // To or from half and quarter colour vectors: one thread per site.
+            _ if src.fermion() == Fermion::Staggered => {
+                let name = format!(
+                    "convert_{}_to_{}",
+                    super::staggered::colour_suffix(src.precision()),
+                    super::staggered::colour_suffix(dst.precision())
+                );
+                self.site_op(&name, dst, src, 1)
             }
             (DeviceData::F32(_), DeviceData::F64(_)) => {
                 self.site_op("convert_f64_to_f32", dst, src, 6)

@@ -156,8 +156,9 @@ pub struct CudaSpinor {
     subset: Subset,
     /// Sites between consecutive components (Vh plus padding).
     stride: usize,
-    /// Wilson spinors (every format) or staggered colour vectors (double
-    /// and single: 3 double2 / float2 a site, `kernels/staggered_dslash.cuh`).
+    /// Wilson spinors (every format) or staggered colour vectors (double,
+    /// single, half, quarter: 3 double2 / float2 / short2 / char2 a site,
+    /// the fixed-point norms after them, `kernels/staggered_dslash.cuh`).
     fermion: Fermion,
     data: DeviceData,
 }
@@ -192,7 +193,7 @@ impl CudaSpinor {
     fn block_len(&self) -> usize {
         match self.fermion {
             Fermion::Wilson => spinor_block_len(self.precision(), self.stride),
-            Fermion::Staggered => self.stride * Fermion::Staggered.reals(),
+            Fermion::Staggered => staggered::block_len(self.precision(), self.stride),
         }
     }
 
@@ -678,11 +679,10 @@ impl Backend for CudaBackend {
         fermion: Fermion,
     ) -> Result<CudaSpinor> {
         if fermion == Fermion::Staggered
-            && !matches!(precision, Precision::Double | Precision::Single)
+            && matches!(precision, Precision::Packed20 | Precision::Packed30)
         {
             return Err(Error::Unsupported(format!(
-                "staggered fields in {precision:?} on the CUDA backend (double and single so \
-                 far; the CPU backend has every format)"
+                "staggered fields in {precision:?}: double, single, half or quarter"
             )));
         }
         Self::check_lattice(lattice)?;
@@ -690,7 +690,7 @@ impl Backend for CudaBackend {
         let blocks = lattice.sites(subset) / lattice.half_volume();
         let len = match fermion {
             Fermion::Wilson => spinor_block_len(precision, stride),
-            Fermion::Staggered => stride * fermion.reals(),
+            Fermion::Staggered => staggered::block_len(precision, stride),
         };
         let data = self.alloc(precision, blocks * len)?;
         Ok(CudaSpinor {
@@ -711,7 +711,8 @@ impl Backend for CudaBackend {
         }
         if per_site(dst.precision()) {
             // Rounded to fixed point (packed) on the device, by the kernels' rule.
-            let mut d = self.alloc_spinor(&dst.lattice, dst.subset, Precision::Double)?;
+            let mut d =
+                self.alloc_field(&dst.lattice, dst.subset, Precision::Double, dst.fermion)?;
             self.upload_spinor(&mut d, src)?;
             return self.copy_impl(dst, &d);
         }
@@ -729,7 +730,8 @@ impl Backend for CudaBackend {
         }
         let shape = src.soa_shape();
         if per_site(src.precision()) {
-            let mut d = self.alloc_spinor(&src.lattice, src.subset, Precision::Double)?;
+            let mut d =
+                self.alloc_field(&src.lattice, src.subset, Precision::Double, src.fermion)?;
             self.copy_impl(&mut d, src)?;
             return self.download_spinor(&d, dst);
         }

@@ -31,6 +31,10 @@ pub const HEADERS: &[(&str, &str)] = &[
         "staggered_dslash.cuh",
         include_str!("../../../kernels/staggered_dslash.cuh"),
     ),
+    (
+        "staggered_blas.cuh",
+        include_str!("../../../kernels/staggered_blas.cuh"),
+    ),
 ];
 
 /// The options file shared with CI.
@@ -127,7 +131,19 @@ pub const SOURCES: &[Source] = &[
     Source {
         name: "staggered_dslash",
         text: include_str!("../../../kernels/staggered_dslash.cu"),
-        kernels: super::staggered::kernel_names,
+        kernels: || super::staggered::kernel_names(Precision::Double),
+        lazy: true,
+    },
+    Source {
+        name: "staggered_f16",
+        text: include_str!("../../../kernels/staggered_f16.cu"),
+        kernels: || super::staggered::kernel_names(Precision::Half),
+        lazy: true,
+    },
+    Source {
+        name: "staggered_f8",
+        text: include_str!("../../../kernels/staggered_f8.cu"),
+        kernels: || super::staggered::kernel_names(Precision::Quarter),
         lazy: true,
     },
     Source {

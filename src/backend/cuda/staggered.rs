@@ -3,22 +3,24 @@
 //! 18 reals each, stored as reconstruct-18 gauge links without a boundary
 //! sign: the caller's signs are in them), the hopping term
 //! `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` of `Backend::staggered_dslash`,
-//! the double ↔ single conversions of colour-vector fields and the
-//! heavy-quark residual. Double and single so far; long links in 18, 13 or
-//! 9 reals.
+//! the conversions of colour-vector fields and the heavy-quark residual.
+//! Double, single, half and quarter; long links in 18, 13 or 9 reals. Three
+//! modules, compiled on first use: `staggered_dslash` (double and single),
+//! `staggered_f16`, `staggered_f8` (the fixed-point formats' hopping term
+//! and vector algebra, `kernels/staggered_blas.cuh`).
 
 use std::sync::Arc;
 
 use cudarc::driver::DeviceRepr;
 
 use super::dslash::block_of;
-use super::{same_lattice, CudaBackend, CudaGauge, CudaSpinor};
+use super::{same_lattice, CudaBackend, CudaSpinor};
 use crate::backend::{Backend, SpinorField, StaggeredStorage};
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity};
 use crate::long_links::LongReconstruct;
-use crate::precision::{Precision, Reconstruct, TBoundary};
+use crate::precision::Precision;
 
 /// Kernel arguments (`struct StaggeredParams` in staggered_dslash.cuh).
 #[repr(C)]
@@ -32,6 +34,8 @@ pub struct StaggeredParams {
     pub a: f64,
     pub b: f64,
     pub long_scale: f64,
+    pub fat_fixed: f64,
+    pub long_fixed: f64,
     pub dims: [i32; 4],
     pub parity: i32,
     pub vh: i32,
@@ -52,39 +56,130 @@ struct ConvertParams {
 // SAFETY: plain old data with the C layout of `ConvertParams`.
 unsafe impl DeviceRepr for ConvertParams {}
 
-/// The kernels of `kernels/staggered_dslash.cu`.
-pub fn kernel_names() -> Vec<String> {
-    [
-        "staggered_dslash_f64",
-        "staggered_dslash_f64_l13",
-        "staggered_dslash_f64_l9",
-        "staggered_dslash_f32",
-        "staggered_dslash_f32_l13",
-        "staggered_dslash_f32_l9",
-        "staggered_convert_f64_to_f32",
-        "staggered_convert_f32_to_f64",
-    ]
-    .map(String::from)
-    .to_vec()
+/// The colour-vector formats' names in kernels (`ColourSite<S>` of
+/// kernels/staggered_blas.cuh).
+pub(crate) fn colour_suffix(p: Precision) -> &'static str {
+    match p {
+        Precision::Double => "s64",
+        Precision::Single => "s32",
+        Precision::Half => "s16",
+        _ => "s8",
+    }
+}
+
+/// The kernels of a staggered module: `Double` names `kernels/staggered_dslash.cu`
+/// (double and single), `Half` and `Quarter` `kernels/staggered_f16.cu` and
+/// `staggered_f8.cu`. Each has the hopping term of its formats, the sums of
+/// its fields into double and single and the conversions from its formats
+/// to the others (not between double and single: the flat kernels).
+pub fn kernel_names(module: Precision) -> Vec<String> {
+    let formats: &[Precision] = match module {
+        Precision::Double => &[Precision::Double, Precision::Single],
+        p => std::slice::from_ref(match p {
+            Precision::Half => &Precision::Half,
+            _ => &Precision::Quarter,
+        }),
+    };
+    let mut v = Vec::new();
+    for &p in formats {
+        let f = super::blas::suffix(p);
+        v.push(format!("staggered_dslash_{f}"));
+        v.push(format!("staggered_dslash_{f}_l13"));
+        v.push(format!("staggered_dslash_{f}_l9"));
+    }
+    if module == Precision::Double {
+        v.push("staggered_convert_f64_to_f32".into());
+        v.push("staggered_convert_f32_to_f64".into());
+    } else {
+        let s = colour_suffix(module);
+        v.extend(
+            super::blas::MAPS
+                .iter()
+                .chain(super::blas::REDUCTIONS.iter().map(|r| &r.0))
+                .map(|op| format!("blas_{op}_{s}")),
+        );
+    }
+    for &p in formats {
+        let s = colour_suffix(p);
+        v.push(format!("blas_axpy_many_s64_{s}"));
+        v.push(format!("blas_axpy_many_s32_{s}"));
+        for q in COLOUR_FORMATS {
+            let fixed = |p: Precision| matches!(p, Precision::Half | Precision::Quarter);
+            if q != p && (fixed(p) || fixed(q)) {
+                v.push(format!("convert_{s}_to_{}", colour_suffix(q)));
+            }
+        }
+    }
+    v
+}
+
+const COLOUR_FORMATS: [Precision; 4] = [
+    Precision::Double,
+    Precision::Single,
+    Precision::Half,
+    Precision::Quarter,
+];
+
+/// Reals a wide load of compressed long links takes (`LongVec` in
+/// staggered_dslash.cuh): 16 bytes in double and single, 4 reals in half
+/// and quarter.
+fn long_vec(p: Precision) -> usize {
+    match p {
+        Precision::Double => 2,
+        _ => 4,
+    }
+}
+
+/// Where real `k` of the compressed long link of site `cb` sits in its
+/// `(parity, mu)` block (`load_long` in staggered_dslash.cuh): the first
+/// `reals − 1` in vectors of `w`, vector j at `j stride + cb`, then the
+/// phase alone at `(reals − 1) stride + cb`; in reals.
+fn long_index(r: LongReconstruct, w: usize, stride: usize, cb: usize, k: usize) -> usize {
+    let last = r.reals() - 1;
+    if k == last {
+        last * stride + cb
+    } else {
+        ((k / w) * stride + cb) * w + k % w
+    }
+}
+
+/// Stored elements of one parity block of colour vectors: 6 reals a site,
+/// then (half, quarter) one f32 norm a site.
+pub(crate) fn block_len(p: Precision, stride: usize) -> usize {
+    let norm = match p {
+        Precision::Half | Precision::Quarter => 4 / p.bytes_per_real(),
+        _ => 0,
+    };
+    stride * (Fermion::Staggered.reals() + norm)
 }
 
 /// Long links on the device: 18 reals (the layout of gauge links), or
 /// compressed to 13 or 9 (`long_links`), one real per load.
 enum DeviceLong {
-    Full(CudaGauge),
+    Full(FixedLinks),
     Compressed {
-        links: super::DeviceData,
+        links: FixedLinks,
         reconstruct: LongReconstruct,
         /// `|s|`, by which the rebuilt U(3) matrix is multiplied.
         scale: f64,
     },
 }
 
+/// Links in device memory, any precision: in half and quarter,
+/// `value = stored · fixed` (the largest stored magnitude over the
+/// fixed-point maximum, as `cpu/links.rs` stores staggered links).
+struct FixedLinks {
+    data: super::DeviceData,
+    fixed: f64,
+}
+
 /// The links of a staggered operator in device memory.
 pub struct CudaStaggeredLinks {
     lattice: Arc<Lattice>,
     precision: Precision,
-    fat: CudaGauge,
+    /// Sites between consecutive link elements (Vh plus padding).
+    stride: usize,
+    fat: FixedLinks,
     long: Option<DeviceLong>,
 }
 
@@ -108,62 +203,100 @@ impl CudaBackend {
         precision: Precision,
         long_reconstruct: LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
-        if !matches!(precision, Precision::Double | Precision::Single) {
+        if matches!(precision, Precision::Packed20 | Precision::Packed30) {
             return Err(Error::Unsupported(format!(
-                "staggered links in {precision:?} on the CUDA backend (double and single so far)"
+                "staggered links in {precision:?}: double, single, half or quarter"
             )));
         }
-        // Periodic: the caller's boundary signs are in the links.
-        let store = |g: &GaugeField| {
-            self.upload_gauge(g, TBoundary::Periodic, precision, Reconstruct::Full18)
-        };
-        let fat_links = store(fat)?;
+        let lat = fat.lattice();
+        Self::check_lattice(lat)?;
+        let stride = super::layout::padded_stride(lat.half_volume());
+        // No boundary sign: the caller's signs are in the links.
+        let fat_links = self.upload_staggered_links(fat, precision, None, stride)?;
         let long = match (long, long_reconstruct) {
             (None, _) => None,
-            (Some(l), LongReconstruct::Full18) => Some(DeviceLong::Full(store(l)?)),
-            (Some(l), r) => Some(self.upload_compressed_long(l, precision, r, fat_links.stride)?),
+            (Some(l), LongReconstruct::Full18) => Some(DeviceLong::Full(
+                self.upload_staggered_links(l, precision, None, stride)?,
+            )),
+            (Some(l), r) => Some(DeviceLong::Compressed {
+                links: self.upload_staggered_links(l, precision, Some(r), stride)?,
+                reconstruct: r,
+                scale: crate::long_links::scale_of(l.links()),
+            }),
         };
         Ok(CudaStaggeredLinks {
-            lattice: fat.lattice().clone(),
+            lattice: lat.clone(),
             precision,
+            stride,
             fat: fat_links,
             long,
         })
     }
 
-    /// Long links in 13 or 9 reals, one real per element, blocks
-    /// `[parity][mu]` of `stride` sites (the fat links' stride).
-    fn upload_compressed_long(
+    /// Links of 18 reals (`compressed` None: one complex number per
+    /// vector, the layout of reconstruct-18 gauge links) or long links
+    /// compressed to 13 or 9 reals (one real per element), blocks
+    /// `[parity][mu]` of `stride` sites; fixed point relative to the
+    /// largest stored magnitude, as the CPU backend stores them.
+    fn upload_staggered_links(
         &self,
-        long: &GaugeField,
+        field: &GaugeField,
         precision: Precision,
-        r: LongReconstruct,
+        compressed: Option<LongReconstruct>,
         stride: usize,
-    ) -> Result<DeviceLong> {
-        let lat = long.lattice();
+    ) -> Result<FixedLinks> {
+        let lat = field.lattice();
         let vh = lat.half_volume();
-        let reals = r.reals();
-        let scale = crate::long_links::scale_of(long.links());
-        let what = format!("staging the long links of a {:?} lattice", lat.dims());
+        let reals = compressed.map_or(18, LongReconstruct::reals);
+        let u3_scale = crate::long_links::scale_of(field.links());
+        let what = format!("staging the staggered links of a {:?} lattice", lat.dims());
         let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
         let mut buf = [0.0; 18];
         for p in [Parity::Even, Parity::Odd] {
             for cb in 0..vh {
                 for mu in 0..4 {
                     let at = ((p.index() * 4 + mu) * vh + cb) * reals;
-                    crate::long_links::compress(long.link(p, cb, mu), r, scale, &mut buf);
+                    let u = field.link(p, cb, mu);
+                    match compressed {
+                        None => u.to_row_major(&mut buf),
+                        Some(r) => crate::long_links::compress(u, r, u3_scale, &mut buf),
+                    }
                     canonical[at..at + reals].copy_from_slice(&buf[..reals]);
                 }
             }
         }
-        let shape = super::layout::SoaShape::link(reals, 1, vh, stride);
-        let mut links = self.alloc_links(precision, 8 * shape.block_len())?;
-        self.upload_soa(&mut links, shape, &canonical, 1.0)?;
-        Ok(DeviceLong::Compressed {
-            links,
-            reconstruct: r,
-            scale,
-        })
+        let max = canonical.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let max = if max > 0.0 { max } else { 1.0 };
+        let fixed = match precision {
+            Precision::Half => max / <i16 as crate::backend::cpu::Fixed>::MAX,
+            Precision::Quarter => max / <i8 as crate::backend::cpu::Fixed>::MAX,
+            _ => 1.0,
+        };
+        let mut data = self.alloc_links(precision, 8 * reals * stride)?;
+        match compressed {
+            None => {
+                let shape = super::layout::SoaShape::link(reals, 2, vh, stride);
+                self.upload_soa(&mut data, shape, &canonical, max)?;
+            }
+            Some(r) => {
+                // Placed here in the kernel's layout, converted by upload_soa
+                // through the identity shape (one real a site).
+                let w = long_vec(precision);
+                let n = 8 * reals * stride;
+                let mut placed = crate::alloc::filled(n, 0.0f64, &what)?;
+                for block in 0..8 {
+                    for cb in 0..vh {
+                        for k in 0..reals {
+                            placed[block * reals * stride + long_index(r, w, stride, cb, k)] =
+                                canonical[(block * vh + cb) * reals + k];
+                        }
+                    }
+                }
+                let identity = super::layout::SoaShape::link(1, 1, n, n);
+                self.upload_soa(&mut data, identity, &placed, max)?;
+            }
+        }
+        Ok(FixedLinks { data, fixed })
     }
 
     pub(crate) fn staggered_dslash_impl(
@@ -208,11 +341,12 @@ impl CudaBackend {
                 Some((_, x)) => at(x, parity, "the xpay field")?,
                 None => 0,
             },
-            fat: links.fat.links.ptr(s),
+            fat: links.fat.data.ptr(s),
             lng: match &links.long {
                 None => 0,
-                Some(DeviceLong::Full(g)) => g.links.ptr(s),
-                Some(DeviceLong::Compressed { links, .. }) => links.ptr(s),
+                Some(DeviceLong::Full(l)) | Some(DeviceLong::Compressed { links: l, .. }) => {
+                    l.data.ptr(s)
+                }
             },
             a,
             b: x.map_or(0.0, |x| x.0),
@@ -220,21 +354,25 @@ impl CudaBackend {
                 Some(DeviceLong::Compressed { scale, .. }) => *scale,
                 _ => 1.0,
             },
+            fat_fixed: links.fat.fixed,
+            long_fixed: match &links.long {
+                None => 1.0,
+                Some(DeviceLong::Full(l)) | Some(DeviceLong::Compressed { links: l, .. }) => {
+                    l.fixed
+                }
+            },
             dims: d.map(|v| v as i32),
             parity: parity.index() as i32,
             vh: vh as i32,
             stride: out.stride as i32,
-            gauge_stride: links.fat.stride as i32,
+            gauge_stride: links.stride as i32,
         };
-        let base = match prec {
-            Precision::Double => "staggered_dslash_f64",
-            _ => "staggered_dslash_f32",
-        };
+        let base = format!("staggered_dslash_{}", super::blas::suffix(prec));
         let name = match &links.long {
             Some(DeviceLong::Compressed { reconstruct, .. }) => {
                 format!("{base}_l{}", reconstruct.reals())
             }
-            _ => base.to_string(),
+            _ => base,
         };
         // The output is written only: timing runs while tuning are harmless.
         self.launch_tuned(&name, vh, 128, &params, None)
@@ -296,20 +434,79 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // staggered_dslash.cuh static_asserts the same sizes.
-        assert_eq!(std::mem::size_of::<StaggeredParams>(), 96);
+        assert_eq!(std::mem::size_of::<StaggeredParams>(), 112);
         assert_eq!(std::mem::offset_of!(StaggeredParams, a), 40);
-        assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 64);
-        assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 92);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, long_fixed), 72);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 80);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 108);
         assert_eq!(std::mem::size_of::<ConvertParams>(), 24);
     }
 
     #[test]
-    fn kernel_names_exist_in_the_source() {
-        let text = include_str!("../../../kernels/staggered_dslash.cu");
-        for n in kernel_names() {
-            let declared = text.contains(&format!("void {n}("))
-                || text.contains(&format!("LATSOL_STAGGERED({n},"));
-            assert!(declared, "{n}");
+    fn kernel_names_exist_in_the_sources() {
+        use super::super::modules::SOURCES;
+        let mut all = Vec::new();
+        for (module, p) in [
+            ("staggered_dslash", Precision::Double),
+            ("staggered_f16", Precision::Half),
+            ("staggered_f8", Precision::Quarter),
+        ] {
+            let src = SOURCES.iter().find(|s| s.name == module).unwrap();
+            assert!(src.lazy, "{module}");
+            assert_eq!((src.kernels)(), kernel_names(p), "{module}");
+            let ops = format!("LATSOL_BLAS_OPS({}, ", colour_suffix(p));
+            for n in kernel_names(p) {
+                let declared = src.text.contains(&format!("void {n}("))
+                    || src.text.contains(&format!("LATSOL_STAGGERED({n},"))
+                    || (n.starts_with("blas_") && !n.contains("many") && src.text.contains(&ops))
+                    || n.strip_prefix("blas_axpy_many_").is_some_and(|rest| {
+                        let lo = &rest[4..];
+                        src.text
+                            .contains(&format!("LATSOL_STAGGERED_AXPY_MANY({lo}, "))
+                    })
+                    || n.strip_prefix("convert_").is_some_and(|rest| {
+                        let (from, to) = rest.split_once("_to_").unwrap();
+                        src.text.contains(&format!("LATSOL_CONVERT({from}, "))
+                            && src.text.lines().any(|l| {
+                                l.starts_with(&format!("LATSOL_CONVERT({from}, "))
+                                    && l.contains(&format!(", {to}, "))
+                            })
+                    });
+                assert!(declared, "{n} in {module}");
+                all.push(n);
+            }
         }
+        let n = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), n, "a kernel name in two modules");
+    }
+
+    #[test]
+    fn compressed_long_links_fill_their_blocks_once() {
+        for r in [LongReconstruct::Thirteen, LongReconstruct::Nine] {
+            for w in [2, 4] {
+                let (vh, stride) = (40, 64);
+                let mut seen = vec![0u8; r.reals() * stride];
+                for cb in 0..vh {
+                    for k in 0..r.reals() {
+                        seen[long_index(r, w, stride, cb, k)] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|&c| c <= 1), "{r:?} {w}");
+                assert_eq!(
+                    seen.iter().map(|&c| c as usize).sum::<usize>(),
+                    vh * r.reals()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn colour_vector_blocks() {
+        // 6 reals a site; half: + one f32 norm (2 i16); quarter: 4 i8.
+        assert_eq!(block_len(Precision::Double, 32), 192);
+        assert_eq!(block_len(Precision::Half, 32), 256);
+        assert_eq!(block_len(Precision::Quarter, 32), 320);
     }
 }
