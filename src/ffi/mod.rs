@@ -33,6 +33,8 @@ pub mod status;
 // After the Wilson entry points, so the header keeps its order.
 pub mod clover;
 pub mod staggered;
+/// cbindgen:ignore
+pub mod quda;
 
 pub use clover::*;
 pub use context::*;
