@@ -290,6 +290,13 @@ def rust_abi(s):
             out.append(f"    (\"{name}\", {value}),")
     out.append("];")
     out.append("")
+    out.append("/// The enumeration of each enumerator, in `ENUM_VALUES`'s order.")
+    out.append("pub const ENUM_OF: &[&str] = &[")
+    for en in s["enums"]:
+        for name, value in en["resolved"]:
+            out.append(f"    \"{en['name']}\",")
+    out.append("];")
+    out.append("")
     for st in s["structs"] + s["milc_structs"]:
         out.append(f"/// `{st['name']}` ({st['sizeof']} bytes on LP64).")
         out.append("#[repr(C)]")

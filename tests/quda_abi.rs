@@ -93,18 +93,17 @@ fn headers_compile_and_match_quda_and_the_rust_mirror() {
     let cpp = dir.join("probe.cpp");
     std::fs::write(&cpp, probe_source()).unwrap();
     let mut outputs = Vec::new();
-    for (compiler, std, src) in [
-        (&cc, "c99", &c),
-        (&cc, "c11", &c),
-        (&cxx, "c++17", &cpp),
-    ] {
+    for (compiler, std, src) in [(&cc, "c99", &c), (&cc, "c11", &c), (&cxx, "c++17", &cpp)] {
         let exe = dir.join(format!("probe-{std}"));
         compile(compiler, std, src, &exe);
         let out = Command::new(&exe).output().unwrap();
         assert!(out.status.success());
         outputs.push(String::from_utf8(out.stdout).unwrap());
     }
-    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "C and C++ disagree");
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "C and C++ disagree"
+    );
     let mut c_layout = BTreeMap::new();
     let mut c_enums = BTreeMap::new();
     for line in outputs[0].lines() {
@@ -118,7 +117,10 @@ fn headers_compile_and_match_quda_and_the_rust_mirror() {
                 let m = if f[1] == "-" { "" } else { f[1] };
                 c_layout.insert(
                     (st.to_string(), m.to_string()),
-                    (f[2].parse::<usize>().unwrap(), f[3].parse::<usize>().unwrap()),
+                    (
+                        f[2].parse::<usize>().unwrap(),
+                        f[3].parse::<usize>().unwrap(),
+                    ),
                 );
             }
         }
@@ -126,14 +128,22 @@ fn headers_compile_and_match_quda_and_the_rust_mirror() {
     // C against QUDA's table.
     for &(st, m, off, size) in abi::REFERENCE_LAYOUT {
         let key = (st.to_string(), m.to_string());
-        assert_eq!(c_layout[&key], (off, size), "{st}.{m}: C header against QUDA 9521952");
+        assert_eq!(
+            c_layout[&key],
+            (off, size),
+            "{st}.{m}: C header against QUDA 9521952"
+        );
     }
     // Rust against C.
     let rust = abi::layout();
     assert_eq!(rust.len(), abi::REFERENCE_LAYOUT.len());
     for (st, m, off, size) in rust {
         let key = (st.to_string(), m.to_string());
-        assert_eq!(c_layout[&key], (off, size), "{st}.{m}: Rust mirror against the C header");
+        assert_eq!(
+            c_layout[&key],
+            (off, size),
+            "{st}.{m}: Rust mirror against the C header"
+        );
     }
     for &(name, v) in abi::ENUM_VALUES {
         assert_eq!(c_enums[name], v, "{name}");

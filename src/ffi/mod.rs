@@ -32,9 +32,9 @@ pub mod multishift;
 pub mod status;
 // After the Wilson entry points, so the header keeps its order.
 pub mod clover;
-pub mod staggered;
 /// cbindgen:ignore
 pub mod quda;
+pub mod staggered;
 
 pub use clover::*;
 pub use context::*;

@@ -910,6 +910,415 @@ pub const ENUM_VALUES: &[(&str, i64)] = &[
     ("QUDA_EXTLIB_INVALID", -2147483648),
 ];
 
+/// The enumeration of each enumerator, in `ENUM_VALUES`'s order.
+pub const ENUM_OF: &[&str] = &[
+    "qudaError_t",
+    "qudaError_t",
+    "qudaError_t",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaMemoryType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaLinkType",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaGaugeFieldOrder",
+    "QudaTboundary",
+    "QudaTboundary",
+    "QudaTboundary",
+    "QudaPrecision",
+    "QudaPrecision",
+    "QudaPrecision",
+    "QudaPrecision",
+    "QudaPrecision",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaReconstructType",
+    "QudaGaugeFixed",
+    "QudaGaugeFixed",
+    "QudaGaugeFixed",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaDslashType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaInverterType",
+    "QudaEigType",
+    "QudaEigType",
+    "QudaEigType",
+    "QudaEigType",
+    "QudaEigType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaEigSpectrumType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolutionType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaSolveType",
+    "QudaMultigridCycleType",
+    "QudaMultigridCycleType",
+    "QudaMultigridCycleType",
+    "QudaMultigridCycleType",
+    "QudaMultigridCycleType",
+    "QudaSchwarzType",
+    "QudaSchwarzType",
+    "QudaSchwarzType",
+    "QudaAcceleratorType",
+    "QudaAcceleratorType",
+    "QudaResidualType",
+    "QudaResidualType",
+    "QudaResidualType",
+    "QudaResidualType",
+    "QudaCABasis",
+    "QudaCABasis",
+    "QudaCABasis",
+    "QudaMatPCType",
+    "QudaMatPCType",
+    "QudaMatPCType",
+    "QudaMatPCType",
+    "QudaMatPCType",
+    "QudaDagType",
+    "QudaDagType",
+    "QudaDagType",
+    "QudaMassNormalization",
+    "QudaMassNormalization",
+    "QudaMassNormalization",
+    "QudaMassNormalization",
+    "QudaSolverNormalization",
+    "QudaSolverNormalization",
+    "QudaPreserveSource",
+    "QudaPreserveSource",
+    "QudaPreserveSource",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaDiracFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaCloverFieldOrder",
+    "QudaVerbosity",
+    "QudaVerbosity",
+    "QudaVerbosity",
+    "QudaVerbosity",
+    "QudaVerbosity",
+    "QudaTune",
+    "QudaTune",
+    "QudaTune",
+    "QudaPreserveDirac",
+    "QudaPreserveDirac",
+    "QudaPreserveDirac",
+    "QudaParity",
+    "QudaParity",
+    "QudaParity",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaDiracType",
+    "QudaFieldLocation",
+    "QudaFieldLocation",
+    "QudaFieldLocation",
+    "QudaSiteSubset",
+    "QudaSiteSubset",
+    "QudaSiteSubset",
+    "QudaSiteOrder",
+    "QudaSiteOrder",
+    "QudaSiteOrder",
+    "QudaSiteOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldOrder",
+    "QudaFieldCreate",
+    "QudaFieldCreate",
+    "QudaFieldCreate",
+    "QudaFieldCreate",
+    "QudaFieldCreate",
+    "QudaFieldCreate",
+    "QudaGammaBasis",
+    "QudaGammaBasis",
+    "QudaGammaBasis",
+    "QudaGammaBasis",
+    "QudaGammaBasis",
+    "QudaSourceType",
+    "QudaSourceType",
+    "QudaSourceType",
+    "QudaSourceType",
+    "QudaSourceType",
+    "QudaSourceType",
+    "QudaNoiseType",
+    "QudaNoiseType",
+    "QudaNoiseType",
+    "QudaDilutionType",
+    "QudaDilutionType",
+    "QudaDilutionType",
+    "QudaDilutionType",
+    "QudaDilutionType",
+    "QudaDilutionType",
+    "QudaProjectionType",
+    "QudaProjectionType",
+    "QudaProjectionType",
+    "QudaPCType",
+    "QudaPCType",
+    "QudaPCType",
+    "QudaTwistFlavorType",
+    "QudaTwistFlavorType",
+    "QudaTwistFlavorType",
+    "QudaTwistFlavorType",
+    "QudaTwistDslashType",
+    "QudaTwistDslashType",
+    "QudaTwistDslashType",
+    "QudaTwistDslashType",
+    "QudaTwistDslashType",
+    "QudaTwistCloverDslashType",
+    "QudaTwistCloverDslashType",
+    "QudaTwistCloverDslashType",
+    "QudaTwistCloverDslashType",
+    "QudaTwistGamma5Type",
+    "QudaTwistGamma5Type",
+    "QudaTwistGamma5Type",
+    "QudaUseInitGuess",
+    "QudaUseInitGuess",
+    "QudaUseInitGuess",
+    "QudaDeflatedGuess",
+    "QudaDeflatedGuess",
+    "QudaDeflatedGuess",
+    "QudaComputeNullVector",
+    "QudaComputeNullVector",
+    "QudaComputeNullVector",
+    "QudaSetupType",
+    "QudaSetupType",
+    "QudaSetupType",
+    "QudaTransferType",
+    "QudaTransferType",
+    "QudaTransferType",
+    "QudaTransferType",
+    "QudaTransferType",
+    "QudaBoolean",
+    "QudaBoolean",
+    "QudaBoolean",
+    "QudaBLASType",
+    "QudaBLASType",
+    "QudaBLASType",
+    "QudaBLASOperation",
+    "QudaBLASOperation",
+    "QudaBLASOperation",
+    "QudaBLASOperation",
+    "QudaBLASDataType",
+    "QudaBLASDataType",
+    "QudaBLASDataType",
+    "QudaBLASDataType",
+    "QudaBLASDataType",
+    "QudaBLASDataOrder",
+    "QudaBLASDataOrder",
+    "QudaBLASDataOrder",
+    "QudaDirection",
+    "QudaDirection",
+    "QudaDirection",
+    "QudaDirection",
+    "QudaLinkDirection",
+    "QudaLinkDirection",
+    "QudaLinkDirection",
+    "QudaFieldGeometry",
+    "QudaFieldGeometry",
+    "QudaFieldGeometry",
+    "QudaFieldGeometry",
+    "QudaFieldGeometry",
+    "QudaFieldGeometry",
+    "QudaGhostExchange",
+    "QudaGhostExchange",
+    "QudaGhostExchange",
+    "QudaGhostExchange",
+    "QudaStaggeredPhase",
+    "QudaStaggeredPhase",
+    "QudaStaggeredPhase",
+    "QudaStaggeredPhase",
+    "QudaStaggeredPhase",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaSpinTasteGamma",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaContractType",
+    "QudaFFTSymmType",
+    "QudaFFTSymmType",
+    "QudaFFTSymmType",
+    "QudaFFTSymmType",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaContractGamma",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaGaugeSmearType",
+    "QudaWFlowType",
+    "QudaWFlowType",
+    "QudaWFlowType",
+    "QudaFermionSmearType",
+    "QudaFermionSmearType",
+    "QudaFermionSmearType",
+    "QudaExtLibType",
+    "QudaExtLibType",
+    "QudaExtLibType",
+];
+
 /// `QudaGaugeParam` (216 bytes on LP64).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -2478,99 +2887,14 @@ pub const FUNCTIONS: &[&str] = &[
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn setVerbosityQuda(_verbosity: QudaVerbosity, _prefix: *mut c_char, _outfile: *mut c_void) {
-    super::errors::unprovided("setVerbosityQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaSetCommHandle(_mycomm: *mut c_void) {
     super::errors::unprovided("qudaSetCommHandle");
 }
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn initCommsGridQuda(_nDim: c_int, _dims: *mut c_int, _func: QudaCommsMap, _fdata: *mut c_void) {
-    super::errors::unprovided("initCommsGridQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn initQudaDevice(_device: c_int) {
-    super::errors::unprovided("initQudaDevice");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn initQudaMemory() {
-    super::errors::unprovided("initQudaMemory");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn initQuda(_device: c_int) {
-    super::errors::unprovided("initQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn endQuda() {
-    super::errors::unprovided("endQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn updateR() {
     super::errors::unprovided("updateR");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaGaugeParam() -> QudaGaugeParam {
-    super::errors::unprovided("newQudaGaugeParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaInvertParam() -> QudaInvertParam {
-    super::errors::unprovided("newQudaInvertParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaMultigridParam() -> QudaMultigridParam {
-    super::errors::unprovided("newQudaMultigridParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaEigParam() -> QudaEigParam {
-    super::errors::unprovided("newQudaEigParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaGaugeObservableParam() -> QudaGaugeObservableParam {
-    super::errors::unprovided("newQudaGaugeObservableParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaGaugeSmearParam() -> QudaGaugeSmearParam {
-    super::errors::unprovided("newQudaGaugeSmearParam");
-    unsafe { std::mem::zeroed() }
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn newQudaBLASParam() -> QudaBLASParam {
-    super::errors::unprovided("newQudaBLASParam");
-    unsafe { std::mem::zeroed() }
 }
 
 /// Not provided by latsol: stops with a message naming it.
@@ -2611,18 +2935,6 @@ pub extern "C" fn printQudaBLASParam(_param: *mut QudaBLASParam) {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn loadGaugeQuda(_h_gauge: *mut c_void, _param: *mut QudaGaugeParam) {
-    super::errors::unprovided("loadGaugeQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn freeGaugeQuda() {
-    super::errors::unprovided("freeGaugeQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn freeUniqueGaugeQuda(_link_type: QudaLinkType) {
     super::errors::unprovided("freeUniqueGaugeQuda");
 }
@@ -2647,18 +2959,6 @@ pub extern "C" fn saveGaugeQuda(_h_gauge: *mut c_void, _param: *mut QudaGaugePar
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn loadCloverQuda(_h_clover: *mut c_void, _h_clovinv: *mut c_void, _inv_param: *mut QudaInvertParam) {
-    super::errors::unprovided("loadCloverQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn freeCloverQuda() {
-    super::errors::unprovided("freeCloverQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn lanczosQuda(_k0: c_int, _m: c_int, _hp_Apsi: *mut c_void, _hp_r: *mut c_void, _hp_V: *mut c_void, _hp_alpha: *mut c_void, _hp_beta: *mut c_void, _eig_param: *mut QudaEigParam) {
     super::errors::unprovided("lanczosQuda");
 }
@@ -2671,20 +2971,8 @@ pub extern "C" fn eigensolveQuda(_h_evecs: *mut *mut c_void, _h_evals: *mut doub
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn invertQuda(_h_x: *mut c_void, _h_b: *mut c_void, _param: *mut QudaInvertParam) {
-    super::errors::unprovided("invertQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn invertMultiSrcQuda(__hp_x: *mut *mut c_void, __hp_b: *mut *mut c_void, _param: *mut QudaInvertParam) {
     super::errors::unprovided("invertMultiSrcQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn invertMultiShiftQuda(__hp_x: *mut *mut c_void, __hp_b: *mut c_void, _param: *mut QudaInvertParam) {
-    super::errors::unprovided("invertMultiShiftQuda");
 }
 
 /// Not provided by latsol: stops with a message naming it.
@@ -2710,12 +2998,6 @@ pub extern "C" fn updateMultigridQuda(_mg_instance: *mut c_void, _param: *mut Qu
 #[no_mangle]
 pub extern "C" fn dumpMultigridQuda(_mg_instance: *mut c_void, _param: *mut QudaMultigridParam) {
     super::errors::unprovided("dumpMultigridQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn dslashQuda(_h_out: *mut c_void, _h_in: *mut c_void, _inv_param: *mut QudaInvertParam, _parity: QudaParity) {
-    super::errors::unprovided("dslashQuda");
 }
 
 /// Not provided by latsol: stops with a message naming it.
@@ -2746,18 +3028,6 @@ pub extern "C" fn dslashMultiSrcQuda(__hp_x: *mut *mut c_void, __hp_b: *mut *mut
 #[no_mangle]
 pub extern "C" fn cloverQuda(_h_out: *mut c_void, _h_in: *mut c_void, _inv_param: *mut QudaInvertParam, _parity: QudaParity, _inverse: c_int) {
     super::errors::unprovided("cloverQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn MatQuda(_h_out: *mut c_void, _h_in: *mut c_void, _inv_param: *mut QudaInvertParam) {
-    super::errors::unprovided("MatQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn MatDagMatQuda(_h_out: *mut c_void, _h_in: *mut c_void, _inv_param: *mut QudaInvertParam) {
-    super::errors::unprovided("MatDagMatQuda");
 }
 
 /// Not provided by latsol: stops with a message naming it.
@@ -2894,12 +3164,6 @@ pub extern "C" fn gaussGaugeQuda(_seed: u64, _sigma: f64) {
 #[no_mangle]
 pub extern "C" fn gaussMomQuda(_seed: u64, _sigma: f64) {
     super::errors::unprovided("gaussMomQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn plaqQuda(_plaq: *mut f64) {
-    super::errors::unprovided("plaqQuda");
 }
 
 /// Not provided by latsol: stops with a message naming it.

@@ -7,6 +7,7 @@
 //! `latsol_last_error`.
 
 use crate::error::Error;
+use crate::ffi::status::latsol_status;
 
 /// Whether a failed call returns (`LATSOL_QUDA_ON_ERROR=return`) rather
 /// than exiting.
@@ -14,24 +15,31 @@ fn returns() -> bool {
     std::env::var("LATSOL_QUDA_ON_ERROR").is_ok_and(|v| v == "return")
 }
 
-/// Reports `error` of QUDA function `function`: prints it and exits with
-/// status 1, or (return mode) records it and returns.
-pub(crate) fn fail(function: &str, error: &Error) {
-    let message = format!("{function}: {error}");
-    super::state::record_failure(crate::ffi::status::status_of(error), &message);
+/// A call failed with `status`; its message (function, field, value) is
+/// the thread's last error. Prints it, then exits with status 1 or (return
+/// mode) records the status and returns.
+pub(crate) fn report(status: latsol_status) {
+    // SAFETY: last_error_ptr is a NUL-terminated string owned by this thread.
+    let message = unsafe { std::ffi::CStr::from_ptr(crate::ffi::boundary::last_error_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    super::state::record_failure(status, &message);
     eprintln!("latsol (QUDA interface) ERROR: {message}");
     if !returns() {
-        eprintln!("latsol (QUDA interface): exiting with status 1, as QUDA would abort (LATSOL_QUDA_ON_ERROR=return returns instead)");
+        eprintln!(
+            "latsol (QUDA interface): exiting with status 1, as QUDA would abort \
+             (LATSOL_QUDA_ON_ERROR=return makes the call return instead)"
+        );
         std::process::exit(1);
     }
 }
 
 /// A QUDA function latsol does not provide was called.
-pub(crate) fn unprovided(function: &str) {
-    fail(
-        function,
-        &Error::Unsupported(format!(
-            "{function} is not provided by latsol's QUDA interface (docs/quda-compat.md lists what is)"
-        )),
-    );
+pub(crate) fn unprovided(function: &'static str) {
+    super::quda_call(function, || {
+        Err(Error::Unsupported(format!(
+            "{function} is not provided by latsol's QUDA interface (docs/quda-compat.md lists \
+             what is)"
+        )))
+    });
 }

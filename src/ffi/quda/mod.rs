@@ -17,5 +17,37 @@
 
 #[rustfmt::skip]
 pub mod abi;
+pub(crate) mod convert;
 pub(crate) mod errors;
+pub(crate) mod fields;
+pub(crate) mod init;
+pub(crate) mod invert;
 pub(crate) mod state;
+
+use crate::error::Result;
+use crate::ffi::status::latsol_status;
+
+/// The shape of every QUDA entry point: `body` under latsol's call guard
+/// (panics caught, the message kept for `latsol_last_error`); a failure
+/// goes to `errors::report`, which exits as QUDA would abort, or records
+/// it and returns.
+pub(crate) fn quda_call(function: &'static str, body: impl FnOnce() -> Result<()>) {
+    let status = crate::ffi::boundary::call(function, body);
+    if status == crate::ffi::status::LATSOL_SUCCESS {
+        state::clear_failure();
+    } else {
+        errors::report(status);
+    }
+}
+
+/// The status of the last call into latsol's QUDA interface:
+/// `LATSOL_SUCCESS`, or the status of the failure that (with
+/// `LATSOL_QUDA_ON_ERROR=return`) made it return; its message is
+/// `latsol_last_error()`'s. A latsol extension, declared in latsol.h.
+#[no_mangle]
+pub extern "C" fn latsol_quda_last_status() -> latsol_status {
+    match state::last_failure() {
+        None => crate::ffi::status::LATSOL_SUCCESS,
+        Some((status, _)) => status,
+    }
+}

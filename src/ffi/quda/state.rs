@@ -1,16 +1,99 @@
-//! The QUDA face's process-wide state: QUDA's interface has one implicit
-//! context (`initQuda` … `endQuda`), the fields loaded into it, and the
-//! status of the last failed call.
+//! The QUDA face's process-wide state. QUDA's interface has one implicit
+//! context (`initQuda` … `endQuda`) and resident fields (the gauge field of
+//! `loadGaugeQuda`, the clover field of `loadCloverQuda`); this module holds
+//! their latsol counterparts, and the status of the last failed call.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
+use crate::api::{Clover, Context, Gauge, InitParams, Verbosity};
+use crate::error::{Error, Result};
 use crate::ffi::status::latsol_status;
+
+/// A gauge field loaded by `loadGaugeQuda`, with the host copy of its links
+/// (QDP order, double, boundary sign removed) that a clover field computed
+/// later (`compute_clover`) is built from: QUDA computes it from its
+/// resident field, and latsol keeps no host copy of a loaded field.
+pub(crate) struct LoadedGauge {
+    pub gauge: Gauge,
+    pub links_qdp: Vec<f64>,
+}
+
+/// Everything between `initQuda` and `endQuda`.
+pub(crate) struct State {
+    pub context: Context,
+    pub gauge: Option<LoadedGauge>,
+    pub clover: Option<Clover>,
+    /// `setVerbosityQuda`'s prefix for messages.
+    pub prefix: String,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 /// Status and message of the last failed QUDA-interface call.
 static LAST_FAILURE: Mutex<Option<(latsol_status, String)>> = Mutex::new(None);
+
+/// Verbosity asked for by `setVerbosityQuda` before `initQuda`.
+static VERBOSITY: Mutex<Verbosity> = Mutex::new(Verbosity::Summarize);
 
 pub(crate) fn record_failure(status: latsol_status, message: &str) {
     if let Ok(mut l) = LAST_FAILURE.lock() {
         *l = Some((status, message.to_string()));
     }
+}
+
+pub(crate) fn clear_failure() {
+    if let Ok(mut l) = LAST_FAILURE.lock() {
+        *l = None;
+    }
+}
+
+pub(crate) fn last_failure() -> Option<(latsol_status, String)> {
+    LAST_FAILURE.lock().ok().and_then(|l| l.clone())
+}
+
+pub(crate) fn set_verbosity(v: Verbosity) {
+    if let Ok(mut g) = VERBOSITY.lock() {
+        *g = v;
+    }
+}
+
+fn lock() -> Result<MutexGuard<'static, Option<State>>> {
+    STATE
+        .lock()
+        .map_err(|_| Error::Internal("the QUDA interface state is poisoned".into()))
+}
+
+/// Starts the implicit context (a second call keeps the first, as QUDA's
+/// `initQuda` does once initialised).
+pub(crate) fn init() -> Result<()> {
+    let mut s = lock()?;
+    if s.is_none() {
+        let verbosity = VERBOSITY.lock().map(|v| *v).unwrap_or(Verbosity::Summarize);
+        let context = Context::new(InitParams {
+            verbosity,
+            ..Default::default()
+        })?;
+        *s = Some(State {
+            context,
+            gauge: None,
+            clover: None,
+            prefix: String::new(),
+        });
+    }
+    Ok(())
+}
+
+/// Ends the context and frees its fields.
+pub(crate) fn end() -> Result<()> {
+    lock()?.take();
+    Ok(())
+}
+
+/// Runs `f` on the state, which `initQuda` must have created.
+pub(crate) fn with<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+    let mut s = lock()?;
+    let state = s.as_mut().ok_or_else(|| {
+        Error::InvalidArgument("the QUDA interface is not initialised: call initQuda first".into())
+    })?;
+    f(state)
 }

@@ -1,0 +1,285 @@
+//! `loadGaugeQuda`, `freeGaugeQuda`, `plaqQuda`, `loadCloverQuda`,
+//! `freeCloverQuda`: QUDA's resident fields on latsol.
+//!
+//! QUDA's boundary contract (lib/interface_quda.cpp, include/
+//! gauge_field_order.h; docs/quda-compat.md): the caller's links already
+//! carry the time boundary sign that `t_boundary` names, QUDA uses
+//! uncompressed links as given and rebuilds the third row of compressed
+//! ones with that sign. latsol applies the sign itself to SU(3) links, so
+//! the sign is taken off the T links of the last time slice here and
+//! `t_boundary` handed on: the operator is QUDA's for every reconstruct
+//! type.
+
+use std::os::raw::c_void;
+
+use super::abi::*;
+use super::convert;
+use super::{quda_call, state};
+use crate::api::{CloverParams, CloverSource};
+use crate::error::{Error, Result};
+use crate::lattice::{Lattice, Parity};
+use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::precision::TBoundary;
+
+/// `n` host reals at `p` in double or single.
+///
+/// # Safety
+/// `p` points to `n` readable numbers of that precision.
+pub(crate) unsafe fn host_reals<'a>(p: *const c_void, n: usize, double: bool) -> HostReals<'a> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if double {
+            HostReals::F64(std::slice::from_raw_parts(p as *const f64, n))
+        } else {
+            HostReals::F32(std::slice::from_raw_parts(p as *const f32, n))
+        }
+    }
+}
+
+/// `n` writable host reals at `p`.
+///
+/// # Safety
+/// `p` points to `n` writable numbers of that precision, aliasing nothing
+/// else the call reads.
+pub(crate) unsafe fn host_reals_mut<'a>(
+    p: *mut c_void,
+    n: usize,
+    double: bool,
+) -> HostRealsMut<'a> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if double {
+            HostRealsMut::F64(std::slice::from_raw_parts_mut(p as *mut f64, n))
+        } else {
+            HostRealsMut::F32(std::slice::from_raw_parts_mut(p as *mut f32, n))
+        }
+    }
+}
+
+pub(crate) fn not_null<T>(p: *const T, name: &str) -> Result<()> {
+    if p.is_null() {
+        return Err(Error::NullPointer(format!("{name} is NULL")));
+    }
+    Ok(())
+}
+
+/// `loadGaugeQuda(h_gauge, param)`: the Wilson links (`type` WILSON_LINKS)
+/// in QDP (`h_gauge` an array of four pointers), MILC or CPS_WILSON order.
+///
+/// # Safety
+/// `param` points to a `QudaGaugeParam`; `h_gauge` to the links in its order.
+#[no_mangle]
+pub unsafe extern "C" fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam) {
+    quda_call("loadGaugeQuda", || {
+        not_null(param, "param")?;
+        not_null(h_gauge, "h_gauge")?;
+        // SAFETY: checked non-null; the caller passes a QudaGaugeParam.
+        let p = unsafe { &*param };
+        if p.r#type != QUDA_WILSON_LINKS {
+            return Err(convert::refuse(
+                "param->type",
+                p.r#type as i64,
+                "loadGaugeQuda takes WILSON_LINKS (staggered links: the MILC interface)",
+            ));
+        }
+        let gp = convert::gauge_params(p)?;
+        let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+        let lat = std::sync::Arc::new(Lattice::new(gp.dims)?);
+        let n = lat.volume() * 18;
+        // SAFETY: the caller's links in its order: QDP four arrays of V
+        // links, the others one array of 4 V links.
+        let host = unsafe {
+            match gp.order {
+                GaugeOrder::Qdp => {
+                    let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
+                    for (mu, q) in ptrs.iter().enumerate() {
+                        not_null(*q, &format!("h_gauge[{mu}]"))?;
+                    }
+                    HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
+                }
+                GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
+                GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
+            }
+        };
+        let mut field = crate::layout::gauge::import(&lat, &host)?;
+        if gp.t_boundary == TBoundary::AntiPeriodic {
+            remove_boundary_sign(&lat, &mut field);
+        }
+        let mut links_qdp =
+            crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's copy of the links")?;
+        {
+            let mut parts: Vec<HostRealsMut> =
+                links_qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+            crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+        }
+        state::with(|s| {
+            // A new gauge field replaces the old one and the clover built on it.
+            s.gauge = None;
+            s.clover = None;
+            let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
+                HostReals::F64(&links_qdp[mu * n..(mu + 1) * n])
+            }));
+            let params = crate::api::GaugeParams {
+                order: GaugeOrder::Qdp,
+                ..gp
+            };
+            let gauge = s.context.load_gauge(&params, &qdp)?;
+            s.gauge = Some(state::LoadedGauge { gauge, links_qdp });
+            Ok(())
+        })
+    })
+}
+
+/// Multiplies the T links of the last time slice by −1 (the boundary sign
+/// QUDA's caller put in them).
+fn remove_boundary_sign(lat: &Lattice, field: &mut crate::field::GaugeField) {
+    let t_last = lat.dims()[3] - 1;
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            if lat.coords(p, cb)[3] == t_last {
+                let u = field.link_mut(p, cb, 3);
+                *u = u.scale(num_complex::Complex64::new(-1.0, 0.0));
+            }
+        }
+    }
+}
+
+/// `freeGaugeQuda()`: frees the gauge field (and the clover field on it).
+#[no_mangle]
+pub extern "C" fn freeGaugeQuda() {
+    quda_call("freeGaugeQuda", || {
+        state::with(|s| {
+            s.gauge = None;
+            s.clover = None;
+            Ok(())
+        })
+    })
+}
+
+/// `plaqQuda(plaq)`: average, spatial and temporal plaquette of the loaded
+/// links, each 1 for the unit field (the boundary sign taken off).
+///
+/// # Safety
+/// `plaq` points to 3 doubles.
+#[no_mangle]
+pub unsafe extern "C" fn plaqQuda(plaq: *mut f64) {
+    quda_call("plaqQuda", || {
+        not_null(plaq, "plaq")?;
+        let v = state::with(|s| {
+            let g = s.gauge.as_ref().ok_or_else(|| no_gauge("plaqQuda"))?;
+            Ok(g.gauge.plaquette())
+        })?;
+        // SAFETY: the caller passes 3 doubles.
+        unsafe { std::slice::from_raw_parts_mut(plaq, 3) }.copy_from_slice(&v);
+        Ok(())
+    })
+}
+
+pub(crate) fn no_gauge(what: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{what}: no gauge field is loaded (call loadGaugeQuda first)"
+    ))
+}
+
+/// `loadCloverQuda(h_clover, h_clovinv, inv_param)`: the clover field of
+/// the loaded links, from the host in QUDA's packed order (72 reals a
+/// site, DeGrand–Rossi chiral blocks, `clover_cpu_prec`) or computed
+/// (`compute_clover`, or `h_clover` NULL) with coefficient `clover_coeff`
+/// (κ c_SW; `clover_csw` κ when it is 0). Its inverse is always computed
+/// (QUDA's default build ignores `h_clovinv` too).
+///
+/// # Safety
+/// `inv_param` points to a `QudaInvertParam`; `h_clover` is NULL or holds
+/// V·72 reals.
+#[no_mangle]
+pub unsafe extern "C" fn loadCloverQuda(
+    h_clover: *mut c_void,
+    _h_clovinv: *mut c_void,
+    inv_param: *mut QudaInvertParam,
+) {
+    quda_call("loadCloverQuda", || {
+        not_null(inv_param, "inv_param")?;
+        // SAFETY: checked non-null; the caller passes a QudaInvertParam.
+        let p = unsafe { &mut *inv_param };
+        if p.clover_order != QUDA_PACKED_CLOVER_ORDER
+            && !h_clover.is_null()
+            && p.compute_clover == 0
+        {
+            return Err(convert::refuse(
+                "inv_param->clover_order",
+                p.clover_order as i64,
+                "latsol reads QUDA's PACKED clover order",
+            ));
+        }
+        let precision = convert::precision(p.clover_cuda_prec, "inv_param->clover_cuda_prec")?;
+        let params = CloverParams {
+            precision,
+            precision_sloppy: convert::precision_or(
+                p.clover_cuda_prec_sloppy,
+                "inv_param->clover_cuda_prec_sloppy",
+                precision,
+            )?,
+        };
+        let compute = h_clover.is_null() || p.compute_clover != 0;
+        state::with(|s| {
+            let g = s.gauge.as_ref().ok_or_else(|| no_gauge("loadCloverQuda"))?;
+            let lat = g.gauge.lattice().clone();
+            let clover = if compute {
+                let kappa = p.kappa;
+                if !(kappa.is_finite() && kappa > 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "inv_param->kappa = {kappa}: a computed clover term needs κ > 0"
+                    )));
+                }
+                let coeff =
+                    if p.clover_coeff != 0.0 && p.clover_coeff != super::init::INVALID_DOUBLE {
+                        p.clover_coeff
+                    } else {
+                        p.clover_csw * kappa
+                    };
+                if !(coeff.is_finite() && coeff > 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "inv_param->clover_coeff = {}, clover_csw = {}: a computed clover term \
+                         needs κ c_SW > 0",
+                        p.clover_coeff, p.clover_csw
+                    )));
+                }
+                // QUDA writes the coefficient it used back.
+                p.clover_coeff = coeff;
+                let n = lat.volume() * 18;
+                let links = HostGauge::Qdp(std::array::from_fn(|mu| {
+                    HostReals::F64(&g.links_qdp[mu * n..(mu + 1) * n])
+                }));
+                let source = CloverSource::Computed {
+                    c_sw: coeff / kappa,
+                    kappa,
+                    links,
+                };
+                s.context.load_clover(&g.gauge, &params, source)?
+            } else {
+                let double =
+                    convert::host_is_double(p.clover_cpu_prec, "inv_param->clover_cpu_prec")?;
+                // SAFETY: the caller's packed clover field, V·72 reals.
+                let clover = unsafe { host_reals(h_clover, lat.volume() * 72, double) };
+                let source = CloverSource::Packed {
+                    clover,
+                    inverse: None,
+                };
+                s.context.load_clover(&g.gauge, &params, source)?
+            };
+            s.clover = Some(clover);
+            Ok(())
+        })
+    })
+}
+
+/// `freeCloverQuda()`.
+#[no_mangle]
+pub extern "C" fn freeCloverQuda() {
+    quda_call("freeCloverQuda", || {
+        state::with(|s| {
+            s.clover = None;
+            Ok(())
+        })
+    })
+}

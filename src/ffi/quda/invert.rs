@@ -1,0 +1,606 @@
+//! `invertQuda`, `invertMultiShiftQuda`, `MatQuda`, `MatDagMatQuda`,
+//! `dslashQuda` for the Wilson and Wilson-clover operators.
+//!
+//! QUDA's semantics (lib/interface_quda.cpp, lib/solve.cpp, lib/dirac_*.cpp;
+//! docs/quda-compat.md): `solution_type` says which system the caller's
+//! vectors belong to (MAT and MATDAG_MAT full, MATPC and MATPCDAG_MATPC the
+//! `matpc_type` parity), `mass_normalization` rescales the source by a
+//! factor that depends on it, and the answer solves the caller's system.
+//! latsol solves in κ normalization: the source (and the shifts) are
+//! scaled here by that factor, the MATPC systems become full solves whose
+//! source is zero on the other parity (their Schur complement is then the
+//! caller's system), and the normal-equation systems are single-shift
+//! multi-shift solves.
+
+use std::os::raw::{c_int, c_void};
+use std::time::Instant;
+
+use super::abi::*;
+use super::convert;
+use super::fields::{host_reals, host_reals_mut, no_gauge, not_null};
+use super::{quda_call, state};
+use crate::api::{
+    DslashType, InvertParams, MassNormalization, MatPc, MixedScheme, OperatorKind, SolveType,
+};
+use crate::error::{Error, Result};
+use crate::layout::DiracOrder;
+
+/// What the caller's vectors are.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Solution {
+    Mat,
+    MatDagMat,
+    MatPc,
+    MatPcDagMatPc,
+}
+
+impl Solution {
+    fn of(v: QudaSolutionType) -> Result<Solution> {
+        Ok(match v {
+            QUDA_MAT_SOLUTION => Solution::Mat,
+            QUDA_MATDAG_MAT_SOLUTION => Solution::MatDagMat,
+            QUDA_MATPC_SOLUTION => Solution::MatPc,
+            QUDA_MATPCDAG_MATPC_SOLUTION => Solution::MatPcDagMatPc,
+            _ => {
+                return Err(convert::refuse(
+                    "param->solution_type",
+                    v as i64,
+                    "MAT, MATDAG_MAT, MATPC or MATPCDAG_MATPC",
+                ))
+            }
+        })
+    }
+    fn one_parity(self) -> bool {
+        matches!(self, Solution::MatPc | Solution::MatPcDagMatPc)
+    }
+    /// QUDA's source rescaling for `mass_normalization` (its `massRescale`):
+    /// the caller's operator is QUDA's κ-normalized one divided by this.
+    fn factor(self, n: MassNormalization, kappa: f64) -> f64 {
+        let k2 = 2.0 * kappa;
+        match (self, n) {
+            (_, MassNormalization::Kappa) => 1.0,
+            (Solution::Mat, _) => k2,
+            (Solution::MatDagMat, _) => k2 * k2,
+            (Solution::MatPc, MassNormalization::Mass) => k2 * k2,
+            (Solution::MatPc, _) => k2,
+            (Solution::MatPcDagMatPc, MassNormalization::Mass) => k2.powi(4),
+            (Solution::MatPcDagMatPc, _) => k2 * k2,
+        }
+    }
+}
+
+/// The solve's latsol parameters (κ normalization) and the host precision.
+fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool)> {
+    let dslash = convert::dslash_type(p.dslash_type)?;
+    let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
+    let matpc = convert::matpc(p.matpc_type)?;
+    if dslash == DslashType::Wilson
+        && matches!(matpc, MatPc::EvenEvenAsymmetric | MatPc::OddOddAsymmetric)
+    {
+        return Err(convert::refuse(
+            "param->matpc_type",
+            p.matpc_type as i64,
+            "the Wilson operator's MatPC types are EVEN_EVEN and ODD_ODD (as in QUDA)",
+        ));
+    }
+    if p.dagger != QUDA_DAG_NO {
+        return Err(convert::refuse(
+            "param->dagger",
+            p.dagger as i64,
+            "latsol's QUDA interface solves with DAG_NO",
+        ));
+    }
+    let mut ip = InvertParams {
+        dslash,
+        kappa: p.kappa,
+        mass_normalization: MassNormalization::Kappa,
+        matpc,
+        precision,
+        precision_sloppy: convert::precision_or(
+            p.cuda_prec_sloppy,
+            "param->cuda_prec_sloppy",
+            precision,
+        )?,
+        mixed: MixedScheme::ReliableUpdates,
+        dirac_order: convert::dirac_order(p.dirac_order)?,
+        gamma_basis: convert::gamma_basis(p.gamma_basis)?,
+        use_initial_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES,
+        progress_every: 0,
+        ..Default::default()
+    };
+    if solve {
+        ip.solver = convert::solver(p.inv_type)?;
+        ip.solve_type = convert::solve_type(p.solve_type)?;
+        ip.tol = p.tol;
+        if p.maxiter <= 0 {
+            return Err(Error::InvalidArgument(format!(
+                "param->maxiter = {}: must be positive",
+                p.maxiter
+            )));
+        }
+        ip.maxiter = p.maxiter as usize;
+        ip.reliable_delta = p.reliable_delta;
+    }
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    Ok((ip, double))
+}
+
+/// The parity of the caller's single-parity vectors.
+fn matpc_parity(m: MatPc) -> crate::lattice::Parity {
+    match m {
+        MatPc::EvenEven | MatPc::EvenEvenAsymmetric => crate::lattice::Parity::Even,
+        _ => crate::lattice::Parity::Odd,
+    }
+}
+
+/// Where parity `p`'s block starts in a full host spinor (reals): even
+/// sites first, but odd first in CPS order.
+fn block_start(order: DiracOrder, p: crate::lattice::Parity, half: usize) -> usize {
+    let odd_first = order == DiracOrder::CpsWilson;
+    match (p, odd_first) {
+        (crate::lattice::Parity::Even, false) | (crate::lattice::Parity::Odd, true) => 0,
+        _ => half,
+    }
+}
+
+/// Host reals of the caller's vectors as f64 (owned), times `scale`.
+fn read_scaled(h: crate::layout::HostReals, scale: f64) -> Vec<f64> {
+    match h {
+        crate::layout::HostReals::F64(v) => v.iter().map(|x| x * scale).collect(),
+        crate::layout::HostReals::F32(v) => v.iter().map(|&x| x as f64 * scale).collect(),
+    }
+}
+
+/// Writes `v` (times `scale`) into the caller's array.
+fn write_scaled(out: crate::layout::HostRealsMut, v: &[f64], scale: f64) {
+    match out {
+        crate::layout::HostRealsMut::F64(o) => {
+            o.iter_mut().zip(v).for_each(|(o, x)| *o = x * scale)
+        }
+        crate::layout::HostRealsMut::F32(o) => o
+            .iter_mut()
+            .zip(v)
+            .for_each(|(o, x)| *o = (x * scale) as f32),
+    }
+}
+
+/// `invertQuda(h_x, h_b, param)`: solves the caller's system for one
+/// source. Not converging is a warning, as in QUDA; `iter`, `secs`,
+/// `gflops` (a count, as QUDA's), `true_res[0]` are written back.
+///
+/// # Safety
+/// `param` points to a `QudaInvertParam`; `h_b` and `h_x` to host spinors
+/// of the system's size (V or V/2 sites of 24 reals, `cpu_prec`).
+#[no_mangle]
+pub unsafe extern "C" fn invertQuda(
+    h_x: *mut c_void,
+    h_b: *mut c_void,
+    param: *mut QudaInvertParam,
+) {
+    quda_call("invertQuda", || {
+        not_null(param, "param")?;
+        not_null(h_x, "h_x")?;
+        not_null(h_b, "h_b")?;
+        let start = Instant::now();
+        // SAFETY: checked non-null; the caller passes a QudaInvertParam.
+        let p = unsafe { &mut *param };
+        let (mut ip, double) = invert_params(p, true)?;
+        let solution = Solution::of(p.solution_type)?;
+        let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+        state::with(|s| {
+            let g = &s
+                .gauge
+                .as_ref()
+                .ok_or_else(|| no_gauge("invertQuda"))?
+                .gauge;
+            let clover = match ip.dslash {
+                DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
+                    Error::InvalidArgument(
+                        "invertQuda: CLOVER_WILSON with no clover field (call loadCloverQuda)"
+                            .into(),
+                    )
+                })?),
+                DslashType::Wilson => None,
+            };
+            let fields = crate::api::OperatorFields { gauge: g, clover };
+            let full = g.lattice().volume() * 24;
+            let n = if solution.one_parity() {
+                full / 2
+            } else {
+                full
+            };
+            // SAFETY: the caller's vectors of the system's size.
+            let b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
+            let guess = if ip.use_initial_guess {
+                Some(read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0))
+            } else {
+                None
+            };
+            let (x, iterations, true_res, gflop) = match solution {
+                Solution::Mat => {
+                    let mut x = guess.unwrap_or_else(|| vec![0.0; n]);
+                    let r = s.context.invert(
+                        fields,
+                        &ip,
+                        crate::layout::HostReals::F64(&b),
+                        crate::layout::HostRealsMut::F64(&mut x),
+                    )?;
+                    (x, r.iterations, r.true_residual, r.gflops * r.seconds)
+                }
+                Solution::MatPc => {
+                    if !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc) {
+                        return Err(convert::refuse(
+                            "param->solve_type",
+                            p.solve_type as i64,
+                            "a MATPC solution needs a preconditioned solve",
+                        ));
+                    }
+                    let parity = matpc_parity(ip.matpc);
+                    let at = block_start(ip.dirac_order, parity, n);
+                    let mut src = vec![0.0; full];
+                    src[at..at + n].copy_from_slice(&b);
+                    // The symmetric clover Schur complement is A_pp⁻¹ times
+                    // the one a full solve iterates on.
+                    if clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
+                        let mut a_src = vec![0.0; full];
+                        s.context.apply(
+                            fields,
+                            &ip,
+                            OperatorKind::Clover,
+                            crate::layout::HostReals::F64(&src),
+                            crate::layout::HostRealsMut::F64(&mut a_src),
+                        )?;
+                        src = a_src;
+                    }
+                    let mut x = vec![0.0; full];
+                    if let Some(g) = &guess {
+                        x[at..at + n].copy_from_slice(g);
+                    }
+                    let r = s.context.invert(
+                        fields,
+                        &ip,
+                        crate::layout::HostReals::F64(&src),
+                        crate::layout::HostRealsMut::F64(&mut x),
+                    )?;
+                    (
+                        x[at..at + n].to_vec(),
+                        r.iterations,
+                        r.true_residual,
+                        r.gflops * r.seconds,
+                    )
+                }
+                Solution::MatDagMat | Solution::MatPcDagMatPc => {
+                    if guess.is_some() {
+                        return Err(Error::InvalidArgument("param->use_init_guess = YES: not with the MATDAG_MAT and MATPCDAG_MATPC solutions (as in QUDA)".into()));
+                    }
+                    ip.solve_type = if solution == Solution::MatDagMat {
+                        SolveType::NormOp
+                    } else {
+                        SolveType::NormOpPc
+                    };
+                    ip.solver = crate::api::SolverType::Cg;
+                    let mut x = vec![0.0; n];
+                    let r = s.context.invert_multishift(
+                        fields,
+                        &ip,
+                        &[0.0],
+                        None,
+                        crate::layout::HostReals::F64(&b),
+                        vec![crate::layout::HostRealsMut::F64(&mut x)],
+                        false,
+                    )?;
+                    let t = r.shifts.first().map_or(f64::NAN, |s| s.true_residual);
+                    (x, r.iterations, t, r.gflops * r.seconds)
+                }
+            };
+            // SAFETY: the caller's solution array of the system's size.
+            write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
+            p.iter = iterations as c_int;
+            p.true_res[0] = true_res;
+            p.true_res_hq[0] = 0.0;
+            p.gflops = gflop;
+            p.secs = start.elapsed().as_secs_f64();
+            if iterations >= ip.maxiter && true_res > ip.tol {
+                eprintln!("latsol (QUDA interface) WARNING: invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})", ip.maxiter);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// `invertMultiShiftQuda(_hp_x, _hp_b, param)`: `(A + offset[i]) x_i = b`
+/// for `num_offset` offsets, A = M̂†M̂ (MATPCDAG_MATPC) or M†M (MATDAG_MAT)
+/// in the caller's normalization; per-shift tolerances `tol_offset`
+/// (0: `tol`); `true_res_offset`, `iter_res_offset` (latsol's recomputed
+/// residual: the iterated one is not kept), `iter`, `secs`, `gflops`.
+///
+/// # Safety
+/// `param` points to a `QudaInvertParam`; `_hp_x` to `num_offset` pointers
+/// to solution arrays, `_hp_b` to the source, each of the system's size.
+#[no_mangle]
+pub unsafe extern "C" fn invertMultiShiftQuda(
+    hp_x: *mut *mut c_void,
+    hp_b: *mut c_void,
+    param: *mut QudaInvertParam,
+) {
+    quda_call("invertMultiShiftQuda", || {
+        not_null(param, "param")?;
+        not_null(hp_x, "_hp_x")?;
+        not_null(hp_b, "_hp_b")?;
+        let start = Instant::now();
+        // SAFETY: checked non-null.
+        let p = unsafe { &mut *param };
+        let (mut ip, double) = invert_params(p, true)?;
+        let solution = Solution::of(p.solution_type)?;
+        if !matches!(solution, Solution::MatDagMat | Solution::MatPcDagMatPc) {
+            return Err(convert::refuse(
+                "param->solution_type",
+                p.solution_type as i64,
+                "multi-shift solves MATPCDAG_MATPC or MATDAG_MAT systems",
+            ));
+        }
+        let count = p.num_offset;
+        if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
+            return Err(Error::InvalidArgument(format!(
+                "param->num_offset = {count}: 1 to {QUDA_MAX_MULTI_SHIFT}"
+            )));
+        }
+        let count = count as usize;
+        let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+        ip.solve_type = if solution == Solution::MatDagMat {
+            SolveType::NormOp
+        } else {
+            SolveType::NormOpPc
+        };
+        ip.solver = crate::api::SolverType::Cg;
+        ip.use_initial_guess = false;
+        let shifts: Vec<f64> = p.offset[..count].iter().map(|o| o * f).collect();
+        let tols: Vec<f64> = p.tol_offset[..count]
+            .iter()
+            .map(|&t| {
+                if t > 0.0 && t != super::init::INVALID_DOUBLE {
+                    t
+                } else {
+                    p.tol
+                }
+            })
+            .collect();
+        // SAFETY: the caller passes num_offset pointers.
+        let xs_ptr = unsafe { std::slice::from_raw_parts(hp_x, count) };
+        for (i, x) in xs_ptr.iter().enumerate() {
+            not_null(*x, &format!("_hp_x[{i}]"))?;
+        }
+        state::with(|s| {
+            let g = &s
+                .gauge
+                .as_ref()
+                .ok_or_else(|| no_gauge("invertMultiShiftQuda"))?
+                .gauge;
+            let clover = match ip.dslash {
+                DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
+                    Error::InvalidArgument(
+                        "invertMultiShiftQuda: CLOVER_WILSON with no clover field".into(),
+                    )
+                })?),
+                DslashType::Wilson => None,
+            };
+            let fields = crate::api::OperatorFields { gauge: g, clover };
+            let full = g.lattice().volume() * 24;
+            let n = if solution.one_parity() {
+                full / 2
+            } else {
+                full
+            };
+            // SAFETY: the caller's source of the system's size.
+            let b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
+            let mut xs = vec![vec![0.0; n]; count];
+            let r = s.context.invert_multishift(
+                fields,
+                &ip,
+                &shifts,
+                Some(&tols),
+                crate::layout::HostReals::F64(&b),
+                xs.iter_mut()
+                    .map(|x| crate::layout::HostRealsMut::F64(x))
+                    .collect(),
+                false,
+            )?;
+            for (i, x) in xs.iter().enumerate() {
+                // SAFETY: the caller's solution arrays, checked non-null.
+                write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, x, 1.0);
+                let t = r.shifts[i].true_residual;
+                p.true_res_offset[i] = t;
+                p.iter_res_offset[i] = t;
+                p.true_res_hq_offset[i] = 0.0;
+            }
+            p.iter = r.iterations as c_int;
+            p.gflops = r.gflops * r.seconds;
+            p.secs = start.elapsed().as_secs_f64();
+            Ok(())
+        })
+    })
+}
+
+/// Applies `ops` in turn to the caller's vector (on a full field; a
+/// single-parity vector is placed in its parity's block) and writes the
+/// result times `scale` (the inverse of the mass-normalization factor).
+/// `p` is the caller's parameter struct, copied.
+///
+/// # Safety
+/// `h_in` and `h_out` hold vectors of the system's size in `p.cpu_prec`.
+unsafe fn apply_ops(
+    what: &str,
+    h_out: *mut c_void,
+    h_in: *mut c_void,
+    p: &QudaInvertParam,
+    ops: &[OperatorKind],
+    parity_in_out: Option<(crate::lattice::Parity, crate::lattice::Parity)>,
+    normalized: bool,
+) -> Result<()> {
+    not_null(h_out, "h_out")?;
+    not_null(h_in, "h_in")?;
+    let (ip, double) = invert_params(p, false)?;
+    let pc = parity_in_out.is_some() || Solution::of(p.solution_type)?.one_parity();
+    let scale = if normalized {
+        let solution = Solution::of(p.solution_type)?;
+        1.0 / solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa)
+    } else {
+        1.0
+    };
+    state::with(|s| {
+        let g = &s.gauge.as_ref().ok_or_else(|| no_gauge(what))?.gauge;
+        let clover = match ip.dslash {
+            DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
+                Error::InvalidArgument(format!("{what}: CLOVER_WILSON with no clover field"))
+            })?),
+            DslashType::Wilson => None,
+        };
+        let fields = crate::api::OperatorFields { gauge: g, clover };
+        let full = g.lattice().volume() * 24;
+        let half = full / 2;
+        let (p_in, p_out) = parity_in_out.unwrap_or_else(|| {
+            let q = matpc_parity(ip.matpc);
+            (q, q)
+        });
+        let n = if pc { half } else { full };
+        // SAFETY: the caller's input vector.
+        let inp = read_scaled(unsafe { host_reals(h_in, n, double) }, 1.0);
+        // The even-odd operators take single-parity vectors; the others
+        // full ones.
+        let single = ops
+            .iter()
+            .all(|o| matches!(o, OperatorKind::MPc | OperatorKind::MPcDag));
+        let mut v = if pc && !single {
+            let mut f = vec![0.0; full];
+            let at = block_start(ip.dirac_order, p_in, half);
+            f[at..at + half].copy_from_slice(&inp);
+            f
+        } else {
+            inp
+        };
+        for &op in ops {
+            let mut out = vec![0.0; v.len()];
+            s.context.apply(
+                fields,
+                &ip,
+                op,
+                crate::layout::HostReals::F64(&v),
+                crate::layout::HostRealsMut::F64(&mut out),
+            )?;
+            v = out;
+        }
+        let result = if pc && !single {
+            let at = block_start(ip.dirac_order, p_out, half);
+            v[at..at + half].to_vec()
+        } else {
+            v
+        };
+        // SAFETY: the caller's output vector.
+        write_scaled(unsafe { host_reals_mut(h_out, n, double) }, &result, scale);
+        Ok(())
+    })
+}
+
+/// The caller's parameter struct, copied.
+///
+/// # Safety
+/// `param` is null or points to a `QudaInvertParam`.
+unsafe fn copy_param(param: *const QudaInvertParam) -> Result<QudaInvertParam> {
+    not_null(param, "param")?;
+    // SAFETY: checked non-null.
+    Ok(unsafe { *param })
+}
+
+/// `MatQuda(h_out, h_in, param)`: `M` (MAT) or `M̂` (MATPC, on the
+/// `matpc_type` parity) in the caller's normalization, `M†` with DAG_YES.
+///
+/// # Safety
+/// `param` points to a `QudaInvertParam`; the vectors hold the system's size.
+#[no_mangle]
+pub unsafe extern "C" fn MatQuda(
+    h_out: *mut c_void,
+    h_in: *mut c_void,
+    param: *mut QudaInvertParam,
+) {
+    quda_call("MatQuda", || {
+        // SAFETY: as the caller promises.
+        let mut p = unsafe { copy_param(param)? };
+        let dagger = p.dagger == QUDA_DAG_YES;
+        p.dagger = QUDA_DAG_NO;
+        let op = match (Solution::of(p.solution_type)?, dagger) {
+            (Solution::Mat, false) => OperatorKind::M,
+            (Solution::Mat, true) => OperatorKind::MDag,
+            (Solution::MatPc, false) => OperatorKind::MPc,
+            (Solution::MatPc, true) => OperatorKind::MPcDag,
+            _ => {
+                return Err(convert::refuse(
+                    "param->solution_type",
+                    p.solution_type as i64,
+                    "MatQuda applies MAT or MATPC",
+                ))
+            }
+        };
+        // SAFETY: the caller's vectors.
+        unsafe { apply_ops("MatQuda", h_out, h_in, &p, &[op], None, true) }
+    })
+}
+
+/// `MatDagMatQuda(h_out, h_in, param)`: `M†M` (MATDAG_MAT) or `M̂†M̂`
+/// (MATPCDAG_MATPC) in the caller's normalization.
+///
+/// # Safety
+/// As for `MatQuda`.
+#[no_mangle]
+pub unsafe extern "C" fn MatDagMatQuda(
+    h_out: *mut c_void,
+    h_in: *mut c_void,
+    param: *mut QudaInvertParam,
+) {
+    quda_call("MatDagMatQuda", || {
+        // SAFETY: as the caller promises.
+        let mut p = unsafe { copy_param(param)? };
+        p.dagger = QUDA_DAG_NO;
+        let ops: &[OperatorKind] = match Solution::of(p.solution_type)? {
+            Solution::MatDagMat | Solution::Mat => &[OperatorKind::MDagM],
+            Solution::MatPcDagMatPc | Solution::MatPc => &[OperatorKind::MPc, OperatorKind::MPcDag],
+        };
+        // SAFETY: the caller's vectors.
+        unsafe { apply_ops("MatDagMatQuda", h_out, h_in, &p, ops, None, true) }
+    })
+}
+
+/// `dslashQuda(h_out, h_in, param, parity)`: the bare hopping term from
+/// the other parity into `parity`, `D_pq in` (no −κ, no normalization),
+/// times `A_pp⁻¹` for Wilson-clover, on single-parity vectors.
+///
+/// # Safety
+/// As for `MatQuda`, with V/2-site vectors.
+#[no_mangle]
+pub unsafe extern "C" fn dslashQuda(
+    h_out: *mut c_void,
+    h_in: *mut c_void,
+    param: *mut QudaInvertParam,
+    parity: QudaParity,
+) {
+    quda_call("dslashQuda", || {
+        let out_parity = match parity {
+            QUDA_EVEN_PARITY => crate::lattice::Parity::Even,
+            QUDA_ODD_PARITY => crate::lattice::Parity::Odd,
+            _ => return Err(convert::refuse("parity", parity as i64, "EVEN or ODD")),
+        };
+        // SAFETY: as the caller promises.
+        let mut p = unsafe { copy_param(param)? };
+        p.dagger = QUDA_DAG_NO;
+        p.solution_type = QUDA_MATPC_SOLUTION;
+        // dslashQuda does not read matpc_type.
+        p.matpc_type = QUDA_MATPC_EVEN_EVEN;
+        let ops: &[OperatorKind] = if p.dslash_type == QUDA_CLOVER_WILSON_DSLASH {
+            &[OperatorKind::Dslash, OperatorKind::CloverInverse]
+        } else {
+            &[OperatorKind::Dslash]
+        };
+        let parities = Some((out_parity.other(), out_parity));
+        // SAFETY: the caller's vectors.
+        unsafe { apply_ops("dslashQuda", h_out, h_in, &p, ops, parities, false) }
+    })
+}
