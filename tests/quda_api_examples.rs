@@ -26,3 +26,20 @@ fn chroma_style_program_matches_the_golden_clover_set() {
     assert!(out.status.success(), "{}", out.status);
     assert!(stdout.contains("all checks passed"));
 }
+
+#[test]
+fn milc_style_program_matches_the_golden_sets() {
+    let exe = c_build::build(
+        &root().join("examples-c/quda-api/milc_style.c"),
+        "quda_milc_style",
+    );
+    let out = Command::new(&exe)
+        .arg(root().join("tests/data/golden-staggered-6x4x4x8"))
+        .arg(root().join("tests/data/golden-clover-6x4x4x8"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{}", out.status);
+    assert!(stdout.contains("all checks passed"));
+}

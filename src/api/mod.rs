@@ -14,6 +14,7 @@ pub use context::{Context, OperatorFields};
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use params::*;
+pub(crate) use staggered::fold as staggered_fold;
 pub use staggered::{
     PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
     StaggeredSolve,

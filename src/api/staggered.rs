@@ -214,7 +214,7 @@ fn named(e: Error, what: &str) -> Error {
 
 /// Multiplies `field` by the phases and, anti-periodic, the T sign of
 /// hops of `hops` sites across the boundary, and by `coefficient`.
-fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient: f64) {
+pub(crate) fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient: f64) {
     let lat = field.lattice().clone();
     let t_extent = lat.dims()[3];
     for p in [Parity::Even, Parity::Odd] {
@@ -488,6 +488,67 @@ impl Context {
                     result.seconds
                 ),
             );
+            Ok(result)
+        })
+    }
+
+    /// Solves the even-odd system itself, `(4m² − D_pq D_qp) x_p = b_p`
+    /// on the parity p of `params.solve = EvenOdd(p)`: `source` and
+    /// `solution` hold that parity's sites (V/2 colour vectors), the
+    /// solution the initial guess when `use_init_guess` is set (MILC's
+    /// `ks_congrad_parity`, QUDA's staggered MATPC solve). `tol` is this
+    /// system's relative residual; the heavy-quark residual is reported.
+    /// On an error the solution is untouched.
+    pub fn invert_staggered_parity(
+        &self,
+        links: &StaggeredLinks,
+        params: &StaggeredInvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+    ) -> Result<InvertResult> {
+        self.inner.install(|| {
+            params.validate()?;
+            self.check_links(links)?;
+            let StaggeredSolve::EvenOdd(p) = params.solve else {
+                return Err(Error::InvalidArgument(
+                    "solve = Full: invert_staggered_parity solves an even-odd system".into(),
+                ));
+            };
+            let (hi, lo) = (params.precision, params.precision_sloppy);
+            let lat = links.lattice.clone();
+            let sub = Subset::Single(p);
+            let scale = layout::normalising_exponent(source.max_abs());
+            let src = layout::colour::import_scaled(&lat, sub, source, scale)
+                .map_err(|e| named(e, "source"))?;
+            let mut x = if params.use_init_guess {
+                let guess = HostReals::from(&solution);
+                layout::colour::import_scaled(&lat, sub, guess, scale)
+                    .map_err(|e| named(e, "solution (initial guess)"))?
+            } else {
+                HostSpinor::try_zeros_of(lat.clone(), sub, Fermion::Staggered)?
+            };
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let result = match &inner.backend {
+                AnyBackend::Cpu(b) => {
+                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
+                    crate::dispatch::staggered::invert_parity(
+                        b, l, ls, params, &src, &mut x, &monitor,
+                    )?
+                }
+                #[cfg(feature = "cuda")]
+                AnyBackend::Cuda(b) => {
+                    let b: &crate::backend::cuda::CudaBackend = b;
+                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
+                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
+                    crate::dispatch::staggered::invert_parity(
+                        b, l, ls, params, &src, &mut x, &monitor,
+                    )?
+                }
+            };
+            layout::colour::export_scaled(&x, solution, -scale)
+                .map_err(|e| named(e, "solution"))?;
             Ok(result)
         })
     }

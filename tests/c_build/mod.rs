@@ -51,54 +51,46 @@ pub fn staticlib() -> PathBuf {
 /// temporary folder, linked against the staticlib.
 #[allow(dead_code)] // not every test crate builds C
 pub fn build(source: &Path, name: &str) -> PathBuf {
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("examples-c");
-    std::fs::create_dir_all(&out).unwrap();
-    let exe = out.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let output = Command::new(&cc)
-        .args([
-            "-std=c99",
-            "-D_DEFAULT_SOURCE",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-pedantic",
-            "-Werror",
-            "-I",
-        ])
-        .arg(root().join("include"))
-        .arg(source)
-        .arg(staticlib())
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&exe)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
-    assert!(
-        output.status.success(),
-        "compiling {} failed:\n{}",
-        source.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    exe
+    let flags = [
+        "-std=c99",
+        "-D_DEFAULT_SOURCE",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-pedantic",
+        "-Werror",
+    ];
+    compile(&cc, &flags, source, name)
 }
 
 /// Compiles the C++17 program `source` into `name`, warnings as errors,
 /// linked against the staticlib (whose QUDA interface `quda.h` declares).
 #[allow(dead_code)] // not every test crate builds C++
 pub fn build_cxx(source: &Path, name: &str) -> PathBuf {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    compile(
+        &cxx,
+        &["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"],
+        source,
+        name,
+    )
+}
+
+fn compile(compiler: &str, flags: &[&str], source: &Path, name: &str) -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("examples-c");
     std::fs::create_dir_all(&out).unwrap();
     let exe = out.join(name);
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let output = Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+    let output = Command::new(compiler)
+        .args(flags)
+        .arg("-I")
         .arg(root().join("include"))
         .arg(source)
         .arg(staticlib())
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&exe)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}`: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run the compiler `{compiler}`: {e}"));
     assert!(
         output.status.success(),
         "compiling {} failed:\n{}",

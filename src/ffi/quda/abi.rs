@@ -3297,43 +3297,6 @@ pub extern "C" fn laphSinkProject(_host_sinks: *mut double_complex, _host_quark:
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaSetMPICommHandle(_mycomm: *mut c_void) {
-    super::errors::unprovided("qudaSetMPICommHandle");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaInit(_input: QudaInitArgs_t) {
-    super::errors::unprovided("qudaInit");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaSetLayout(_layout: QudaLayout_t) {
-    super::errors::unprovided("qudaSetLayout");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaFinalize() {
-    super::errors::unprovided("qudaFinalize");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaAllocatePinned(_bytes: usize) -> *mut c_void {
-    super::errors::unprovided("qudaAllocatePinned");
-    std::ptr::null_mut()
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaFreePinned(_ptr: *mut c_void) {
-    super::errors::unprovided("qudaFreePinned");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaAllocateManaged(_bytes: usize) -> *mut c_void {
     super::errors::unprovided("qudaAllocateManaged");
     std::ptr::null_mut()
@@ -3389,12 +3352,6 @@ pub extern "C" fn qudaDDInvert(_external_precision: c_int, _quda_precision: c_in
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaInvert(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _milc_fatlink: *mut c_void, _milc_longlink: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _final_resid: *mut f64, _final_rel_resid: *mut f64, _num_iters: *mut c_int) {
-    super::errors::unprovided("qudaInvert");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaMultigridCreate(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _milc_fatlink: *mut c_void, _milc_longlink: *mut c_void, _mg_param_file: *mut c_char) -> *mut c_void {
     super::errors::unprovided("qudaMultigridCreate");
     std::ptr::null_mut()
@@ -3414,26 +3371,8 @@ pub extern "C" fn qudaMultigridDestroy(_mg_pack_ptr: *mut c_void) {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaInvertMsrc(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _fatlink: *mut c_void, _longlink: *mut c_void, _sourceArray: *mut *mut c_void, _solutionArray: *mut *mut c_void, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int, _num_src: c_int) {
-    super::errors::unprovided("qudaInvertMsrc");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaMultishiftInvert(_external_precision: c_int, _precision: c_int, _num_offsets: c_int, _offset: *mut f64, _inv_args: QudaInvertArgs_t, _target_residual: *mut f64, _target_fermilab_residual: *mut f64, _milc_fatlink: *mut c_void, _milc_longlink: *mut c_void, _source: *mut c_void, _solutionArray: *mut *mut c_void, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int) {
-    super::errors::unprovided("qudaMultishiftInvert");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaEigCGInvert(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _fatlink: *mut c_void, _longlink: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _eig_args: QudaEigArgs_t, _rhs_idx: c_int, _last_rhs_flag: c_int, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int) {
     super::errors::unprovided("qudaEigCGInvert");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaCloverInvert(_external_precision: c_int, _quda_precision: c_int, _kappa: f64, _clover_coeff: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _milc_link: *mut c_void, _milc_clover: *mut c_void, _milc_clover_inv: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int) {
-    super::errors::unprovided("qudaCloverInvert");
 }
 
 /// Not provided by latsol: stops with a message naming it.
@@ -3500,12 +3439,6 @@ pub extern "C" fn qudaGaugeForcePhased(_precision: c_int, _num_loop_types: c_int
 #[no_mangle]
 pub extern "C" fn qudaGaugeLoopTracePhased(_precision: c_int, _traces: *mut f64, _input_path_buf: *mut *mut c_int, _path_length: *mut c_int, _loop_coeff: *mut f64, _num_paths: c_int, _max_length: c_int, _factor: f64, _arg: *mut QudaMILCSiteArg_t, _phase_in: c_int) {
     super::errors::unprovided("qudaGaugeLoopTracePhased");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaPlaquettePhased(_precision: c_int, _plaq: *mut f64, _arg: *mut QudaMILCSiteArg_t, _phase_in: c_int) {
-    super::errors::unprovided("qudaPlaquettePhased");
 }
 
 /// Not provided by latsol: stops with a message naming it.

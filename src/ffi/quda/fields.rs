@@ -70,63 +70,69 @@ pub(crate) fn not_null<T>(p: *const T, name: &str) -> Result<()> {
 /// `param` points to a `QudaGaugeParam`; `h_gauge` to the links in its order.
 #[no_mangle]
 pub unsafe extern "C" fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam) {
-    quda_call("loadGaugeQuda", || {
-        not_null(param, "param")?;
-        not_null(h_gauge, "h_gauge")?;
-        // SAFETY: checked non-null; the caller passes a QudaGaugeParam.
-        let p = unsafe { &*param };
-        if p.r#type != QUDA_WILSON_LINKS {
-            return Err(convert::refuse(
-                "param->type",
-                p.r#type as i64,
-                "loadGaugeQuda takes WILSON_LINKS (staggered links: the MILC interface)",
-            ));
-        }
-        let gp = convert::gauge_params(p)?;
-        let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
-        let lat = std::sync::Arc::new(Lattice::new(gp.dims)?);
-        let n = lat.volume() * 18;
-        // SAFETY: the caller's links in its order: QDP four arrays of V
-        // links, the others one array of 4 V links.
-        let host = unsafe {
-            match gp.order {
-                GaugeOrder::Qdp => {
-                    let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
-                    for (mu, q) in ptrs.iter().enumerate() {
-                        not_null(*q, &format!("h_gauge[{mu}]"))?;
-                    }
-                    HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
+    // SAFETY: forwarded from the caller.
+    quda_call("loadGaugeQuda", || unsafe { load_gauge(h_gauge, param) })
+}
+
+/// The body of `loadGaugeQuda`, for the MILC interface too.
+///
+/// # Safety
+/// As `loadGaugeQuda`.
+pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam) -> Result<()> {
+    not_null(param, "param")?;
+    not_null(h_gauge, "h_gauge")?;
+    // SAFETY: checked non-null; the caller passes a QudaGaugeParam.
+    let p = unsafe { &*param };
+    if p.r#type != QUDA_WILSON_LINKS {
+        return Err(convert::refuse(
+            "param->type",
+            p.r#type as i64,
+            "loadGaugeQuda takes WILSON_LINKS (staggered links: the MILC interface)",
+        ));
+    }
+    let gp = convert::gauge_params(p)?;
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    let lat = std::sync::Arc::new(Lattice::new(gp.dims)?);
+    let n = lat.volume() * 18;
+    // SAFETY: the caller's links in its order: QDP four arrays of V
+    // links, the others one array of 4 V links.
+    let host = unsafe {
+        match gp.order {
+            GaugeOrder::Qdp => {
+                let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
+                for (mu, q) in ptrs.iter().enumerate() {
+                    not_null(*q, &format!("h_gauge[{mu}]"))?;
                 }
-                GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
-                GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
+                HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
             }
+            GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
+            GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
+        }
+    };
+    let mut field = crate::layout::gauge::import(&lat, &host)?;
+    if gp.t_boundary == TBoundary::AntiPeriodic {
+        remove_boundary_sign(&lat, &mut field);
+    }
+    let mut links_qdp =
+        crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's copy of the links")?;
+    {
+        let mut parts: Vec<HostRealsMut> = links_qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+        crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+    }
+    state::with(|s| {
+        // A new gauge field replaces the old one and the clover built on it.
+        s.gauge = None;
+        s.clover = None;
+        let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
+            HostReals::F64(&links_qdp[mu * n..(mu + 1) * n])
+        }));
+        let params = crate::api::GaugeParams {
+            order: GaugeOrder::Qdp,
+            ..gp
         };
-        let mut field = crate::layout::gauge::import(&lat, &host)?;
-        if gp.t_boundary == TBoundary::AntiPeriodic {
-            remove_boundary_sign(&lat, &mut field);
-        }
-        let mut links_qdp =
-            crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's copy of the links")?;
-        {
-            let mut parts: Vec<HostRealsMut> =
-                links_qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
-            crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
-        }
-        state::with(|s| {
-            // A new gauge field replaces the old one and the clover built on it.
-            s.gauge = None;
-            s.clover = None;
-            let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
-                HostReals::F64(&links_qdp[mu * n..(mu + 1) * n])
-            }));
-            let params = crate::api::GaugeParams {
-                order: GaugeOrder::Qdp,
-                ..gp
-            };
-            let gauge = s.context.load_gauge(&params, &qdp)?;
-            s.gauge = Some(state::LoadedGauge { gauge, links_qdp });
-            Ok(())
-        })
+        let gauge = s.context.load_gauge(&params, &qdp)?;
+        s.gauge = Some(state::LoadedGauge { gauge, links_qdp });
+        Ok(())
     })
 }
 
@@ -197,79 +203,86 @@ pub unsafe extern "C" fn loadCloverQuda(
     _h_clovinv: *mut c_void,
     inv_param: *mut QudaInvertParam,
 ) {
-    quda_call("loadCloverQuda", || {
-        not_null(inv_param, "inv_param")?;
-        // SAFETY: checked non-null; the caller passes a QudaInvertParam.
-        let p = unsafe { &mut *inv_param };
-        if p.clover_order != QUDA_PACKED_CLOVER_ORDER
-            && !h_clover.is_null()
-            && p.compute_clover == 0
-        {
-            return Err(convert::refuse(
-                "inv_param->clover_order",
-                p.clover_order as i64,
-                "latsol reads QUDA's PACKED clover order",
-            ));
-        }
-        let precision = convert::precision(p.clover_cuda_prec, "inv_param->clover_cuda_prec")?;
-        let params = CloverParams {
+    // SAFETY: forwarded from the caller.
+    quda_call("loadCloverQuda", || unsafe {
+        load_clover(h_clover, inv_param)
+    })
+}
+
+/// The body of `loadCloverQuda`, for the MILC interface too.
+///
+/// # Safety
+/// As `loadCloverQuda`.
+pub(crate) unsafe fn load_clover(
+    h_clover: *mut c_void,
+    inv_param: *mut QudaInvertParam,
+) -> Result<()> {
+    not_null(inv_param, "inv_param")?;
+    // SAFETY: checked non-null; the caller passes a QudaInvertParam.
+    let p = unsafe { &mut *inv_param };
+    if p.clover_order != QUDA_PACKED_CLOVER_ORDER && !h_clover.is_null() && p.compute_clover == 0 {
+        return Err(convert::refuse(
+            "inv_param->clover_order",
+            p.clover_order as i64,
+            "latsol reads QUDA's PACKED clover order",
+        ));
+    }
+    let precision = convert::precision(p.clover_cuda_prec, "inv_param->clover_cuda_prec")?;
+    let params = CloverParams {
+        precision,
+        precision_sloppy: convert::precision_or(
+            p.clover_cuda_prec_sloppy,
+            "inv_param->clover_cuda_prec_sloppy",
             precision,
-            precision_sloppy: convert::precision_or(
-                p.clover_cuda_prec_sloppy,
-                "inv_param->clover_cuda_prec_sloppy",
-                precision,
-            )?,
-        };
-        let compute = h_clover.is_null() || p.compute_clover != 0;
-        state::with(|s| {
-            let g = s.gauge.as_ref().ok_or_else(|| no_gauge("loadCloverQuda"))?;
-            let lat = g.gauge.lattice().clone();
-            let clover = if compute {
-                let kappa = p.kappa;
-                if !(kappa.is_finite() && kappa > 0.0) {
-                    return Err(Error::InvalidArgument(format!(
-                        "inv_param->kappa = {kappa}: a computed clover term needs κ > 0"
-                    )));
-                }
-                let coeff =
-                    if p.clover_coeff != 0.0 && p.clover_coeff != super::init::INVALID_DOUBLE {
-                        p.clover_coeff
-                    } else {
-                        p.clover_csw * kappa
-                    };
-                if !(coeff.is_finite() && coeff > 0.0) {
-                    return Err(Error::InvalidArgument(format!(
-                        "inv_param->clover_coeff = {}, clover_csw = {}: a computed clover term \
-                         needs κ c_SW > 0",
-                        p.clover_coeff, p.clover_csw
-                    )));
-                }
-                // QUDA writes the coefficient it used back.
-                p.clover_coeff = coeff;
-                let n = lat.volume() * 18;
-                let links = HostGauge::Qdp(std::array::from_fn(|mu| {
-                    HostReals::F64(&g.links_qdp[mu * n..(mu + 1) * n])
-                }));
-                let source = CloverSource::Computed {
-                    c_sw: coeff / kappa,
-                    kappa,
-                    links,
-                };
-                s.context.load_clover(&g.gauge, &params, source)?
+        )?,
+    };
+    let compute = h_clover.is_null() || p.compute_clover != 0;
+    state::with(|s| {
+        let g = s.gauge.as_ref().ok_or_else(|| no_gauge("loadCloverQuda"))?;
+        let lat = g.gauge.lattice().clone();
+        let clover = if compute {
+            let kappa = p.kappa;
+            if !(kappa.is_finite() && kappa > 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "inv_param->kappa = {kappa}: a computed clover term needs κ > 0"
+                )));
+            }
+            let coeff = if p.clover_coeff != 0.0 && p.clover_coeff != super::init::INVALID_DOUBLE {
+                p.clover_coeff
             } else {
-                let double =
-                    convert::host_is_double(p.clover_cpu_prec, "inv_param->clover_cpu_prec")?;
-                // SAFETY: the caller's packed clover field, V·72 reals.
-                let clover = unsafe { host_reals(h_clover, lat.volume() * 72, double) };
-                let source = CloverSource::Packed {
-                    clover,
-                    inverse: None,
-                };
-                s.context.load_clover(&g.gauge, &params, source)?
+                p.clover_csw * kappa
             };
-            s.clover = Some(clover);
-            Ok(())
-        })
+            if !(coeff.is_finite() && coeff > 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "inv_param->clover_coeff = {}, clover_csw = {}: a computed clover term \
+                     needs κ c_SW > 0",
+                    p.clover_coeff, p.clover_csw
+                )));
+            }
+            // QUDA writes the coefficient it used back.
+            p.clover_coeff = coeff;
+            let n = lat.volume() * 18;
+            let links = HostGauge::Qdp(std::array::from_fn(|mu| {
+                HostReals::F64(&g.links_qdp[mu * n..(mu + 1) * n])
+            }));
+            let source = CloverSource::Computed {
+                c_sw: coeff / kappa,
+                kappa,
+                links,
+            };
+            s.context.load_clover(&g.gauge, &params, source)?
+        } else {
+            let double = convert::host_is_double(p.clover_cpu_prec, "inv_param->clover_cpu_prec")?;
+            // SAFETY: the caller's packed clover field, V·72 reals.
+            let clover = unsafe { host_reals(h_clover, lat.volume() * 72, double) };
+            let source = CloverSource::Packed {
+                clover,
+                inverse: None,
+            };
+            s.context.load_clover(&g.gauge, &params, source)?
+        };
+        s.clover = Some(clover);
+        Ok(())
     })
 }
 

@@ -177,134 +177,144 @@ pub unsafe extern "C" fn invertQuda(
     h_b: *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_call("invertQuda", || {
-        not_null(param, "param")?;
-        not_null(h_x, "h_x")?;
-        not_null(h_b, "h_b")?;
-        let start = Instant::now();
-        // SAFETY: checked non-null; the caller passes a QudaInvertParam.
-        let p = unsafe { &mut *param };
-        let (mut ip, double) = invert_params(p, true)?;
-        let solution = Solution::of(p.solution_type)?;
-        let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
-        state::with(|s| {
-            let g = &s
-                .gauge
-                .as_ref()
-                .ok_or_else(|| no_gauge("invertQuda"))?
-                .gauge;
-            let clover = match ip.dslash {
-                DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
-                    Error::InvalidArgument(
-                        "invertQuda: CLOVER_WILSON with no clover field (call loadCloverQuda)"
-                            .into(),
-                    )
-                })?),
-                DslashType::Wilson => None,
-            };
-            let fields = crate::api::OperatorFields { gauge: g, clover };
-            let full = g.lattice().volume() * 24;
-            let n = if solution.one_parity() {
-                full / 2
-            } else {
-                full
-            };
-            // SAFETY: the caller's vectors of the system's size.
-            let b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
-            let guess = if ip.use_initial_guess {
-                Some(read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0))
-            } else {
-                None
-            };
-            let (x, iterations, true_res, gflop) = match solution {
-                Solution::Mat => {
-                    let mut x = guess.unwrap_or_else(|| vec![0.0; n]);
-                    let r = s.context.invert(
-                        fields,
-                        &ip,
-                        crate::layout::HostReals::F64(&b),
-                        crate::layout::HostRealsMut::F64(&mut x),
-                    )?;
-                    (x, r.iterations, r.true_residual, r.gflops * r.seconds)
-                }
-                Solution::MatPc => {
-                    if !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc) {
-                        return Err(convert::refuse(
-                            "param->solve_type",
-                            p.solve_type as i64,
-                            "a MATPC solution needs a preconditioned solve",
-                        ));
-                    }
-                    let parity = matpc_parity(ip.matpc);
-                    let at = block_start(ip.dirac_order, parity, n);
-                    let mut src = vec![0.0; full];
-                    src[at..at + n].copy_from_slice(&b);
-                    // The symmetric clover Schur complement is A_pp⁻¹ times
-                    // the one a full solve iterates on.
-                    if clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
-                        let mut a_src = vec![0.0; full];
-                        s.context.apply(
-                            fields,
-                            &ip,
-                            OperatorKind::Clover,
-                            crate::layout::HostReals::F64(&src),
-                            crate::layout::HostRealsMut::F64(&mut a_src),
-                        )?;
-                        src = a_src;
-                    }
-                    let mut x = vec![0.0; full];
-                    if let Some(g) = &guess {
-                        x[at..at + n].copy_from_slice(g);
-                    }
-                    let r = s.context.invert(
-                        fields,
-                        &ip,
-                        crate::layout::HostReals::F64(&src),
-                        crate::layout::HostRealsMut::F64(&mut x),
-                    )?;
-                    (
-                        x[at..at + n].to_vec(),
-                        r.iterations,
-                        r.true_residual,
-                        r.gflops * r.seconds,
-                    )
-                }
-                Solution::MatDagMat | Solution::MatPcDagMatPc => {
-                    if guess.is_some() {
-                        return Err(Error::InvalidArgument("param->use_init_guess = YES: not with the MATDAG_MAT and MATPCDAG_MATPC solutions (as in QUDA)".into()));
-                    }
-                    ip.solve_type = if solution == Solution::MatDagMat {
-                        SolveType::NormOp
-                    } else {
-                        SolveType::NormOpPc
-                    };
-                    ip.solver = crate::api::SolverType::Cg;
-                    let mut x = vec![0.0; n];
-                    let r = s.context.invert_multishift(
-                        fields,
-                        &ip,
-                        &[0.0],
-                        None,
-                        crate::layout::HostReals::F64(&b),
-                        vec![crate::layout::HostRealsMut::F64(&mut x)],
-                        false,
-                    )?;
-                    let t = r.shifts.first().map_or(f64::NAN, |s| s.true_residual);
-                    (x, r.iterations, t, r.gflops * r.seconds)
-                }
-            };
-            // SAFETY: the caller's solution array of the system's size.
-            write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
-            p.iter = iterations as c_int;
-            p.true_res[0] = true_res;
-            p.true_res_hq[0] = 0.0;
-            p.gflops = gflop;
-            p.secs = start.elapsed().as_secs_f64();
-            if iterations >= ip.maxiter && true_res > ip.tol {
-                eprintln!("latsol (QUDA interface) WARNING: invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})", ip.maxiter);
+    // SAFETY: forwarded from the caller.
+    quda_call("invertQuda", || unsafe { invert(h_x, h_b, param) })
+}
+
+/// The body of `invertQuda`, for the MILC interface too.
+///
+/// # Safety
+/// As `invertQuda`.
+pub(crate) unsafe fn invert(
+    h_x: *mut c_void,
+    h_b: *mut c_void,
+    param: *mut QudaInvertParam,
+) -> Result<()> {
+    not_null(param, "param")?;
+    not_null(h_x, "h_x")?;
+    not_null(h_b, "h_b")?;
+    let start = Instant::now();
+    // SAFETY: checked non-null; the caller passes a QudaInvertParam.
+    let p = unsafe { &mut *param };
+    let (mut ip, double) = invert_params(p, true)?;
+    let solution = Solution::of(p.solution_type)?;
+    let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+    state::with(|s| {
+        let g = &s
+            .gauge
+            .as_ref()
+            .ok_or_else(|| no_gauge("invertQuda"))?
+            .gauge;
+        let clover = match ip.dslash {
+            DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
+                Error::InvalidArgument(
+                    "invertQuda: CLOVER_WILSON with no clover field (call loadCloverQuda)".into(),
+                )
+            })?),
+            DslashType::Wilson => None,
+        };
+        let fields = crate::api::OperatorFields { gauge: g, clover };
+        let full = g.lattice().volume() * 24;
+        let n = if solution.one_parity() {
+            full / 2
+        } else {
+            full
+        };
+        // SAFETY: the caller's vectors of the system's size.
+        let b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
+        let guess = if ip.use_initial_guess {
+            Some(read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0))
+        } else {
+            None
+        };
+        let (x, iterations, true_res, gflop) = match solution {
+            Solution::Mat => {
+                let mut x = guess.unwrap_or_else(|| vec![0.0; n]);
+                let r = s.context.invert(
+                    fields,
+                    &ip,
+                    crate::layout::HostReals::F64(&b),
+                    crate::layout::HostRealsMut::F64(&mut x),
+                )?;
+                (x, r.iterations, r.true_residual, r.gflops * r.seconds)
             }
-            Ok(())
-        })
+            Solution::MatPc => {
+                if !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc) {
+                    return Err(convert::refuse(
+                        "param->solve_type",
+                        p.solve_type as i64,
+                        "a MATPC solution needs a preconditioned solve",
+                    ));
+                }
+                let parity = matpc_parity(ip.matpc);
+                let at = block_start(ip.dirac_order, parity, n);
+                let mut src = vec![0.0; full];
+                src[at..at + n].copy_from_slice(&b);
+                // The symmetric clover Schur complement is A_pp⁻¹ times
+                // the one a full solve iterates on.
+                if clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
+                    let mut a_src = vec![0.0; full];
+                    s.context.apply(
+                        fields,
+                        &ip,
+                        OperatorKind::Clover,
+                        crate::layout::HostReals::F64(&src),
+                        crate::layout::HostRealsMut::F64(&mut a_src),
+                    )?;
+                    src = a_src;
+                }
+                let mut x = vec![0.0; full];
+                if let Some(g) = &guess {
+                    x[at..at + n].copy_from_slice(g);
+                }
+                let r = s.context.invert(
+                    fields,
+                    &ip,
+                    crate::layout::HostReals::F64(&src),
+                    crate::layout::HostRealsMut::F64(&mut x),
+                )?;
+                (
+                    x[at..at + n].to_vec(),
+                    r.iterations,
+                    r.true_residual,
+                    r.gflops * r.seconds,
+                )
+            }
+            Solution::MatDagMat | Solution::MatPcDagMatPc => {
+                if guess.is_some() {
+                    return Err(Error::InvalidArgument("param->use_init_guess = YES: not with the MATDAG_MAT and MATPCDAG_MATPC solutions (as in QUDA)".into()));
+                }
+                ip.solve_type = if solution == Solution::MatDagMat {
+                    SolveType::NormOp
+                } else {
+                    SolveType::NormOpPc
+                };
+                ip.solver = crate::api::SolverType::Cg;
+                let mut x = vec![0.0; n];
+                let r = s.context.invert_multishift(
+                    fields,
+                    &ip,
+                    &[0.0],
+                    None,
+                    crate::layout::HostReals::F64(&b),
+                    vec![crate::layout::HostRealsMut::F64(&mut x)],
+                    false,
+                )?;
+                let t = r.shifts.first().map_or(f64::NAN, |s| s.true_residual);
+                (x, r.iterations, t, r.gflops * r.seconds)
+            }
+        };
+        // SAFETY: the caller's solution array of the system's size.
+        write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
+        p.iter = iterations as c_int;
+        p.true_res[0] = true_res;
+        p.true_res_hq[0] = 0.0;
+        p.gflops = gflop;
+        p.secs = start.elapsed().as_secs_f64();
+        if iterations >= ip.maxiter && true_res > ip.tol {
+            eprintln!("latsol (QUDA interface) WARNING: invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})", ip.maxiter);
+        }
+        Ok(())
     })
 }
 

@@ -22,6 +22,7 @@ pub(crate) mod errors;
 pub(crate) mod fields;
 pub(crate) mod init;
 pub(crate) mod invert;
+pub(crate) mod milc;
 pub(crate) mod state;
 
 use crate::error::Result;

@@ -1,0 +1,253 @@
+/*
+ * milc_style.c: QUDA's MILC interface (quda_milc_interface.h), called the
+ * way MILC's generic_ks/d_congrad5_fn_gpu.c, ks_multicg_offset_gpu.c and
+ * generic_clover call it, linked against latsol's libquda instead of QUDA.
+ *
+ * MILC keeps its fat and long links site-major (MILC gauge order, even
+ * sites first) with the staggered phases, the anti-periodic sign and the
+ * Naik coefficient already multiplied in, colour vectors as full-lattice
+ * arrays of which one parity is solved for, and passes QudaInvertArgs_t by
+ * value with only the fields the call reads set. On the golden sets
+ * (computed with QUDA's host reference code) this program checks:
+ *   - qudaInvert on the even parity from an initial guess, double and
+ *     mixed double-single and double-half: the source M_pc chi_e gives chi_e;
+ *   - qudaInvertMsrc with two sources;
+ *   - qudaMultishiftInvert on the odd parity, offsets 4m^2 + {0, 0.05, 0.5}:
+ *     the first solution is chi_o, every residual meets its target;
+ *   - qudaCloverInvert (Wilson-clover, packed clover field, links in MILC
+ *     order with the boundary sign): the source M psi gives psi;
+ *   - qudaPlaquettePhased from MILC site structs and from a link array.
+ * It exits non-zero when a check fails.
+ *
+ * Usage: milc_style STAGGERED_DIR CLOVER_DIR
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <quda_milc_interface.h>
+
+static int failures = 0;
+
+static double *read_f64(const char *dir, const char *name, size_t n) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  double *v = malloc(n * sizeof(double));
+  FILE *f = fopen(path, "rb");
+  if (!v || !f || fread(v, sizeof(double), n, f) != n) {
+    fprintf(stderr, "cannot read %zu doubles from %s\n", n, path);
+    exit(2);
+  }
+  fclose(f);
+  return v;
+}
+
+static double rel_diff(const double *a, const double *b, size_t n) {
+  double d = 0, r = 0;
+  for (size_t i = 0; i < n; i++) {
+    d += (a[i] - b[i]) * (a[i] - b[i]);
+    r += b[i] * b[i];
+  }
+  return sqrt(d / r);
+}
+
+static double norm(const double *a, size_t n) {
+  double r = 0;
+  for (size_t i = 0; i < n; i++) r += a[i] * a[i];
+  return sqrt(r);
+}
+
+/* The largest relative error of a solution of M_pc x = b whose relative
+ * residual is res: M_pc = 4m^2 - D_pq D_qp >= 4m^2 (D anti-Hermitian), so
+ * |x - chi| <= |r| / (4m^2) = res |b| / (4m^2). */
+static double error_bound(double res, const double *b, const double *chi, size_t n, double m2) {
+  return res * norm(b, n) / (m2 * norm(chi, n));
+}
+
+static void check(const char *what, double err, double bound) {
+  const int ok = err <= bound;
+  printf("%-52s %.2e (bound %.0e) %s\n", what, err, bound, ok ? "ok" : "FAILED");
+  if (!ok) failures++;
+}
+
+/* QDP order (direction-major) to MILC order (site-major). */
+static double *qdp_to_milc(const double *qdp, size_t V) {
+  double *m = malloc(4 * V * 18 * sizeof(double));
+  for (size_t i = 0; i < V; i++)
+    for (int mu = 0; mu < 4; mu++) memcpy(m + (i * 4 + mu) * 18, qdp + (mu * V + i) * 18, 18 * sizeof(double));
+  return m;
+}
+
+/* A MILC site struct: the links among other members. */
+typedef struct {
+  short x, y, z, t, parity;
+  int index;
+  double link[4][18];
+  double tmp[6];
+} site;
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s STAGGERED_DIR CLOVER_DIR\n", argv[0]);
+    return 2;
+  }
+  const int X[4] = {6, 4, 4, 8};
+  const size_t V = 6 * 4 * 4 * 8, Vh = V / 2;
+  const double mass = 0.05;
+
+  int machsize[4] = {1, 1, 1, 1};
+  QudaInitArgs_t init;
+  memset(&init, 0, sizeof init);
+  init.verbosity = QUDA_SUMMARIZE;
+  init.layout.latsize = X;
+  init.layout.machsize = machsize;
+  init.layout.device = 0;
+  qudaSetMPICommHandle(NULL);
+  qudaInit(init);
+
+  double *fat_q = read_f64(argv[1], "fat_qdp.f64", 4 * V * 18);
+  double *long_q = read_f64(argv[1], "long_qdp.f64", 4 * V * 18);
+  double *fat = qdp_to_milc(fat_q, V), *lng = qdp_to_milc(long_q, V);
+  double *chi = read_f64(argv[1], "chi.f64", V * 6);
+  double *mpc_e = read_f64(argv[1], "Mpc_chi_even.f64", Vh * 6);
+  double *mpc_o = read_f64(argv[1], "Mpc_chi_odd.f64", Vh * 6);
+
+  /* Full-lattice MILC vectors; the even half is the system. */
+  double *src = qudaAllocatePinned(V * 6 * sizeof(double));
+  double *sol = qudaAllocatePinned(V * 6 * sizeof(double));
+  memcpy(src, mpc_e, Vh * 6 * sizeof(double));
+  memset(src + Vh * 6, 0, Vh * 6 * sizeof(double));
+
+  QudaInvertArgs_t args; /* MILC sets only what QUDA reads */
+  args.max_iter = 1000;
+  args.evenodd = QUDA_EVEN_PARITY;
+  const int mixed[3] = {0, 1, 2};
+  const char *names[3] = {"double", "double-single", "double-half"};
+  for (int k = 0; k < 3; k++) {
+    args.mixed_precision = mixed[k];
+    for (size_t i = 0; i < V * 6; i++) sol[i] = 0.5 * chi[i]; /* an initial guess */
+    double resid = -1, rel = -1;
+    int iters = 0;
+    qudaInvert(2, 2, mass, args, 1e-10, 0.0, fat, lng, src, sol, &resid, &rel, &iters);
+    printf("qudaInvert %s: %d iterations, residual %.2e, fermilab %.2e\n", names[k], iters, resid, rel);
+    char what[80];
+    snprintf(what, sizeof what, "qudaInvert %s: x_e = chi_e", names[k]);
+    check(what, rel_diff(sol, chi, Vh * 6), error_bound(1e-10, mpc_e, chi, Vh * 6, 4 * mass * mass));
+    check("  reported residual", resid, 1e-10);
+  }
+
+  /* Two sources at once: the second is twice the first. */
+  {
+    double *src2 = malloc(V * 6 * sizeof(double)), *sol2 = calloc(V * 6, sizeof(double));
+    for (size_t i = 0; i < V * 6; i++) src2[i] = 2 * src[i];
+    memset(sol, 0, V * 6 * sizeof(double));
+    void *srcs[2] = {src, src2}, *sols[2] = {sol, sol2};
+    double resid, rel;
+    int iters;
+    args.mixed_precision = 1;
+    qudaInvertMsrc(2, 2, mass, args, 1e-10, 0.0, fat, lng, srcs, sols, &resid, &rel, &iters, 2);
+    printf("qudaInvertMsrc: %d iterations for 2 sources\n", iters);
+    for (size_t i = 0; i < Vh * 6; i++) sol2[i] *= 0.5;
+    const double bound = error_bound(1e-10, mpc_e, chi, Vh * 6, 4 * mass * mass);
+    check("qudaInvertMsrc source 1", rel_diff(sol, chi, Vh * 6), bound);
+    check("qudaInvertMsrc source 2 / 2", rel_diff(sol2, chi, Vh * 6), bound);
+    free(src2);
+    free(sol2);
+  }
+
+  /* RHMC multi-shift on the odd parity. */
+  {
+    double offsets[3] = {4 * mass * mass, 4 * mass * mass + 0.05, 4 * mass * mass + 0.5};
+    const double targets[3] = {1e-10, 1e-9, 1e-8}, fermilab[3] = {0, 0, 0};
+    double *xs[3];
+    void *xp[3];
+    for (int i = 0; i < 3; i++) {
+      xs[i] = calloc(V * 6, sizeof(double));
+      xp[i] = xs[i];
+    }
+    memset(src, 0, V * 6 * sizeof(double));
+    memcpy(src + Vh * 6, mpc_o, Vh * 6 * sizeof(double));
+    args.evenodd = QUDA_ODD_PARITY;
+    args.mixed_precision = 1;
+    double res[3], fres[3];
+    int iters;
+    qudaMultishiftInvert(2, 2, 3, offsets, args, targets, fermilab, fat, lng, src, xp, res, fres, &iters);
+    printf("qudaMultishiftInvert: %d iterations\n", iters);
+    check("multi-shift offset 4m^2: x_o = chi_o", rel_diff(xs[0] + Vh * 6, chi + Vh * 6, Vh * 6),
+          error_bound(1e-10, mpc_o, chi + Vh * 6, Vh * 6, 4 * mass * mass));
+    for (int i = 0; i < 3; i++) {
+      char what[80];
+      snprintf(what, sizeof what, "  offset %d residual / target", i);
+      check(what, res[i] / targets[i], 1.0);
+      free(xs[i]);
+    }
+  }
+
+  /* qudaCloverInvert on the golden clover set. */
+  {
+    double *g = read_f64(argv[2], "gauge_qdp.f64", 4 * V * 18);
+    /* MILC's links carry the anti-periodic sign; the golden ones do not. */
+    for (size_t i = 0; i < V; i++) {
+      const size_t t = (2 * (i % Vh)) / (X[0] * X[1] * X[2]);
+      if (t == (size_t)X[3] - 1)
+        for (int k = 0; k < 18; k++) g[(3 * V + i) * 18 + k] *= -1;
+    }
+    double *links = qdp_to_milc(g, V);
+    double *clover = read_f64(argv[2], "clover_packed.f64", V * 72);
+    double *psi = read_f64(argv[2], "psi_dirac.f64", V * 24);
+    double *m_psi = read_f64(argv[2], "M_psi.f64", V * 24);
+    double *x = calloc(V * 24, sizeof(double));
+    double resid, fres;
+    int iters;
+    args.max_iter = 1000;
+    args.mixed_precision = 1;
+    args.solver_type = QUDA_BICGSTAB_INVERTER;
+    qudaCloverInvert(2, 2, 0.12, 0.0, args, 1e-11, 0.0, links, clover, NULL, m_psi, x, &resid, &fres, &iters);
+    printf("qudaCloverInvert: %d iterations, residual %.2e\n", iters, resid);
+    check("qudaCloverInvert x = psi", rel_diff(x, psi, V * 24), 1e-8);
+    free(g);
+    free(links);
+    free(clover);
+    free(psi);
+    free(m_psi);
+    free(x);
+  }
+
+  /* The plaquette from site structs and from a link array agree. */
+  {
+    double *thin_q = read_f64(argv[1], "thin_qdp.f64", 4 * V * 18);
+    double *thin = qdp_to_milc(thin_q, V);
+    site *lattice = malloc(V * sizeof(site));
+    for (size_t i = 0; i < V; i++) memcpy(lattice[i].link, thin + i * 72, sizeof lattice[i].link);
+    QudaMILCSiteArg_t by_site = {lattice, NULL, offsetof(site, link), NULL, 0, sizeof(site)};
+    QudaMILCSiteArg_t by_link = {NULL, thin, 0, NULL, 0, 0};
+    double p1[3], p2[3];
+    qudaPlaquettePhased(2, p1, &by_site, 1);
+    qudaPlaquettePhased(2, p2, &by_link, 1);
+    printf("qudaPlaquettePhased: %.12f (spatial %.12f, temporal %.12f)\n", p1[0], p1[1], p1[2]);
+    check("plaquette: site structs = link array", fabs(p1[0] - p2[0]) + fabs(p1[1] - p2[1]), 1e-15);
+    check("plaquette: average of spatial and temporal", fabs(p1[0] - 0.5 * (p1[1] + p1[2])), 1e-15);
+    free(thin_q);
+    free(thin);
+    free(lattice);
+  }
+
+  qudaFreePinned(src);
+  qudaFreePinned(sol);
+  free(fat_q);
+  free(long_q);
+  free(fat);
+  free(lng);
+  free(chi);
+  free(mpc_e);
+  free(mpc_o);
+  qudaFinalize();
+  if (failures) {
+    printf("%d check(s) FAILED\n", failures);
+    return 1;
+  }
+  printf("all checks passed\n");
+  return 0;
+}
