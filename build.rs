@@ -8,6 +8,12 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    // Linked into libquda (the `quda` crate turns this feature on): its own
+    // build script names that library, and cargo hands a dependency's
+    // cdylib link arguments to the dependent's link too.
+    if std::env::var_os("CARGO_FEATURE_LINKED_AS_QUDA").is_some() {
+        return;
+    }
     // GNU ld, gold, lld and mold all take -soname on these targets; macOS
     // uses install names and Windows has no soname, so leave them alone.
     if matches!(
@@ -15,6 +21,6 @@ fn main() {
         "linux" | "android" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
     ) {
         let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets the version");
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liblatsol.so.{major}");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,-soname,liblatsol.so.{major}");
     }
 }

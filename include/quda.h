@@ -616,6 +616,15 @@ void performTwoLinkGaussianSmearNStep(void *h_in, QudaQuarkSmearParam *smear_par
 
 void laphSinkProject(double _Complex *host_sinks, void **host_quark, int n_quark, int tile_quark, void **host_evec, int nevec, int tile_evec, QudaInvertParam *inv_param, const int X[4]);
 
+/*
+ * latsol's extensions (not QUDA's): with LATSOL_QUDA_ON_ERROR=return in the
+ * environment a failed call returns instead of exiting; this gives the
+ * status of the last call into this interface (0: success) and
+ * latsol_last_error() its message (docs/quda-compat.md).
+ */
+int latsol_quda_last_status(void);
+const char *latsol_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,6 @@ fn main() {
         os.as_str(),
         "linux" | "android" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
     ) {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libquda.so");
+        println!("cargo:rustc-link-arg-cdylib=-Wl,-soname,libquda.so");
     }
 }

@@ -161,6 +161,15 @@ def quda_header(s):
             out.append("/* Declared although its presence at 9521952 is not certain (docs/quda-compat.md). */")
         out.append(prototype(f))
         out.append("")
+    out += ["/*",
+            " * latsol's extensions (not QUDA's): with LATSOL_QUDA_ON_ERROR=return in the",
+            " * environment a failed call returns instead of exiting; this gives the",
+            " * status of the last call into this interface (0: success) and",
+            " * latsol_last_error() its message (docs/quda-compat.md).",
+            " */",
+            "int latsol_quda_last_status(void);",
+            "const char *latsol_last_error(void);",
+            ""]
     out += ["#ifdef __cplusplus", "}", "#endif", "", "#undef double_complex", ""]
     return "\n".join(out)
 

@@ -11,7 +11,12 @@
 #   where gfortran is found, include/latsol/fortran/latsol.mod with
 #   lib/liblatsol_fortran.a and lib/pkgconfig/latsol-fortran.pc;
 # PREFIX/lib/pkgconfig/latsol.pc;
-# PREFIX/lib/cmake/Latsol/LatsolConfig.cmake and LatsolConfigVersion.cmake.
+# PREFIX/lib/cmake/Latsol/LatsolConfig.cmake and LatsolConfigVersion.cmake;
+# QUDA's interface (docs/quda-compat.md): PREFIX/lib/libquda.so (soname
+#   libquda.so, as QUDA's) and libquda.a, PREFIX/include/quda.h,
+#   enum_quda.h, quda_constants.h, quda_define.h, quda_milc_interface.h,
+#   PREFIX/lib/pkgconfig/quda.pc and PREFIX/lib/cmake/QUDA/QUDAConfig.cmake
+#   (find_package(QUDA), target QUDA::quda), so that QUDA_HOME=PREFIX works.
 #
 # Installed libraries and programs are stripped of debug information: the
 # shared library's goes to PREFIX/lib/.debug/liblatsol.so.<version>.debug,
@@ -37,11 +42,12 @@ target=${CARGO_TARGET_DIR:-$root/target}
 lib=$target/release
 
 cargo build --release --lib --bins --quiet
-for f in liblatsol.a liblatsol.so latsol-solve latsol-heatbath; do
+cargo build --release -p quda --quiet
+for f in liblatsol.a liblatsol.so libquda.a libquda.so latsol-solve latsol-heatbath; do
   [ -f "$lib/$f" ] || { echo "install.sh: $lib/$f was not built" >&2; exit 1; }
 done
 
-install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/Latsol" "$prefix/include" \
+install -d "$prefix/lib/pkgconfig" "$prefix/lib/cmake/Latsol" "$prefix/lib/cmake/QUDA" "$prefix/include" \
   "$prefix/share/latsol/fortran" "$prefix/bin"
 # The main job and the gauge-field generator.
 install -m 755 "$lib/latsol-solve" "$prefix/bin/latsol-solve"
@@ -51,6 +57,12 @@ install -m 755 "$lib/liblatsol.so" "$prefix/lib/liblatsol.so.$version"
 ln -sf "liblatsol.so.$version" "$prefix/lib/liblatsol.so.$major"
 ln -sf "liblatsol.so.$major" "$prefix/lib/liblatsol.so"
 install -m 644 include/latsol.h "$prefix/include/latsol.h"
+# QUDA's interface: the library under QUDA's names and its headers.
+install -m 644 "$lib/libquda.a" "$prefix/lib/libquda.a"
+install -m 755 "$lib/libquda.so" "$prefix/lib/libquda.so"
+for h in quda.h enum_quda.h quda_constants.h quda_define.h quda_milc_interface.h; do
+  install -m 644 "include/$h" "$prefix/include/$h"
+done
 
 # Debug information: split out of the shared library, off elsewhere.
 strip_tool=${STRIP:-strip}
@@ -63,7 +75,11 @@ if command -v "$strip_tool" >/dev/null 2>&1 && command -v "$objcopy_tool" >/dev/
   "$strip_tool" --strip-debug --strip-unneeded "$so"
   (cd "$prefix/lib" && "$objcopy_tool" --add-gnu-debuglink=".debug/liblatsol.so.$version.debug" \
     "liblatsol.so.$version")
-  "$strip_tool" --strip-debug "$prefix/lib/liblatsol.a"
+  "$strip_tool" --strip-debug "$prefix/lib/liblatsol.a" "$prefix/lib/libquda.a"
+  "$objcopy_tool" --only-keep-debug "$prefix/lib/libquda.so" "$prefix/lib/.debug/libquda.so.debug"
+  chmod 644 "$prefix/lib/.debug/libquda.so.debug"
+  "$strip_tool" --strip-debug --strip-unneeded "$prefix/lib/libquda.so"
+  (cd "$prefix/lib" && "$objcopy_tool" --add-gnu-debuglink=".debug/libquda.so.debug" libquda.so)
   "$strip_tool" --strip-debug "$prefix/bin/latsol-solve" "$prefix/bin/latsol-heatbath"
 else
   echo "install.sh: no $strip_tool/$objcopy_tool; the libraries keep their debug information"
@@ -80,6 +96,9 @@ subst() {
 subst packaging/latsol.pc.in "$prefix/lib/pkgconfig/latsol.pc"
 subst packaging/LatsolConfig.cmake.in "$prefix/lib/cmake/Latsol/LatsolConfig.cmake"
 subst packaging/LatsolConfigVersion.cmake.in "$prefix/lib/cmake/Latsol/LatsolConfigVersion.cmake"
+subst packaging/quda.pc.in "$prefix/lib/pkgconfig/quda.pc"
+subst packaging/QUDAConfig.cmake.in "$prefix/lib/cmake/QUDA/QUDAConfig.cmake"
+subst packaging/QUDAConfigVersion.cmake.in "$prefix/lib/cmake/QUDA/QUDAConfigVersion.cmake"
 
 fc=${FC-gfortran}
 if [ -n "$fc" ] && command -v "$fc" >/dev/null 2>&1; then
@@ -101,3 +120,4 @@ fi
 echo "latsol $version installed in $prefix"
 echo "  CMake:      -DCMAKE_PREFIX_PATH=$prefix, then find_package(Latsol ${version%.*}) ..."
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs latsol"
+echo "  QUDA's interface: QUDA_HOME=$prefix (-I\$QUDA_HOME/include -L\$QUDA_HOME/lib -lquda), quda.pc, find_package(QUDA)"

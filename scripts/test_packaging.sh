@@ -13,6 +13,10 @@
 # 4. The C and C++ examples again under valgrind (no errors, nothing
 #    definitely or indirectly lost), or built with AddressSanitizer where
 #    valgrind is missing.
+# 5. QUDA's interface: libquda (soname libquda.so), its headers, quda.pc and
+#    find_package(QUDA); examples-c/quda-api/ built as a QUDA user builds
+#    (-I$PREFIX/include -L$PREFIX/lib -lquda, pkg-config quda, CMake
+#    QUDA::quda, static libquda.a) and run on the golden data.
 # Every example solves on the CPU backend and exits non-zero if its own
 # residual check fails.
 #
@@ -234,5 +238,50 @@ else
       -o "$work/asan_$ex" $(pkg-config --cflags --libs latsol) -lm -Wl,-rpath,"$libdir"
     ASAN_OPTIONS=detect_leaks=1 run_example "$work/asan_$ex" --backend cpu
   done
+fi
+echo "-- QUDA's interface: libquda, quda.h, quda.pc, find_package(QUDA)"
+for f in lib/libquda.so lib/libquda.a include/quda.h include/enum_quda.h include/quda_constants.h \
+  include/quda_define.h include/quda_milc_interface.h lib/pkgconfig/quda.pc \
+  lib/cmake/QUDA/QUDAConfig.cmake lib/cmake/QUDA/QUDAConfigVersion.cmake; do
+  [ -e "$prefix/$f" ] || { echo "FAILED: $f not installed" >&2; exit 1; }
+done
+qsoname=$(readelf -d "$prefix/lib/libquda.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$qsoname" = libquda.so ] || { echo "FAILED: libquda soname '$qsoname', want libquda.so" >&2; exit 1; }
+if readelf -S "$prefix/lib/libquda.so" | grep -q '\.debug_info'; then
+  echo "FAILED: the installed libquda.so carries debug information" >&2
+  exit 1
+fi
+# Every function of the two headers is exported (unprovided ones stop naming themselves).
+exported=$(nm -D --defined-only "$prefix/lib/libquda.so" | awk '{print $3}' | sort -u)
+for fn in $(sed -n 's/^[a-zA-Z_ *]*[ *]\([a-zA-Z_0-9]*\)(.*);$/\1/p' include/quda.h include/quda_milc_interface.h); do
+  grep -qx "$fn" <<<"$exported" || { echo "FAILED: libquda.so does not export $fn" >&2; exit 1; }
+done
+echo "  ok  files, soname $qsoname, every declared function exported"
+golden=$PWD/tests/data
+qbin=$work/quda-api
+mkdir -p "$qbin"
+quiet "$cc" -std=c99 -O2 -Wall -Wextra -Werror examples-c/quda-api/milc_style.c -o "$qbin/milc_style" \
+  -I"$prefix/include" -L"$prefix/lib" -lquda -lm -Wl,-rpath,"$prefix/lib"
+quiet "$cxx" -std=c++17 -O2 -Wall -Wextra -Werror examples-c/quda-api/chroma_style.cpp -o "$qbin/chroma_style" \
+  -I"$prefix/include" -L"$prefix/lib" -lquda -Wl,-rpath,"$prefix/lib"
+needed_libs "$qbin/milc_style" | grep -qx libquda.so ||
+  { echo "FAILED: milc_style does not load libquda.so" >&2; exit 1; }
+run_example "$qbin/milc_style" "$golden/golden-staggered-6x4x4x8" "$golden/golden-clover-6x4x4x8"
+run_example "$qbin/chroma_style" "$golden/golden-clover-6x4x4x8"
+quiet "$cc" -std=c99 -O2 examples-c/quda-api/milc_style.c -o "$qbin/milc_style_static" \
+  -I"$prefix/include" "$prefix/lib/libquda.a" -lpthread -ldl -lm
+run_example "$qbin/milc_style_static" "$golden/golden-staggered-6x4x4x8" "$golden/golden-clover-6x4x4x8"
+if command -v pkg-config >/dev/null 2>&1; then
+  # shellcheck disable=SC2046
+  quiet "$cxx" -std=c++17 -O2 examples-c/quda-api/chroma_style.cpp -o "$qbin/chroma_style_pc" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs quda) -Wl,-rpath,"$prefix/lib"
+  run_example "$qbin/chroma_style_pc" "$golden/golden-clover-6x4x4x8"
+fi
+if command -v cmake >/dev/null 2>&1; then
+  quiet cmake -S examples-c/quda-api -B "$work/cmake-quda" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release
+  quiet cmake --build "$work/cmake-quda" --parallel 2
+  quiet ctest --test-dir "$work/cmake-quda" --output-on-failure
+  echo "  ok  find_package(QUDA) with QUDA::quda: ctest passed"
 fi
 echo "packaging: all passed"
