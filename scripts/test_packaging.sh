@@ -268,6 +268,9 @@ needed_libs "$qbin/milc_style" | grep -qx libquda.so ||
   { echo "FAILED: milc_style does not load libquda.so" >&2; exit 1; }
 run_example "$qbin/milc_style" "$golden/golden-staggered-6x4x4x8" "$golden/golden-clover-6x4x4x8"
 run_example "$qbin/chroma_style" "$golden/golden-clover-6x4x4x8"
+quiet "$cc" -std=c99 -O2 -Wall -Wextra -Werror examples-c/quda-api/tmlqcd_style.c -o "$qbin/tmlqcd_style" \
+  -I"$prefix/include" -L"$prefix/lib" -lquda -lm -Wl,-rpath,"$prefix/lib"
+run_example "$qbin/tmlqcd_style" "$golden/golden-clover-6x4x4x8"
 quiet "$cc" -std=c99 -O2 examples-c/quda-api/milc_style.c -o "$qbin/milc_style_static" \
   -I"$prefix/include" "$prefix/lib/libquda.a" -lpthread -ldl -lm
 run_example "$qbin/milc_style_static" "$golden/golden-staggered-6x4x4x8" "$golden/golden-clover-6x4x4x8"

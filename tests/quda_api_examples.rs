@@ -10,15 +10,11 @@ use std::process::Command;
 
 use c_build::root;
 
-#[test]
-fn chroma_style_program_matches_the_golden_clover_set() {
-    let exe = c_build::build_cxx(
-        &root().join("examples-c/quda-api/chroma_style.cpp"),
-        "quda_chroma_style",
-    );
-    let out = Command::new(&exe)
-        .arg(root().join("tests/data/golden-clover-6x4x4x8"))
-        .env("LATSOL_BACKEND", "cpu")
+/// Runs `exe` on the golden sets `sets` and checks that it passed.
+fn run_on(exe: &std::path::Path, sets: &[&str]) {
+    let data = root().join("tests/data");
+    let out = Command::new(exe)
+        .args(sets.iter().map(|s| data.join(s)))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -27,19 +23,46 @@ fn chroma_style_program_matches_the_golden_clover_set() {
     assert!(stdout.contains("all checks passed"));
 }
 
+fn example(name: &str) -> std::path::PathBuf {
+    root().join("examples-c/quda-api").join(name)
+}
+
+#[test]
+fn chroma_style_program_matches_the_golden_clover_set() {
+    let exe = c_build::build_cxx(&example("chroma_style.cpp"), "quda_chroma_style");
+    run_on(&exe, &["golden-clover-6x4x4x8"]);
+}
+
 #[test]
 fn milc_style_program_matches_the_golden_sets() {
-    let exe = c_build::build(
-        &root().join("examples-c/quda-api/milc_style.c"),
-        "quda_milc_style",
-    );
+    let exe = c_build::build(&example("milc_style.c"), "quda_milc_style");
+    run_on(&exe, &["golden-staggered-6x4x4x8", "golden-clover-6x4x4x8"]);
+}
+
+#[test]
+fn tmlqcd_style_program_computes_the_clover_term_and_solves() {
+    let exe = c_build::build(&example("tmlqcd_style.c"), "quda_tmlqcd_style");
+    run_on(&exe, &["golden-clover-6x4x4x8"]);
+}
+
+/// Without `LATSOL_QUDA_ON_ERROR=return`, an error exits with status 1
+/// after naming the function, the field and its value (QUDA aborts): the
+/// program's deliberate error, with the policy left at its default.
+#[test]
+fn an_error_exits_with_status_1_naming_the_field() {
+    let exe = c_build::build(&example("tmlqcd_style.c"), "quda_tmlqcd_style_exit");
     let out = Command::new(&exe)
-        .arg(root().join("tests/data/golden-staggered-6x4x4x8"))
         .arg(root().join("tests/data/golden-clover-6x4x4x8"))
+        .env_remove("LATSOL_QUDA_ON_ERROR")
+        .env("LATSOL_TEST_NO_SETENV", "1")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{}", out.status);
-    assert!(stdout.contains("all checks passed"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("invertQuda") && stderr.contains("param->solve_type = 42"),
+        "{stderr}"
+    );
+    // It got as far as the deliberate error: the solve before it passed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("true_res reported"));
 }

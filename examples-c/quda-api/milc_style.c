@@ -29,29 +29,7 @@
 
 #include <quda_milc_interface.h>
 
-static int failures = 0;
-
-static double *read_f64(const char *dir, const char *name, size_t n) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  double *v = malloc(n * sizeof(double));
-  FILE *f = fopen(path, "rb");
-  if (!v || !f || fread(v, sizeof(double), n, f) != n) {
-    fprintf(stderr, "cannot read %zu doubles from %s\n", n, path);
-    exit(2);
-  }
-  fclose(f);
-  return v;
-}
-
-static double rel_diff(const double *a, const double *b, size_t n) {
-  double d = 0, r = 0;
-  for (size_t i = 0; i < n; i++) {
-    d += (a[i] - b[i]) * (a[i] - b[i]);
-    r += b[i] * b[i];
-  }
-  return sqrt(d / r);
-}
+#include "golden_util.h"
 
 static double norm(const double *a, size_t n) {
   double r = 0;
@@ -64,12 +42,6 @@ static double norm(const double *a, size_t n) {
  * |x - chi| <= |r| / (4m^2) = res |b| / (4m^2). */
 static double error_bound(double res, const double *b, const double *chi, size_t n, double m2) {
   return res * norm(b, n) / (m2 * norm(chi, n));
-}
-
-static void check(const char *what, double err, double bound) {
-  const int ok = err <= bound;
-  printf("%-52s %.2e (bound %.0e) %s\n", what, err, bound, ok ? "ok" : "FAILED");
-  if (!ok) failures++;
 }
 
 /* QDP order (direction-major) to MILC order (site-major). */
