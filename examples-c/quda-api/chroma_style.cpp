@@ -14,6 +14,7 @@
  *     dslashQuda against the set's M psi, M_pc psi and D psi;
  *   - invertQuda, MAT solution by even-odd BiCGstab and MATPC solution by
  *     CG on the normal equations (NORMOP_PC), whose answers must be psi;
+ *   - invertMultiSrcQuda with two sources;
  *   - invertMultiShiftQuda on M_pc^dag M_pc with three offsets, each
  *     solution's residual recomputed with MatDagMatQuda.
  * It exits non-zero when a check fails.
@@ -214,6 +215,21 @@ int main(int argc, char **argv) {
   invertQuda(x.data(), m_psi.data(), &ip);
   std::printf("invertQuda MAT, BiCGstab: %d iterations, true_res %.2e, %.3f s\n", ip.iter, ip.true_res[0], ip.secs);
   check("invertQuda MAT (double-single) x = psi", rel_diff(x.data(), psi.data(), V * 24), 1e-8);
+
+  // Two sources at once (Chroma's multi-RHS path): M psi and 2 M psi.
+  {
+    std::vector<double> b2(m_psi), x1(V * 24, 0.0), x2(V * 24, 0.0);
+    for (double &v : b2) v *= 2;
+    void *xs2[2] = {x1.data(), x2.data()}, *bs2[2] = {m_psi.data(), b2.data()};
+    ip.num_src = 2;
+    invertMultiSrcQuda(xs2, bs2, &ip);
+    ip.num_src = 1;
+    for (double &v : x2) v *= 0.5;
+    std::printf("invertMultiSrcQuda: %d iterations for 2 sources\n", ip.iter);
+    check("invertMultiSrcQuda source 1 x = psi", rel_diff(x1.data(), psi.data(), V * 24), 1e-8);
+    check("invertMultiSrcQuda source 2 x / 2 = psi", rel_diff(x2.data(), psi.data(), V * 24), 1e-8);
+    check("  true_res[1] reported", ip.true_res[1], 1e-11);
+  }
 
   ip.inv_type = QUDA_CG_INVERTER;
   ip.solution_type = QUDA_MATPC_SOLUTION;

@@ -16,7 +16,10 @@
  *     the first solution is chi_o, every residual meets its target;
  *   - qudaCloverInvert (Wilson-clover, packed clover field, links in MILC
  *     order with the boundary sign): the source M psi gives psi;
- *   - qudaPlaquettePhased from MILC site structs and from a link array.
+ *   - qudaPlaquettePhased from MILC site structs and from a link array;
+ *   - the same staggered systems through quda.h (loadGaugeQuda with fat and
+ *     long links, long links compressed to 13 reals; invertQuda MATPC and
+ *     invertMultiShiftQuda).
  * It exits non-zero when a check fails.
  *
  * Usage: milc_style STAGGERED_DIR CLOVER_DIR
@@ -155,6 +158,67 @@ int main(int argc, char **argv) {
       check(what, res[i] / targets[i], 1.0);
       free(xs[i]);
     }
+  }
+
+  /* The same systems through quda.h, as older MILC versions call QUDA. */
+  {
+    QudaGaugeParam gp = newQudaGaugeParam();
+    for (int d = 0; d < 4; d++) gp.X[d] = X[d];
+    gp.type = QUDA_ASQTAD_FAT_LINKS;
+    gp.gauge_order = QUDA_MILC_GAUGE_ORDER;
+    gp.t_boundary = QUDA_PERIODIC_T;
+    gp.cpu_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+    gp.reconstruct = QUDA_RECONSTRUCT_NO;
+    gp.cuda_prec_sloppy = QUDA_SINGLE_PRECISION;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
+    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+    gp.staggered_phase_type = QUDA_STAGGERED_PHASE_MILC;
+    gp.staggered_phase_applied = 1;
+    loadGaugeQuda(fat, &gp);
+    gp.type = QUDA_ASQTAD_LONG_LINKS;
+    gp.reconstruct = QUDA_RECONSTRUCT_13;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_13;
+    loadGaugeQuda(lng, &gp);
+
+    QudaInvertParam ip = newQudaInvertParam();
+    ip.dslash_type = QUDA_ASQTAD_DSLASH;
+    ip.inv_type = QUDA_CG_INVERTER;
+    ip.mass = mass;
+    ip.solution_type = QUDA_MATPC_SOLUTION;
+    ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    ip.dagger = QUDA_DAG_NO;
+    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
+    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec_sloppy = QUDA_SINGLE_PRECISION;
+    ip.dirac_order = QUDA_DIRAC_ORDER;
+    ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
+    ip.tol = 1e-10;
+    ip.maxiter = 1000;
+    ip.reliable_delta = 0.1;
+    double *xe = calloc(Vh * 6, sizeof(double));
+    invertQuda(xe, mpc_e, &ip);
+    printf("invertQuda ASQTAD MATPC (long links 13): %d iterations, true_res %.2e\n", ip.iter, ip.true_res[0]);
+    check("invertQuda ASQTAD MATPC x_e = chi_e", rel_diff(xe, chi, Vh * 6),
+          error_bound(1e-10, mpc_e, chi, Vh * 6, 4 * mass * mass));
+
+    ip.matpc_type = QUDA_MATPC_ODD_ODD;
+    ip.num_offset = 2;
+    ip.offset[0] = 4 * mass * mass;
+    ip.offset[1] = 4 * mass * mass + 0.1;
+    ip.tol_offset[0] = ip.tol_offset[1] = 1e-10;
+    double *x0 = calloc(Vh * 6, sizeof(double)), *x1 = calloc(Vh * 6, sizeof(double));
+    void *xp[2] = {x0, x1};
+    invertMultiShiftQuda(xp, mpc_o, &ip);
+    printf("invertMultiShiftQuda ASQTAD: %d iterations\n", ip.iter);
+    check("invertMultiShiftQuda offset 4m^2: x_o = chi_o", rel_diff(x0, chi + Vh * 6, Vh * 6),
+          error_bound(1e-10, mpc_o, chi + Vh * 6, Vh * 6, 4 * mass * mass));
+    check("  true_res_offset[1]", ip.true_res_offset[1], 1e-10);
+    free(xe);
+    free(x0);
+    free(x1);
   }
 
   /* qudaCloverInvert on the golden clover set. */

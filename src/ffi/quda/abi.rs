@@ -2971,12 +2971,6 @@ pub extern "C" fn eigensolveQuda(_h_evecs: *mut *mut c_void, _h_evals: *mut doub
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn invertMultiSrcQuda(__hp_x: *mut *mut c_void, __hp_b: *mut *mut c_void, _param: *mut QudaInvertParam) {
-    super::errors::unprovided("invertMultiSrcQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn newMultigridQuda(_param: *mut QudaMultigridParam) -> *mut c_void {
     super::errors::unprovided("newMultigridQuda");
     std::ptr::null_mut()

@@ -83,32 +83,23 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
     not_null(h_gauge, "h_gauge")?;
     // SAFETY: checked non-null; the caller passes a QudaGaugeParam.
     let p = unsafe { &*param };
+    if matches!(p.r#type, QUDA_ASQTAD_FAT_LINKS | QUDA_ASQTAD_LONG_LINKS) {
+        // SAFETY: forwarded.
+        return unsafe { super::staggered::load_links(h_gauge, p) };
+    }
     if p.r#type != QUDA_WILSON_LINKS {
         return Err(convert::refuse(
             "param->type",
             p.r#type as i64,
-            "loadGaugeQuda takes WILSON_LINKS (staggered links: the MILC interface)",
+            "loadGaugeQuda takes WILSON_LINKS, ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS",
         ));
     }
     let gp = convert::gauge_params(p)?;
     let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
     let lat = std::sync::Arc::new(Lattice::new(gp.dims)?);
     let n = lat.volume() * 18;
-    // SAFETY: the caller's links in its order: QDP four arrays of V
-    // links, the others one array of 4 V links.
-    let host = unsafe {
-        match gp.order {
-            GaugeOrder::Qdp => {
-                let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
-                for (mu, q) in ptrs.iter().enumerate() {
-                    not_null(*q, &format!("h_gauge[{mu}]"))?;
-                }
-                HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
-            }
-            GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
-            GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
-        }
-    };
+    // SAFETY: the caller's links in its order.
+    let host = unsafe { host_gauge(h_gauge, gp.order, n, double)? };
     let mut field = crate::layout::gauge::import(&lat, &host)?;
     if gp.t_boundary == TBoundary::AntiPeriodic {
         remove_boundary_sign(&lat, &mut field);
@@ -134,6 +125,34 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
         s.gauge = Some(state::LoadedGauge { gauge, links_qdp });
         Ok(())
     })
+}
+
+/// The caller's links in `order`: QDP four arrays of `n` reals (V links;
+/// `h_gauge` an array of four pointers), MILC and CPS_WILSON one array of
+/// `4 n`.
+///
+/// # Safety
+/// `h_gauge` holds the links so.
+pub(crate) unsafe fn host_gauge<'a>(
+    h_gauge: *mut c_void,
+    order: GaugeOrder,
+    n: usize,
+    double: bool,
+) -> Result<HostGauge<'a>> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        Ok(match order {
+            GaugeOrder::Qdp => {
+                let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
+                for (mu, q) in ptrs.iter().enumerate() {
+                    not_null(*q, &format!("h_gauge[{mu}]"))?;
+                }
+                HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
+            }
+            GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
+            GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
+        })
+    }
 }
 
 /// Multiplies the T links of the last time slice by −1 (the boundary sign

@@ -196,6 +196,10 @@ pub(crate) unsafe fn invert(
     let start = Instant::now();
     // SAFETY: checked non-null; the caller passes a QudaInvertParam.
     let p = unsafe { &mut *param };
+    if super::staggered::is_staggered(p) {
+        // SAFETY: forwarded.
+        return unsafe { super::staggered::invert(&[h_x], h_b, p, false) };
+    }
     let (mut ip, double) = invert_params(p, true)?;
     let solution = Solution::of(p.solution_type)?;
     let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
@@ -340,6 +344,19 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         let start = Instant::now();
         // SAFETY: checked non-null.
         let p = unsafe { &mut *param };
+        if super::staggered::is_staggered(p) {
+            let count = p.num_offset;
+            if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
+                return Err(Error::InvalidArgument(format!(
+                    "param->num_offset = {count}: 1 to {QUDA_MAX_MULTI_SHIFT}"
+                )));
+            }
+            // SAFETY: the caller passes num_offset pointers.
+            let xs = unsafe { std::slice::from_raw_parts(hp_x, count as usize) };
+            super::staggered::check_solutions(xs)?;
+            // SAFETY: forwarded.
+            return unsafe { super::staggered::invert(xs, hp_b, p, true) };
+        }
         let (mut ip, double) = invert_params(p, true)?;
         let solution = Solution::of(p.solution_type)?;
         if !matches!(solution, Solution::MatDagMat | Solution::MatPcDagMatPc) {
@@ -612,5 +629,66 @@ pub unsafe extern "C" fn dslashQuda(
         let parities = Some((out_parity.other(), out_parity));
         // SAFETY: the caller's vectors.
         unsafe { apply_ops("dslashQuda", h_out, h_in, &p, ops, parities, false) }
+    })
+}
+
+/// `invertMultiSrcQuda(_hp_x, _hp_b, param)`: `invertQuda` for each of the
+/// `num_src` sources in turn (one process: no split grid);
+/// `true_res[i]`, `true_res_hq[i]` per source, `iter` and `secs` of all.
+///
+/// # Safety
+/// `param` points to a `QudaInvertParam`; `_hp_x` and `_hp_b` to `num_src`
+/// pointers to vectors of the system's size.
+#[no_mangle]
+pub unsafe extern "C" fn invertMultiSrcQuda(
+    hp_x: *mut *mut c_void,
+    hp_b: *mut *mut c_void,
+    param: *mut QudaInvertParam,
+) {
+    quda_call("invertMultiSrcQuda", || {
+        not_null(param, "param")?;
+        not_null(hp_x, "_hp_x")?;
+        not_null(hp_b, "_hp_b")?;
+        let start = Instant::now();
+        // SAFETY: checked non-null.
+        let p = unsafe { &mut *param };
+        let n = p.num_src;
+        if !(1..=QUDA_MAX_MULTI_SRC).contains(&n) {
+            return Err(Error::InvalidArgument(format!(
+                "param->num_src = {n}: 1 to {QUDA_MAX_MULTI_SRC}"
+            )));
+        }
+        if p.split_grid.iter().any(|&g| g > 1) {
+            return Err(Error::Unsupported(format!(
+                "param->split_grid = {:?}: latsol's QUDA interface runs on one process",
+                p.split_grid
+            )));
+        }
+        // SAFETY: num_src pointers each.
+        let (xs, bs) = unsafe {
+            (
+                std::slice::from_raw_parts(hp_x, n as usize),
+                std::slice::from_raw_parts(hp_b, n as usize),
+            )
+        };
+        let (mut iters, mut gflop) = (0, 0.0);
+        let mut res = Vec::with_capacity(xs.len());
+        for (i, (&x, &b)) in xs.iter().zip(bs).enumerate() {
+            not_null(x, &format!("_hp_x[{i}]"))?;
+            not_null(b, &format!("_hp_b[{i}]"))?;
+            // SAFETY: the caller's vectors; p is the caller's struct.
+            unsafe { invert(x, b, p)? };
+            iters += p.iter;
+            gflop += p.gflops;
+            res.push((p.true_res[0], p.true_res_hq[0]));
+        }
+        for (i, (r, hq)) in res.into_iter().enumerate() {
+            p.true_res[i] = r;
+            p.true_res_hq[i] = hq;
+        }
+        p.iter = iters;
+        p.gflops = gflop;
+        p.secs = start.elapsed().as_secs_f64();
+        Ok(())
     })
 }

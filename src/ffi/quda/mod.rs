@@ -23,6 +23,7 @@ pub(crate) mod fields;
 pub(crate) mod init;
 pub(crate) mod invert;
 pub(crate) mod milc;
+pub(crate) mod staggered;
 pub(crate) mod state;
 
 use crate::error::Result;

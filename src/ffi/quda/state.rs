@@ -23,6 +23,8 @@ pub(crate) struct State {
     pub context: Context,
     pub gauge: Option<LoadedGauge>,
     pub clover: Option<Clover>,
+    /// Staggered links of `loadGaugeQuda` (ASQTAD_FAT/LONG_LINKS).
+    pub staggered: Option<super::staggered::StaggeredHost>,
     /// `setVerbosityQuda`'s prefix for messages.
     pub prefix: String,
 }
@@ -77,6 +79,7 @@ pub(crate) fn init() -> Result<()> {
             context,
             gauge: None,
             clover: None,
+            staggered: None,
             prefix: String::new(),
         });
     }

@@ -1,0 +1,368 @@
+//! The staggered operators through `quda.h` (`dslash_type` STAGGERED and
+//! ASQTAD): `loadGaugeQuda` with `type` ASQTAD_FAT_LINKS (the one-hop
+//! links; the naive operator's links) and ASQTAD_LONG_LINKS (the Naik
+//! links, 18 reals or QUDA's reconstruct 13/9), then `invertQuda` and
+//! `invertMultiShiftQuda`.
+//!
+//! QUDA's contracts (lib/interface_quda.cpp, lib/dirac_improved_staggered.cpp,
+//! lib/solve.cpp; docs/quda-compat.md): with `staggered_phase_applied` the
+//! links carry the staggered phases and the boundary sign (MILC's way) and
+//! are used as given; otherwise QUDA applies MILC's phases
+//! (`staggered_phase_type` MILC) and the `t_boundary` sign itself.
+//! `M = 2m − D`, `M̂ = 4m² − D_pq D_qp` on the `matpc_type` parity; the
+//! MATPC solution is that system on V/2-site vectors (from the initial
+//! guess with `use_init_guess`); mass normalization KAPPA multiplies the
+//! source (and the multi-shift offsets) by 2m, MASS leaves them.
+//! Colour vectors: 3 complex numbers a site, even sites first.
+
+use std::os::raw::{c_int, c_void};
+use std::time::Instant;
+
+use super::abi::*;
+use super::convert;
+use super::fields::{host_gauge, host_reals, host_reals_mut, not_null};
+use super::state;
+use crate::api::{PhaseFolding, StaggeredInvertParams, StaggeredParams, StaggeredSolve};
+use crate::error::{Error, Result};
+use crate::lattice::{Lattice, Parity};
+use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::long_links::LongReconstruct;
+use crate::precision::Precision;
+
+/// The staggered links loaded through `loadGaugeQuda`: host copies (QDP
+/// order, double) and how to store them, turned into latsol's links when a
+/// solve needs them.
+pub(crate) struct StaggeredHost {
+    pub dims: [usize; 4],
+    pub fat: Option<Vec<f64>>,
+    pub long: Option<Vec<f64>>,
+    pub long_reconstruct: LongReconstruct,
+    pub phases: PhaseFolding,
+    pub precision: Precision,
+    pub precision_sloppy: Precision,
+}
+
+/// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
+///
+/// # Safety
+/// `h_gauge` holds the links in `p.gauge_order`.
+pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Result<()> {
+    let mut dims = [0usize; 4];
+    for (d, &x) in dims.iter_mut().zip(&p.X) {
+        if x <= 0 {
+            return Err(Error::InvalidArgument(format!(
+                "param->X = {:?}: positive extents",
+                p.X
+            )));
+        }
+        *d = x as usize;
+    }
+    let order = convert::gauge_order(p.gauge_order)?;
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
+    let precision_sloppy =
+        convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
+    let phases = if p.staggered_phase_applied != 0 {
+        PhaseFolding::InLinks
+    } else if p.staggered_phase_type == QUDA_STAGGERED_PHASE_MILC {
+        PhaseFolding::Fold {
+            t_boundary: convert::t_boundary(p.t_boundary)?,
+            long_coefficient: 1.0,
+        }
+    } else {
+        return Err(convert::refuse(
+            "param->staggered_phase_type",
+            p.staggered_phase_type as i64,
+            "links without their phases need MILC's (STAGGERED_PHASE_MILC); or set \
+             staggered_phase_applied",
+        ));
+    };
+    let lat = std::sync::Arc::new(Lattice::new(dims)?);
+    let n = lat.volume() * 18;
+    // SAFETY: the caller's links.
+    let host = unsafe { host_gauge(h_gauge, order, n, double)? };
+    let field = crate::layout::gauge::import(&lat, &host)?;
+    let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's staggered links")?;
+    {
+        let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+        crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+    }
+    let long_reconstruct = match p.reconstruct {
+        QUDA_RECONSTRUCT_NO => LongReconstruct::Full18,
+        QUDA_RECONSTRUCT_13 if p.r#type == QUDA_ASQTAD_LONG_LINKS => LongReconstruct::Thirteen,
+        QUDA_RECONSTRUCT_9 if p.r#type == QUDA_ASQTAD_LONG_LINKS => LongReconstruct::Nine,
+        r => {
+            return Err(convert::refuse(
+                "param->reconstruct",
+                r as i64,
+                "fat links are stored in 18 reals, long links in 18, 13 or 9",
+            ))
+        }
+    };
+    state::with(|s| {
+        let fresh = StaggeredHost {
+            dims,
+            fat: None,
+            long: None,
+            long_reconstruct: LongReconstruct::Full18,
+            phases,
+            precision,
+            precision_sloppy,
+        };
+        let h = s.staggered.get_or_insert(fresh);
+        if h.dims != dims {
+            *h = StaggeredHost {
+                dims,
+                fat: None,
+                long: None,
+                long_reconstruct: LongReconstruct::Full18,
+                phases,
+                precision,
+                precision_sloppy,
+            };
+        }
+        h.phases = phases;
+        h.precision = precision;
+        h.precision_sloppy = precision_sloppy;
+        if p.r#type == QUDA_ASQTAD_LONG_LINKS {
+            h.long = Some(qdp);
+            h.long_reconstruct = long_reconstruct;
+        } else {
+            h.fat = Some(qdp);
+        }
+        Ok(())
+    })
+}
+
+fn qdp_of(v: &[f64]) -> HostGauge<'_> {
+    let n = v.len() / 4;
+    HostGauge::Qdp(std::array::from_fn(|mu| {
+        HostReals::F64(&v[mu * n..(mu + 1) * n])
+    }))
+}
+
+/// What the caller's vectors are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum System {
+    /// `M x = b`, full lattice.
+    Mat,
+    /// `M̂ x_p = b_p`.
+    MatPc,
+}
+
+/// `invertQuda` and `invertMultiShiftQuda` for the staggered operators.
+///
+/// # Safety
+/// As `invertQuda` (`xs` one solution without offsets, else `num_offset`).
+pub(crate) unsafe fn invert(
+    xs: &[*mut c_void],
+    h_b: *mut c_void,
+    p: &mut QudaInvertParam,
+    multishift: bool,
+) -> Result<()> {
+    let start = Instant::now();
+    let improved = p.dslash_type == QUDA_ASQTAD_DSLASH;
+    let system = match p.solution_type {
+        QUDA_MAT_SOLUTION if !multishift => System::Mat,
+        QUDA_MATPC_SOLUTION => System::MatPc,
+        v => {
+            return Err(convert::refuse(
+                "param->solution_type",
+                v as i64,
+                "staggered solves are MAT or MATPC (multi-shift: MATPC), as in QUDA",
+            ))
+        }
+    };
+    let parity = match p.matpc_type {
+        QUDA_MATPC_EVEN_EVEN => Parity::Even,
+        QUDA_MATPC_ODD_ODD => Parity::Odd,
+        v => {
+            return Err(convert::refuse(
+                "param->matpc_type",
+                v as i64,
+                "EVEN_EVEN or ODD_ODD",
+            ))
+        }
+    };
+    let solve = match (system, p.solve_type) {
+        (_, QUDA_DIRECT_PC_SOLVE) | (System::MatPc, _) => StaggeredSolve::EvenOdd(parity),
+        (System::Mat, QUDA_DIRECT_SOLVE | QUDA_NORMOP_SOLVE) => StaggeredSolve::Full,
+        (_, v) => {
+            return Err(convert::refuse(
+                "param->solve_type",
+                v as i64,
+                "not a staggered solve",
+            ))
+        }
+    };
+    if p.dagger != QUDA_DAG_NO {
+        return Err(convert::refuse(
+            "param->dagger",
+            p.dagger as i64,
+            "staggered solves with DAG_NO",
+        ));
+    }
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
+    let sloppy = convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
+    let m = p.mass;
+    let factor = match convert::mass_normalization(p.mass_normalization)? {
+        // The caller's operator is M/(2m) (M̂/(2m) for MATPC, the
+        // multi-shift systems included).
+        crate::api::MassNormalization::Kappa => 2.0 * m,
+        _ => 1.0,
+    };
+    if p.maxiter <= 0 {
+        return Err(Error::InvalidArgument(format!(
+            "param->maxiter = {}: must be positive",
+            p.maxiter
+        )));
+    }
+    let hq = p.residual_type & QUDA_HEAVY_QUARK_RESIDUAL != 0;
+    state::with(|s| {
+        let h = s.staggered.as_ref().ok_or_else(|| {
+            Error::InvalidArgument(
+                "invertQuda: no staggered links (loadGaugeQuda with ASQTAD_FAT_LINKS)".into(),
+            )
+        })?;
+        let fat = h.fat.as_ref().ok_or_else(|| {
+            Error::InvalidArgument("invertQuda: no fat links (ASQTAD_FAT_LINKS) are loaded".into())
+        })?;
+        let long = if improved {
+            Some(h.long.as_ref().ok_or_else(|| {
+                Error::InvalidArgument(
+                    "invertQuda: ASQTAD needs long links (ASQTAD_LONG_LINKS) too".into(),
+                )
+            })?)
+        } else {
+            None
+        };
+        let params = StaggeredParams {
+            dims: h.dims,
+            order: GaugeOrder::Qdp,
+            precision,
+            precision_sloppy: sloppy,
+            phases: h.phases,
+            long_reconstruct: h.long_reconstruct,
+            long_reconstruct_sloppy: h.long_reconstruct,
+        };
+        let long_h = long.map(|l| qdp_of(l));
+        let links = s
+            .context
+            .load_staggered(&params, &qdp_of(fat), long_h.as_ref())?;
+        let v: usize = h.dims.iter().product();
+        let n = match system {
+            System::Mat => v * 6,
+            System::MatPc => v * 3,
+        };
+        // SAFETY: the caller's source of the system's size.
+        let b: Vec<f64> = match unsafe { host_reals(h_b, n, double) } {
+            HostReals::F64(x) => x.iter().map(|y| y * factor).collect(),
+            HostReals::F32(x) => x.iter().map(|&y| y as f64 * factor).collect(),
+        };
+        let ip = StaggeredInvertParams {
+            mass: if multishift { f64::MIN_POSITIVE } else { m },
+            solve,
+            tol: p.tol,
+            tol_hq: if hq && !multishift { p.tol_hq } else { 0.0 },
+            maxiter: p.maxiter as usize,
+            precision,
+            precision_sloppy: sloppy,
+            reliable_delta: p.reliable_delta,
+            cg_stabilised: true,
+            use_init_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES && !multishift,
+            progress_every: 0,
+            measure_multishift_phase: false,
+        };
+        let mut outs: Vec<Vec<f64>> = xs
+            .iter()
+            .map(|&x| {
+                if ip.use_init_guess {
+                    // SAFETY: the caller's guess of the system's size.
+                    match unsafe { host_reals(x, n, double) } {
+                        HostReals::F64(g) => g.to_vec(),
+                        HostReals::F32(g) => g.iter().map(|&y| y as f64).collect(),
+                    }
+                } else {
+                    vec![0.0; n]
+                }
+            })
+            .collect();
+        if multishift {
+            let count = xs.len();
+            let offsets: Vec<f64> = p.offset[..count].iter().map(|o| o * factor).collect();
+            let tols: Vec<f64> = p.tol_offset[..count]
+                .iter()
+                .map(|&t| {
+                    if t > 0.0 && t != super::init::INVALID_DOUBLE {
+                        t
+                    } else {
+                        p.tol
+                    }
+                })
+                .collect();
+            let r = s.context.invert_multishift_staggered(
+                &links,
+                &ip,
+                &offsets,
+                Some(&tols),
+                HostReals::F64(&b),
+                outs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
+            )?;
+            for (i, sh) in r.shifts.iter().enumerate() {
+                p.true_res_offset[i] = sh.true_residual;
+                p.iter_res_offset[i] = sh.true_residual;
+                p.true_res_hq_offset[i] = 0.0;
+            }
+            p.iter = r.iterations as c_int;
+            p.gflops = r.gflops * r.seconds;
+        } else {
+            let r = match system {
+                System::MatPc => s.context.invert_staggered_parity(
+                    &links,
+                    &ip,
+                    HostReals::F64(&b),
+                    HostRealsMut::F64(&mut outs[0]),
+                )?,
+                System::Mat => s.context.invert_staggered(
+                    &links,
+                    &ip,
+                    HostReals::F64(&b),
+                    HostRealsMut::F64(&mut outs[0]),
+                )?,
+            };
+            p.iter = r.iterations as c_int;
+            p.true_res[0] = r.true_residual;
+            p.true_res_hq[0] = r.true_residual_hq;
+            p.gflops = r.gflops * r.seconds;
+            if !r.converged {
+                eprintln!(
+                    "latsol (QUDA interface) WARNING: invertQuda: residual {:.3e} above tol {:.1e} after {} iterations",
+                    r.true_residual, p.tol, r.iterations
+                );
+            }
+        }
+        for (&x, v) in xs.iter().zip(&outs) {
+            // SAFETY: the caller's solution arrays of the system's size.
+            match unsafe { host_reals_mut(x, n, double) } {
+                HostRealsMut::F64(o) => o.copy_from_slice(v),
+                HostRealsMut::F32(o) => o.iter_mut().zip(v).for_each(|(o, y)| *o = *y as f32),
+            }
+        }
+        p.secs = start.elapsed().as_secs_f64();
+        Ok(())
+    })
+}
+
+/// Whether `p` asks for a staggered operator.
+pub(crate) fn is_staggered(p: &QudaInvertParam) -> bool {
+    matches!(p.dslash_type, QUDA_STAGGERED_DSLASH | QUDA_ASQTAD_DSLASH)
+}
+
+/// Checks the solution pointers.
+pub(crate) fn check_solutions(xs: &[*mut c_void]) -> Result<()> {
+    for (i, x) in xs.iter().enumerate() {
+        not_null(*x, &format!("solution {i}"))?;
+    }
+    Ok(())
+}
