@@ -17,6 +17,8 @@
  *   - qudaCloverInvert (Wilson-clover, packed clover field, links in MILC
  *     order with the boundary sign): the source M psi gives psi;
  *   - qudaPlaquettePhased from MILC site structs and from a link array;
+ *   - qudaDslash against D chi; on unit links with MILC's phases and sign,
+ *     qudaPlaquettePhased (phases removed) = 1, qudaPolyakovLoopPhased = 3;
  *   - the same staggered systems through quda.h (loadGaugeQuda with fat and
  *     long links, long links compressed to 13 reals; invertQuda MATPC and
  *     invertMultiShiftQuda).
@@ -268,6 +270,45 @@ int main(int argc, char **argv) {
     free(thin_q);
     free(thin);
     free(lattice);
+  }
+
+  /* qudaDslash: the even half of D chi from chi's odd half. */
+  {
+    double *d_chi = read_f64(argv[1], "D_chi.f64", V * 6);
+    double *out = calloc(V * 6, sizeof(double));
+    int iters = 0;
+    args.evenodd = QUDA_EVEN_PARITY;
+    qudaDslash(2, 2, args, fat, lng, chi, out, &iters);
+    check("qudaDslash EVEN = (D chi)_e", rel_diff(out, d_chi, Vh * 6), 1e-14);
+    free(d_chi);
+    free(out);
+  }
+
+  /* Unit links carrying MILC's phases and the anti-periodic sign: with
+   * phase_in the plaquette is 1; the Polyakov loop is 3 (QUDA's sign). */
+  {
+    double *unit = calloc(V * 4 * 18, sizeof(double));
+    for (size_t i = 0; i < V; i++) {
+      const size_t lex = 2 * (i % Vh);
+      int c[4];
+      c[3] = (int)(lex / (X[0] * X[1] * X[2]));
+      c[2] = (int)((lex / (X[0] * X[1])) % X[2]);
+      c[1] = (int)((lex / X[0]) % X[1]);
+      c[0] = (int)(lex % X[0]) + (int)((c[1] + c[2] + c[3] + (i >= Vh)) & 1);
+      for (int mu = 0; mu < 4; mu++) {
+        const int sum = mu == 0 ? c[3] : mu == 1 ? c[3] + c[0] : mu == 2 ? c[3] + c[0] + c[1] : 0;
+        double sign = (sum & 1) ? -1.0 : 1.0;
+        if (mu == 3 && c[3] == X[3] - 1) sign = -sign;
+        for (int k = 0; k < 3; k++) unit[(i * 4 + mu) * 18 + 8 * k] = sign;
+      }
+    }
+    QudaMILCSiteArg_t by_link = {NULL, unit, 0, NULL, 0, 0};
+    double p[3], pl[2];
+    qudaPlaquettePhased(2, p, &by_link, 1);
+    check("unit field, phases removed: plaquette 1", fabs(p[0] - 1) + fabs(p[1] - 1) + fabs(p[2] - 1), 1e-15);
+    qudaPolyakovLoopPhased(2, pl, 3, &by_link, 1);
+    check("unit field: Polyakov loop 3 (QUDA's sign)", fabs(pl[0] - 3) + fabs(pl[1]), 1e-15);
+    free(unit);
   }
 
   qudaFreePinned(src);

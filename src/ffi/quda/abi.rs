@@ -3334,12 +3334,6 @@ pub extern "C" fn qudaSpinTaste(_external_precision: c_int, _quda_precision: c_i
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaDslash(_external_precision: c_int, _quda_precision: c_int, _inv_args: QudaInvertArgs_t, _milc_fatlink: *mut c_void, _milc_longlink: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _num_iters: *mut c_int) {
-    super::errors::unprovided("qudaDslash");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaDDInvert(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _domain_overlap: *mut c_int, _fatlink: *mut c_void, _longlink: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int) {
     super::errors::unprovided("qudaDDInvert");
 }
@@ -3433,12 +3427,6 @@ pub extern "C" fn qudaGaugeForcePhased(_precision: c_int, _num_loop_types: c_int
 #[no_mangle]
 pub extern "C" fn qudaGaugeLoopTracePhased(_precision: c_int, _traces: *mut f64, _input_path_buf: *mut *mut c_int, _path_length: *mut c_int, _loop_coeff: *mut f64, _num_paths: c_int, _max_length: c_int, _factor: f64, _arg: *mut QudaMILCSiteArg_t, _phase_in: c_int) {
     super::errors::unprovided("qudaGaugeLoopTracePhased");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaPolyakovLoopPhased(_precision: c_int, _ploop: *mut f64, _dir: c_int, _arg: *mut QudaMILCSiteArg_t, _phase_in: c_int) {
-    super::errors::unprovided("qudaPolyakovLoopPhased");
 }
 
 /// Not provided by latsol: stops with a message naming it.

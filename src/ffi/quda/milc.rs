@@ -772,3 +772,125 @@ pub unsafe extern "C" fn qudaCloverInvert(
         Ok(())
     })
 }
+
+/// `qudaDslash(...)`: the staggered hopping term into parity
+/// `inv_args.evenodd` from the other parity of `source`,
+/// `solution_p = D_pq source_q` (fat and, if not NULL, long links as
+/// MILC passes them; D of docs/conventions.md, MILC's `dslash_fn`). Only
+/// that parity's half of `solution` is written; `num_iters` is 1.
+///
+/// # Safety
+/// As `qudaInvert`.
+#[no_mangle]
+pub unsafe extern "C" fn qudaDslash(
+    external_precision: c_int,
+    quda_precision: c_int,
+    inv_args: QudaInvertArgs_t,
+    milc_fatlink: *const c_void,
+    milc_longlink: *const c_void,
+    source: *mut c_void,
+    solution: *mut c_void,
+    num_iters: *mut c_int,
+) {
+    quda_call("qudaDslash", || {
+        not_null(source, "source")?;
+        not_null(solution, "solution")?;
+        not_null(num_iters, "num_iters")?;
+        let p = parity(inv_args.evenodd)?;
+        let precision = if quda_precision == 2 {
+            Precision::Double
+        } else {
+            Precision::Single
+        };
+        let double = host_double(external_precision);
+        state::with(|s| {
+            // SAFETY: the caller's links.
+            let (links, d) = unsafe {
+                load_links(s, milc_fatlink, milc_longlink, double, precision, precision)?
+            };
+            let vh = d.iter().product::<usize>() / 2;
+            let q = p.other();
+            // The other parity of the source, zero elsewhere.
+            let mut inp = vec![0.0; 2 * vh * 6];
+            // SAFETY: the caller's full-lattice source.
+            match unsafe { offset_reals(source, q.index() * vh * 6, vh * 6, double) } {
+                HostReals::F64(v) => inp[q.index() * vh * 6..][..vh * 6].copy_from_slice(v),
+                HostReals::F32(v) => inp[q.index() * vh * 6..][..vh * 6]
+                    .iter_mut()
+                    .zip(v)
+                    .for_each(|(o, &x)| *o = x as f64),
+            }
+            let mut out = vec![0.0; 2 * vh * 6];
+            s.context.apply_staggered(
+                &links,
+                0.0,
+                crate::api::StaggeredOp::Dslash,
+                HostReals::F64(&inp),
+                HostRealsMut::F64(&mut out),
+            )?;
+            let half = &out[p.index() * vh * 6..][..vh * 6];
+            // SAFETY: the caller's full-lattice solution; parity p's half.
+            match unsafe { offset_reals_mut(solution, p.index() * vh * 6, vh * 6, double) } {
+                HostRealsMut::F64(o) => o.copy_from_slice(half),
+                HostRealsMut::F32(o) => o.iter_mut().zip(half).for_each(|(o, &x)| *o = x as f32),
+            }
+            // SAFETY: checked non-null.
+            unsafe { *num_iters = 1 };
+            Ok(())
+        })
+    })
+}
+
+/// `qudaPolyakovLoopPhased(precision, ploop, dir, arg, phase_in)`: the
+/// Polyakov loop in the time direction (`dir` 3 only, as QUDA),
+/// `(1/V₃) Σ_x⃗ tr Π_t U_t(x⃗, t)` (not divided by 3), real and imaginary
+/// parts, **negated** as QUDA's is: MILC's links carry the anti-periodic
+/// sign on the last slice, which the negation cancels (the staggered
+/// phases of T links are 1, so `phase_in` changes nothing here).
+///
+/// # Safety
+/// `ploop` points to 2 doubles; `arg` as for `qudaPlaquettePhased`.
+#[no_mangle]
+pub unsafe extern "C" fn qudaPolyakovLoopPhased(
+    precision: c_int,
+    ploop: *mut f64,
+    dir: c_int,
+    arg: *mut QudaMILCSiteArg_t,
+    _phase_in: c_int,
+) {
+    quda_call("qudaPolyakovLoopPhased", || {
+        not_null(ploop, "ploop")?;
+        not_null(arg, "arg")?;
+        if dir != 3 {
+            return Err(Error::InvalidArgument(format!(
+                "dir = {dir}: the Polyakov loop is taken in the time direction (3)"
+            )));
+        }
+        // SAFETY: checked non-null.
+        let a = unsafe { &*arg };
+        let d = dims()?;
+        let lat = std::sync::Arc::new(Lattice::new(d)?);
+        // SAFETY: the caller's site structs or links.
+        let links = unsafe { site_links(a, lat.volume(), precision != 1)? };
+        let field = crate::layout::gauge::import(&lat, &HostGauge::Milc(HostReals::F64(&links)))?;
+        let mut sum = num_complex::Complex64::new(0.0, 0.0);
+        for z in 0..d[2] {
+            for y in 0..d[1] {
+                for x in 0..d[0] {
+                    let mut p = *field.link_at([x, y, z, 0], 3);
+                    for t in 1..d[3] {
+                        p = p.mul(field.link_at([x, y, z, t], 3));
+                    }
+                    sum += p.trace();
+                }
+            }
+        }
+        let v3 = (d[0] * d[1] * d[2]) as f64;
+        // SAFETY: 2 doubles.
+        unsafe {
+            *ploop = -sum.re / v3;
+            *ploop.add(1) = -sum.im / v3;
+        }
+        Ok(())
+    })
+}
