@@ -8,7 +8,7 @@
  * DeGrand-Rossi spinors. Links and source: the golden clover set's links
  * and spinor. Checked: the solve's residual recomputed with MatQuda, the
  * reported true_res, and the operator's gamma5-Hermiticity through MatQuda
- * with DAG_YES (<y, M x> = <M^dag y, x>). Then a deliberate error: with
+ * with DAG_YES (<y, M x> = <M^dag y, x>), a DAG_YES solve. Then a deliberate error: with
  * LATSOL_QUDA_ON_ERROR=return, a call with an invalid field returns and
  * latsol_quda_last_status() says why. It exits non-zero when a check fails.
  *
@@ -111,6 +111,17 @@ int main(int argc, char **argv) {
   ip.dagger = QUDA_DAG_NO;
   const double lhs = dot(y, mx, n), rhs = dot(mdy, b, n);
   check("<y, M b> = <M^dag y, b>", fabs(lhs - rhs) / fabs(lhs), 1e-13);
+
+  /* The dagger system: M^dag x = b, checked with MatQuda DAG_YES. */
+  ip.dagger = QUDA_DAG_YES;
+  memset(x, 0, n * sizeof(double));
+  invertQuda(x, b, &ip);
+  MatQuda(mx, x, &ip);
+  ip.dagger = QUDA_DAG_NO;
+  r = 0;
+  for (size_t i = 0; i < n; i++) r += (b[i] - mx[i]) * (b[i] - mx[i]);
+  printf("invertQuda DAG_YES: %d iterations\n", ip.iter);
+  check("|b - M^dag x| / |b| (MatQuda DAG_YES)", sqrt(r / dot(b, b, n)), 1e-10);
 
   /* An invalid field: QUDA would abort; here the call returns. */
   if (!getenv("LATSOL_TEST_NO_SETENV")) setenv("LATSOL_QUDA_ON_ERROR", "return", 1);

@@ -83,11 +83,11 @@ fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool
             "the Wilson operator's MatPC types are EVEN_EVEN and ODD_ODD (as in QUDA)",
         ));
     }
-    if p.dagger != QUDA_DAG_NO {
+    if !matches!(p.dagger, QUDA_DAG_NO | QUDA_DAG_YES) {
         return Err(convert::refuse(
             "param->dagger",
             p.dagger as i64,
-            "latsol's QUDA interface solves with DAG_NO",
+            "DAG_NO or DAG_YES",
         ));
     }
     let mut ip = InvertParams {
@@ -140,6 +140,33 @@ fn block_start(order: DiracOrder, p: crate::lattice::Parity, half: usize) -> usi
     match (p, odd_first) {
         (crate::lattice::Parity::Even, false) | (crate::lattice::Parity::Odd, true) => 0,
         _ => half,
+    }
+}
+
+/// `v = γ5 v` on host spinors (24 reals a site) in `order` and `basis`:
+/// DeGrand–Rossi γ5 = diag(−1, −1, 1, 1) on the spins; UKQCD's swaps spins
+/// 0 ↔ 2 and 1 ↔ 3 (its overall sign cancels where this is used: every
+/// caller applies it twice, `M† = γ5 M γ5`).
+fn gamma5_host(v: &mut [f64], order: DiracOrder, basis: crate::layout::GammaBasis) {
+    let at = |s: usize, c: usize, r: usize| match order {
+        DiracOrder::Qdp => (c * 4 + s) * 2 + r,
+        _ => (s * 3 + c) * 2 + r,
+    };
+    for site in v.chunks_mut(24) {
+        for c in 0..3 {
+            for r in 0..2 {
+                match basis {
+                    crate::layout::GammaBasis::DegrandRossi => {
+                        site[at(0, c, r)] = -site[at(0, c, r)];
+                        site[at(1, c, r)] = -site[at(1, c, r)];
+                    }
+                    crate::layout::GammaBasis::Ukqcd => {
+                        site.swap(at(0, c, r), at(2, c, r));
+                        site.swap(at(1, c, r), at(3, c, r));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -225,12 +252,21 @@ pub(crate) unsafe fn invert(
             full
         };
         // SAFETY: the caller's vectors of the system's size.
-        let b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
-        let guess = if ip.use_initial_guess {
+        let mut b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
+        let mut guess = if ip.use_initial_guess {
             Some(read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0))
         } else {
             None
         };
+        // DAG_YES: M† = γ5 M γ5 (also M̂† and the normal operators), so
+        // the dagger system's answer is γ5 times that of M for γ5 b.
+        let dagger = p.dagger == QUDA_DAG_YES;
+        if dagger {
+            gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
+            if let Some(g) = guess.as_mut() {
+                gamma5_host(g, ip.dirac_order, ip.gamma_basis);
+            }
+        }
         let (x, iterations, true_res, gflop) = match solution {
             Solution::Mat => {
                 let mut x = guess.unwrap_or_else(|| vec![0.0; n]);
@@ -308,6 +344,10 @@ pub(crate) unsafe fn invert(
                 (x, r.iterations, t, r.gflops * r.seconds)
             }
         };
+        let mut x = x;
+        if dagger {
+            gamma5_host(&mut x, ip.dirac_order, ip.gamma_basis);
+        }
         // SAFETY: the caller's solution array of the system's size.
         write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
         p.iter = iterations as c_int;
@@ -419,7 +459,12 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
                 full
             };
             // SAFETY: the caller's source of the system's size.
-            let b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
+            let mut b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
+            // DAG_YES: (M̂ M̂† + σ)⁻¹ = γ5 (M̂† M̂ + σ)⁻¹ γ5.
+            let dagger = p.dagger == QUDA_DAG_YES;
+            if dagger {
+                gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
+            }
             let mut xs = vec![vec![0.0; n]; count];
             let r = s.context.invert_multishift(
                 fields,
@@ -432,7 +477,10 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
                     .collect(),
                 false,
             )?;
-            for (i, x) in xs.iter().enumerate() {
+            for (i, x) in xs.iter_mut().enumerate() {
+                if dagger {
+                    gamma5_host(x, ip.dirac_order, ip.gamma_basis);
+                }
                 // SAFETY: the caller's solution arrays, checked non-null.
                 write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, x, 1.0);
                 let t = r.shifts[i].true_residual;
