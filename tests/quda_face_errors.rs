@@ -89,6 +89,15 @@ fn failed_calls_return_with_a_status_and_leave_buffers_untouched() {
             last_error()
         );
         gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+        // A struct of another size (headers of another QUDA version).
+        gp.struct_size = 200;
+        loadGaugeQuda(links.as_mut_ptr() as *mut c_void, &mut gp);
+        assert!(
+            last_error().contains("param->struct_size = 200"),
+            "{}",
+            last_error()
+        );
+        gp.struct_size = std::mem::size_of::<QudaGaugeParam>();
         gp.gauge_order = QUDA_BQCD_GAUGE_ORDER;
         loadGaugeQuda(links.as_mut_ptr() as *mut c_void, &mut gp);
         assert!(

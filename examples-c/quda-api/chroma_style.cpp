@@ -231,6 +231,18 @@ int main(int argc, char **argv) {
     check("  true_res[1] reported", ip.true_res[1], 1e-11);
   }
 
+  // Chroma's default: the symmetric clover MatPC system itself (MATPC,
+  // EVEN_EVEN, DIRECT_PC): the source M_pc psi_e gives psi_e.
+  {
+    ip.solution_type = QUDA_MATPC_SOLUTION;
+    ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    std::vector<double> xe(Vh * 24, 0.0);
+    invertQuda(xe.data(), mpc_even_sym.data(), &ip);
+    std::printf("invertQuda MATPC EVEN_EVEN (symmetric), BiCGstab: %d iterations\n", ip.iter);
+    check("invertQuda MATPC EVEN_EVEN x = psi_e", rel_diff(xe.data(), psi.data(), Vh * 24), 1e-8);
+  }
+
   ip.inv_type = QUDA_CG_INVERTER;
   ip.solution_type = QUDA_MATPC_SOLUTION;
   ip.solve_type = QUDA_NORMOP_PC_SOLVE;

@@ -287,3 +287,17 @@ pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
         gauge_fixed: false,
     })
 }
+
+/// QUDA's check of a parameter struct's `struct_size`: left at
+/// `newQuda*Param`'s marker, or the size this library was built with (a
+/// caller compiled against other headers is refused rather than misread).
+pub(crate) fn check_struct_size(what: &str, struct_size: usize, size: usize) -> Result<()> {
+    let unset = QUDA_INVALID_ENUM as isize as usize;
+    if struct_size != unset && struct_size != size {
+        return Err(Error::InvalidArgument(format!(
+            "{what}->struct_size = {struct_size}: this library's {what} has {size} bytes (QUDA \
+             develop 9521952); rebuild against its headers"
+        )));
+    }
+    Ok(())
+}

@@ -83,6 +83,11 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
     not_null(h_gauge, "h_gauge")?;
     // SAFETY: checked non-null; the caller passes a QudaGaugeParam.
     let p = unsafe { &*param };
+    convert::check_struct_size(
+        "param",
+        p.struct_size,
+        std::mem::size_of::<QudaGaugeParam>(),
+    )?;
     if matches!(p.r#type, QUDA_ASQTAD_FAT_LINKS | QUDA_ASQTAD_LONG_LINKS) {
         // SAFETY: forwarded.
         return unsafe { super::staggered::load_links(h_gauge, p) };
@@ -239,6 +244,11 @@ pub(crate) unsafe fn load_clover(
     not_null(inv_param, "inv_param")?;
     // SAFETY: checked non-null; the caller passes a QudaInvertParam.
     let p = unsafe { &mut *inv_param };
+    convert::check_struct_size(
+        "inv_param",
+        p.struct_size,
+        std::mem::size_of::<QudaInvertParam>(),
+    )?;
     if p.clover_order != QUDA_PACKED_CLOVER_ORDER && !h_clover.is_null() && p.compute_clover == 0 {
         return Err(convert::refuse(
             "inv_param->clover_order",
@@ -278,8 +288,6 @@ pub(crate) unsafe fn load_clover(
                     p.clover_coeff, p.clover_csw
                 )));
             }
-            // QUDA writes the coefficient it used back.
-            p.clover_coeff = coeff;
             let n = lat.volume() * 18;
             let links = HostGauge::Qdp(std::array::from_fn(|mu| {
                 HostReals::F64(&g.links_qdp[mu * n..(mu + 1) * n])
@@ -289,7 +297,10 @@ pub(crate) unsafe fn load_clover(
                 kappa,
                 links,
             };
-            s.context.load_clover(&g.gauge, &params, source)?
+            let clover = s.context.load_clover(&g.gauge, &params, source)?;
+            // QUDA writes the coefficient it used back.
+            p.clover_coeff = coeff;
+            clover
         } else {
             let double = convert::host_is_double(p.clover_cpu_prec, "inv_param->clover_cpu_prec")?;
             // SAFETY: the caller's packed clover field, V·72 reals.

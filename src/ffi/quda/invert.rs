@@ -71,6 +71,11 @@ impl Solution {
 
 /// The solve's latsol parameters (κ normalization) and the host precision.
 fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool)> {
+    convert::check_struct_size(
+        "param",
+        p.struct_size,
+        std::mem::size_of::<QudaInvertParam>(),
+    )?;
     let dslash = convert::dslash_type(p.dslash_type)?;
     let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
     let matpc = convert::matpc(p.matpc_type)?;
@@ -141,6 +146,14 @@ fn block_start(order: DiracOrder, p: crate::lattice::Parity, half: usize) -> usi
         (crate::lattice::Parity::Even, false) | (crate::lattice::Parity::Odd, true) => 0,
         _ => half,
     }
+}
+
+/// Whether the caller's system involves the symmetric clover MatPC
+/// operator `A_pp⁻¹ K`, whose adjoint `K† A_pp⁻¹` is not `γ5 M̂ γ5`.
+fn symmetric_clover_pc(ip: &InvertParams, solution: Solution) -> bool {
+    ip.dslash == DslashType::CloverWilson
+        && solution.one_parity()
+        && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd)
 }
 
 /// `v = γ5 v` on host spinors (24 reals a site) in `order` and `basis`:
@@ -261,6 +274,14 @@ pub(crate) unsafe fn invert(
         // DAG_YES: M† = γ5 M γ5 (also M̂† and the normal operators), so
         // the dagger system's answer is γ5 times that of M for γ5 b.
         let dagger = p.dagger == QUDA_DAG_YES;
+        if dagger && symmetric_clover_pc(&ip, solution) {
+            return Err(convert::refuse(
+                "param->dagger",
+                p.dagger as i64,
+                "the adjoint of the symmetric clover MatPC operator (A⁻¹K)† = K†A⁻¹ is not γ5 M̂ γ5: \
+                 not provided; use an asymmetric MatPC type or a MAT solution",
+            ));
+        }
         if dagger {
             gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             if let Some(g) = guess.as_mut() {
@@ -462,6 +483,13 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
             let mut b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
             // DAG_YES: (M̂ M̂† + σ)⁻¹ = γ5 (M̂† M̂ + σ)⁻¹ γ5.
             let dagger = p.dagger == QUDA_DAG_YES;
+            if dagger && symmetric_clover_pc(&ip, solution) {
+                return Err(convert::refuse(
+                    "param->dagger",
+                    p.dagger as i64,
+                    "not provided with the symmetric clover MatPC operator (its adjoint is not γ5 M̂ γ5)",
+                ));
+            }
             if dagger {
                 gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             }
@@ -636,8 +664,15 @@ pub unsafe extern "C" fn MatDagMatQuda(
         let mut p = unsafe { copy_param(param)? };
         p.dagger = QUDA_DAG_NO;
         let ops: &[OperatorKind] = match Solution::of(p.solution_type)? {
-            Solution::MatDagMat | Solution::Mat => &[OperatorKind::MDagM],
-            Solution::MatPcDagMatPc | Solution::MatPc => &[OperatorKind::MPc, OperatorKind::MPcDag],
+            Solution::MatDagMat | Solution::Mat => {
+                p.solution_type = QUDA_MATDAG_MAT_SOLUTION;
+                &[OperatorKind::MDagM]
+            }
+            Solution::MatPcDagMatPc | Solution::MatPc => {
+                // The squared normalization, as QUDA applies it.
+                p.solution_type = QUDA_MATPCDAG_MATPC_SOLUTION;
+                &[OperatorKind::MPc, OperatorKind::MPcDag]
+            }
         };
         // SAFETY: the caller's vectors.
         unsafe { apply_ops("MatDagMatQuda", h_out, h_in, &p, ops, None, true) }
@@ -665,7 +700,13 @@ pub unsafe extern "C" fn dslashQuda(
         };
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
-        p.dagger = QUDA_DAG_NO;
+        if p.dagger == QUDA_DAG_YES {
+            return Err(convert::refuse(
+                "param->dagger",
+                p.dagger as i64,
+                "dslashQuda applies D (DAG_NO)",
+            ));
+        }
         p.solution_type = QUDA_MATPC_SOLUTION;
         // dslashQuda does not read matpc_type.
         p.matpc_type = QUDA_MATPC_EVEN_EVEN;

@@ -252,6 +252,9 @@ pub unsafe extern "C" fn qudaInvert(
     num_iters: *mut c_int,
 ) {
     quda_call("qudaInvert", || {
+        not_null(final_resid, "final_resid")?;
+        not_null(final_rel_resid, "final_rel_resid")?;
+        not_null(num_iters, "num_iters")?;
         let sources = [source];
         let solutions = [solution];
         // SAFETY: forwarded from the caller.
@@ -311,6 +314,9 @@ pub unsafe extern "C" fn qudaInvertMsrc(
         }
         not_null(source_array, "sourceArray")?;
         not_null(solution_array, "solutionArray")?;
+        not_null(final_residual, "final_residual")?;
+        not_null(final_fermilab_residual, "final_fermilab_residual")?;
+        not_null(num_iters, "num_iters")?;
         // SAFETY: num_src pointers each, as the caller promises.
         let (srcs, sols) = unsafe {
             (
@@ -365,6 +371,13 @@ unsafe fn solve_parity(
 ) -> Result<(usize, f64, f64)> {
     let p = parity(inv_args.evenodd)?;
     let hq = target_fermilab_residual > 0.0;
+    if !(target_residual > 0.0 && target_residual < 1.0) {
+        return Err(Error::InvalidArgument(format!(
+            "target_residual = {target_residual}: latsol stops on the L2 residual (in (0, 1)); a \
+             heavy-quark target alone (target_fermilab_residual = {target_fermilab_residual}) is \
+             not provided (the heavy-quark residual is returned in final_rel_resid)"
+        )));
+    }
     let (hi, lo) = precisions(quda_precision, inv_args.mixed_precision, true, hq);
     let double = host_double(external_precision);
     if inv_args.max_iter <= 0 {
@@ -392,18 +405,29 @@ unsafe fn solve_parity(
             progress_every: 0,
             measure_multishift_phase: false,
         };
-        let (mut iters, mut last) = (0, (0.0, 0.0));
+        // Every pointer first, then solves into owned vectors (the caller's
+        // source and solution may be one array), then the copies out: a
+        // failure writes nothing.
         for (k, (&src, &sol)) in sources.iter().zip(solutions).enumerate() {
             not_null(src, &format!("source[{k}]"))?;
             not_null(sol, &format!("solution[{k}]"))?;
+        }
+        let (mut iters, mut last) = (0, (0.0, 0.0));
+        let mut answers = Vec::with_capacity(sources.len());
+        for (&src, &sol) in sources.iter().zip(solutions) {
             // SAFETY: the caller's full-lattice vectors; parity p's half.
-            let (b, x) = unsafe {
+            let (b, mut x) = unsafe {
                 (
-                    offset_reals(src, at, vh * 6, double),
-                    offset_reals_mut(sol, at, vh * 6, double),
+                    owned(offset_reals(src, at, vh * 6, double)),
+                    owned(offset_reals(sol, at, vh * 6, double)),
                 )
             };
-            let r = s.context.invert_staggered_parity(&links, &params, b, x)?;
+            let r = s.context.invert_staggered_parity(
+                &links,
+                &params,
+                HostReals::F64(&b),
+                HostRealsMut::F64(&mut x),
+            )?;
             iters += r.iterations;
             last = (r.true_residual, r.true_residual_hq);
             if !r.converged {
@@ -412,9 +436,30 @@ unsafe fn solve_parity(
                     r.true_residual, target_residual, r.iterations
                 );
             }
+            answers.push(x);
+        }
+        for (&sol, x) in solutions.iter().zip(&answers) {
+            // SAFETY: as above.
+            copy_out(unsafe { offset_reals_mut(sol, at, vh * 6, double) }, x);
         }
         Ok((iters, last.0, last.1))
     })
+}
+
+/// The caller's numbers as f64, owned.
+fn owned(h: HostReals) -> Vec<f64> {
+    match h {
+        HostReals::F64(v) => v.to_vec(),
+        HostReals::F32(v) => v.iter().map(|&x| x as f64).collect(),
+    }
+}
+
+/// `v` into the caller's array, in its precision.
+fn copy_out(out: HostRealsMut, v: &[f64]) {
+    match out {
+        HostRealsMut::F64(o) => o.copy_from_slice(v),
+        HostRealsMut::F32(o) => o.iter_mut().zip(v).for_each(|(o, &x)| *o = x as f32),
+    }
 }
 
 /// `n` host reals starting `at` reals into `p`.
@@ -500,13 +545,20 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
         not_null(source, "source")?;
         not_null(num_iters, "num_iters")?;
         // SAFETY: num_offsets entries each, as the caller promises.
-        let (offsets, tols, sols) = unsafe {
+        let (offsets, targets, sols) = unsafe {
             (
                 std::slice::from_raw_parts(offset, n),
                 std::slice::from_raw_parts(target_residual, n),
                 std::slice::from_raw_parts(solution_array, n),
             )
         };
+        // MILC sets only the first target when it does not ask for one
+        // per shift (0 for the others): those shifts get the first one.
+        let tols: Vec<f64> = targets
+            .iter()
+            .map(|&t| if t > 0.0 { t } else { targets[0] })
+            .collect();
+        let tols = &tols[..];
         let hq = !target_fermilab_residual.is_null()
             // SAFETY: num_offsets entries.
             && unsafe { std::slice::from_raw_parts(target_fermilab_residual, n) }
@@ -530,7 +582,7 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
                 // M̂ = 4m² − DD: m = 0 leaves −DD, the offsets carry the mass.
                 mass: f64::MIN_POSITIVE,
                 solve: StaggeredSolve::EvenOdd(p),
-                tol: tols.iter().cloned().fold(f64::INFINITY, f64::min),
+                tol: tols[0],
                 tol_hq: 0.0,
                 maxiter: inv_args.max_iter as usize,
                 precision: hi,
@@ -544,21 +596,22 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
             for (k, &x) in sols.iter().enumerate() {
                 not_null(x, &format!("solutionArray[{k}]"))?;
             }
-            // SAFETY: the caller's vectors; parity p's half.
-            let b = unsafe { offset_reals(source, at, vh * 6, double) };
-            let xs = sols
-                .iter()
-                // SAFETY: as above, one solution array each.
-                .map(|&x| unsafe { offset_reals_mut(x, at, vh * 6, double) })
-                .collect();
+            // SAFETY: the caller's source; parity p's half (owned: a
+            // solution array may be the source).
+            let b = owned(unsafe { offset_reals(source, at, vh * 6, double) });
+            let mut xs = vec![vec![0.0; vh * 6]; n];
             let r = s.context.invert_multishift_staggered(
                 &links,
                 &params,
                 offsets,
                 Some(tols),
-                b,
-                xs,
+                HostReals::F64(&b),
+                xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
             )?;
+            for (&sol, x) in sols.iter().zip(&xs) {
+                // SAFETY: the caller's solution arrays; parity p's half.
+                copy_out(unsafe { offset_reals_mut(sol, at, vh * 6, double) }, x);
+            }
             for (i, sh) in r.shifts.iter().enumerate() {
                 // SAFETY: num_offsets outputs each.
                 unsafe {
@@ -777,7 +830,7 @@ pub unsafe extern "C" fn qudaCloverInvert(
 /// `inv_args.evenodd` from the other parity of `source`,
 /// `solution_p = D_pq source_q` (fat and, if not NULL, long links as
 /// MILC passes them; D of docs/conventions.md, MILC's `dslash_fn`). Only
-/// that parity's half of `solution` is written; `num_iters` is 1.
+/// that parity's half of `solution` is written (`num_iters` is not).
 ///
 /// # Safety
 /// As `qudaInvert`.
@@ -790,12 +843,11 @@ pub unsafe extern "C" fn qudaDslash(
     milc_longlink: *const c_void,
     source: *mut c_void,
     solution: *mut c_void,
-    num_iters: *mut c_int,
+    _num_iters: *mut c_int,
 ) {
     quda_call("qudaDslash", || {
         not_null(source, "source")?;
         not_null(solution, "solution")?;
-        not_null(num_iters, "num_iters")?;
         let p = parity(inv_args.evenodd)?;
         let precision = if quda_precision == 2 {
             Precision::Double
@@ -834,8 +886,6 @@ pub unsafe extern "C" fn qudaDslash(
                 HostRealsMut::F64(o) => o.copy_from_slice(half),
                 HostRealsMut::F32(o) => o.iter_mut().zip(half).for_each(|(o, &x)| *o = x as f32),
             }
-            // SAFETY: checked non-null.
-            unsafe { *num_iters = 1 };
             Ok(())
         })
     })

@@ -5,10 +5,9 @@
 //! `invertMultiShiftQuda`.
 //!
 //! QUDA's contracts (lib/interface_quda.cpp, lib/dirac_improved_staggered.cpp,
-//! lib/solve.cpp; docs/quda-compat.md): with `staggered_phase_applied` the
-//! links carry the staggered phases and the boundary sign (MILC's way) and
-//! are used as given; otherwise QUDA applies MILC's phases
-//! (`staggered_phase_type` MILC) and the `t_boundary` sign itself.
+//! lib/solve.cpp; docs/quda-compat.md): fat and long links are used as
+//! given, with the staggered phases, the boundary sign and the Naik
+//! coefficient in them (QUDA applies no phase to them).
 //! `M = 2m − D`, `M̂ = 4m² − D_pq D_qp` on the `matpc_type` parity; the
 //! MATPC solution is that system on V/2-site vectors (from the initial
 //! guess with `use_init_guess`); mass normalization KAPPA multiplies the
@@ -62,21 +61,10 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
     let precision_sloppy =
         convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
-    let phases = if p.staggered_phase_applied != 0 {
-        PhaseFolding::InLinks
-    } else if p.staggered_phase_type == QUDA_STAGGERED_PHASE_MILC {
-        PhaseFolding::Fold {
-            t_boundary: convert::t_boundary(p.t_boundary)?,
-            long_coefficient: 1.0,
-        }
-    } else {
-        return Err(convert::refuse(
-            "param->staggered_phase_type",
-            p.staggered_phase_type as i64,
-            "links without their phases need MILC's (STAGGERED_PHASE_MILC); or set \
-             staggered_phase_applied",
-        ));
-    };
+    // QUDA applies no phase to fat and long links: they are used as given
+    // (MILC's, with the phases, the boundary sign and the Naik
+    // coefficient in them).
+    let phases = PhaseFolding::InLinks;
     let lat = std::sync::Arc::new(Lattice::new(dims)?);
     let n = lat.volume() * 18;
     // SAFETY: the caller's links.
@@ -185,7 +173,14 @@ pub(crate) unsafe fn invert(
         }
     };
     let solve = match (system, p.solve_type) {
-        (_, QUDA_DIRECT_PC_SOLVE) | (System::MatPc, _) => StaggeredSolve::EvenOdd(parity),
+        (_, QUDA_DIRECT_PC_SOLVE) => StaggeredSolve::EvenOdd(parity),
+        (System::MatPc, v) => {
+            return Err(convert::refuse(
+                "param->solve_type",
+                v as i64,
+                "a MATPC solution needs DIRECT_PC (as in QUDA)",
+            ))
+        }
         (System::Mat, QUDA_DIRECT_SOLVE | QUDA_NORMOP_SOLVE) => StaggeredSolve::Full,
         (_, v) => {
             return Err(convert::refuse(

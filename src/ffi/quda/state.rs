@@ -59,10 +59,13 @@ pub(crate) fn set_verbosity(v: Verbosity) {
     }
 }
 
+/// The state; a panic caught in an earlier call leaves it as that call
+/// left it (every field a valid value), so the lock is taken back rather
+/// than the interface disabled for the rest of the process.
 fn lock() -> Result<MutexGuard<'static, Option<State>>> {
-    STATE
+    Ok(STATE
         .lock()
-        .map_err(|_| Error::Internal("the QUDA interface state is poisoned".into()))
+        .unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 /// Starts the implicit context (a second call keeps the first, as QUDA's
