@@ -289,8 +289,16 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
   CV::store(reinterpret_cast<V *>(P.out), P.stride, cb, o);
 }
 
+// LATSOL_STAGGERED_BOUNDS="threads,min_blocks" (an experiment switch, or a
+// module's setting) caps the registers of the hopping term so that more
+// warps stay resident; none by default.
+#ifdef LATSOL_STAGGERED_BOUNDS
+#define LATSOL_STAGGERED_LB __launch_bounds__(LATSOL_STAGGERED_BOUNDS)
+#else
+#define LATSOL_STAGGERED_LB
+#endif
 #define LATSOL_STAGGERED(name, S, LR) \
-  extern "C" __global__ void name(StaggeredParams P) { staggered_dslash_body<S, LR>(P); }
+  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredParams P) { staggered_dslash_body<S, LR>(P); }
 
 /// Flat conversions of colour-vector fields between double and single (their
 /// layouts map real k to real k).
