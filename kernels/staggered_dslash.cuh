@@ -11,10 +11,10 @@
 //
 // Layout: a colour vector field, per parity block, complex c (0..2) of site cb
 // at `c * stride + cb` (double2, float2, short2 or char2; the fixed-point
-// formats' norms after the vectors, `ColourVector`); links 18 reals, the
-// layout of reconstruct-18 gauge links (core.cuh): complex k = 3 row + col of
-// link (parity, mu) at `((parity 4 + mu) 9 + k) gauge_stride + cb`; long
-// links of 13 or 9 reals in wide vectors and the phase alone (`load_long`).
+// formats' norms after the vectors, `ColourVector`); links of 18 reals
+// (row-major, complex k = 3 row + col) in wide vectors and one complex number
+// (`load_link`), long links of 13 or 9 reals in wide vectors and the phase
+// alone (`load_long`), blocks `[parity][mu]` of `gauge_stride` sites.
 #pragma once
 #include "core.cuh"
 
@@ -123,20 +123,6 @@ template <typename S> struct ColourVector {
   }
 };
 
-/// A link of 18 reals (one complex number per V), times `fixed` in fixed point.
-template <typename S>
-__device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
-                                          cplx<typename Stag<S>::R> *u) {
-  typedef typename Stag<S>::V V;
-  typedef typename Stag<S>::R R;
-  const V *l = reinterpret_cast<const V *>(links) + ((parity * 4 + mu) * 9) * gs + cb;
-#pragma unroll
-  for (int k = 0; k < 9; k++) {
-    V t = LATSOL_LDS(l + k * gs);
-    u[k] = Stag<S>::fixed ? mk<R>(fixed * R(t.x), fixed * R(t.y)) : mk<R>(t.x, t.y);
-  }
-}
-
 /// The wide loads of compressed long links: W reals a vector (16 bytes in
 /// double and single, 8 in half, 4 in quarter).
 template <typename S> struct LongVec;
@@ -162,6 +148,34 @@ template <typename V4> struct FourLongVec {
 template <> struct LongVec<float> : FourLongVec<float4> {};
 template <> struct LongVec<short> : FourLongVec<short4> {};
 template <> struct LongVec<signed char> : FourLongVec<char4> {};
+
+/// A link of 18 reals, times `fixed` in fixed point. Layout of one (parity,
+/// mu) block: reals 0 .. 15 in vectors of W (`LongVec`), vector j of site
+/// cb at `j gauge_stride + cb`, then the last complex number (reals 16, 17)
+/// as one V at `16 gauge_stride + 2 cb`, counted in reals
+/// (src/backend/cuda/staggered.rs, `fat_index`): wide loads in single,
+/// half and quarter; in double the layout of reconstruct-18 gauge links.
+template <typename S>
+__device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
+                                          cplx<typename Stag<S>::R> *u) {
+  typedef typename Stag<S>::V V;
+  typedef typename Stag<S>::R R;
+  typedef LongVec<S> L;
+  const S *base = reinterpret_cast<const S *>(links) + ((parity * 4 + mu) * 18) * gs;
+  const typename L::V *vecs = reinterpret_cast<const typename L::V *>(base);
+  R v[18];
+#pragma unroll
+  for (int j = 0; j < 16 / L::W; j++) L::unpack(LATSOL_LDS(vecs + j * gs + cb), v + j * L::W);
+  const V t = LATSOL_LDS(reinterpret_cast<const V *>(base + 16 * gs) + cb);
+  v[16] = R(t.x);
+  v[17] = R(t.y);
+  if constexpr (Stag<S>::fixed) {
+#pragma unroll
+    for (int k = 0; k < 18; k++) v[k] *= fixed;
+  }
+#pragma unroll
+  for (int k = 0; k < 9; k++) u[k] = mk<R>(v[2 * k], v[2 * k + 1]);
+}
 
 /// A long link stored in LR = 13 or 9 reals, rebuilt and scaled by `scale`.
 /// Layout of one (parity, mu) block: reals 0 .. LR−1 (12 or 8) in vectors

@@ -1,7 +1,7 @@
 //! Host side of the staggered operator on the device
-//! (`kernels/staggered_dslash.cuh`): the links (fat or thin, and long,
-//! 18 reals each, stored as reconstruct-18 gauge links without a boundary
-//! sign: the caller's signs are in them), the hopping term
+//! (`kernels/staggered_dslash.cuh`): the links (fat or thin, and long, 18
+//! reals each in wide vectors, or long links compressed to 13 or 9; no
+//! boundary sign: the caller's signs are in them), the hopping term
 //! `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` of `Backend::staggered_dslash`,
 //! the conversions of colour-vector fields and the heavy-quark residual.
 //! Double, single, half and quarter; long links in 18, 13 or 9 reals. Three
@@ -143,6 +143,18 @@ fn long_index(r: LongReconstruct, w: usize, stride: usize, cb: usize, k: usize) 
     }
 }
 
+/// Where real `k` of the 18-real link of site `cb` sits in its `(parity,
+/// mu)` block (`load_link` in staggered_dslash.cuh): reals 0..15 in
+/// vectors of `w`, vector j at `j stride + cb`, then reals 16, 17 at
+/// `16 stride + 2 cb`; in reals.
+fn fat_index(w: usize, stride: usize, cb: usize, k: usize) -> usize {
+    if k < 16 {
+        ((k / w) * stride + cb) * w + k % w
+    } else {
+        16 * stride + 2 * cb + (k - 16)
+    }
+}
+
 /// Stored elements of one parity block of colour vectors: 6 reals a site,
 /// then (half, quarter) one f32 norm a site.
 pub(crate) fn block_len(p: Precision, stride: usize) -> usize {
@@ -273,29 +285,24 @@ impl CudaBackend {
             _ => 1.0,
         };
         let mut data = self.alloc_links(precision, 8 * reals * stride)?;
-        match compressed {
-            None => {
-                let shape = super::layout::SoaShape::link(reals, 2, vh, stride);
-                self.upload_soa(&mut data, shape, &canonical, max)?;
-            }
-            Some(r) => {
-                // Placed here in the kernel's layout, converted by upload_soa
-                // through the identity shape (one real a site).
-                let w = long_vec(precision);
-                let n = 8 * reals * stride;
-                let mut placed = crate::alloc::filled(n, 0.0f64, &what)?;
-                for block in 0..8 {
-                    for cb in 0..vh {
-                        for k in 0..reals {
-                            placed[block * reals * stride + long_index(r, w, stride, cb, k)] =
-                                canonical[(block * vh + cb) * reals + k];
-                        }
-                    }
+        // Placed here in the kernel's layout (`fat_index`, `long_index`),
+        // converted by upload_soa through the identity shape.
+        let w = long_vec(precision);
+        let n = 8 * reals * stride;
+        let mut placed = crate::alloc::filled(n, 0.0f64, &what)?;
+        for block in 0..8 {
+            for cb in 0..vh {
+                for k in 0..reals {
+                    let at = match compressed {
+                        None => fat_index(w, stride, cb, k),
+                        Some(r) => long_index(r, w, stride, cb, k),
+                    };
+                    placed[block * reals * stride + at] = canonical[(block * vh + cb) * reals + k];
                 }
-                let identity = super::layout::SoaShape::link(1, 1, n, n);
-                self.upload_soa(&mut data, identity, &placed, max)?;
             }
         }
+        let identity = super::layout::SoaShape::link(1, 1, n, n);
+        self.upload_soa(&mut data, identity, &placed, max)?;
         Ok(FixedLinks { data, fixed })
     }
 
@@ -499,6 +506,26 @@ mod tests {
                     vh * r.reals()
                 );
             }
+        }
+    }
+
+    #[test]
+    fn full_links_fill_their_blocks_once() {
+        for w in [2, 4] {
+            let (vh, stride) = (40, 64);
+            let mut seen = vec![0u8; 18 * stride];
+            for cb in 0..vh {
+                for k in 0..18 {
+                    seen[fat_index(w, stride, cb, k)] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&c| c <= 1), "{w}");
+            assert_eq!(seen.iter().map(|&c| c as usize).sum::<usize>(), vh * 18);
+        }
+        // In double the layout of reconstruct-18 gauge links: complex k at
+        // (k stride + cb) · 2.
+        for k in 0..18 {
+            assert_eq!(fat_index(2, 64, 5, k), ((k / 2) * 64 + 5) * 2 + k % 2);
         }
     }
 
