@@ -134,10 +134,11 @@ int main(int argc, char **argv) {
     free(sol2);
   }
 
-  /* RHMC multi-shift on the odd parity. */
-  {
+  /* RHMC multi-shift on the odd parity, mixed (MILC's default) and in
+   * double alone, where MILC's non-mixed build sets only the first target. */
+  for (int mixed_ms = 1; mixed_ms >= 0; mixed_ms--) {
     double offsets[3] = {4 * mass * mass, 4 * mass * mass + 0.05, 4 * mass * mass + 0.5};
-    const double targets[3] = {1e-10, 1e-9, 1e-8}, fermilab[3] = {0, 0, 0};
+    const double targets[3] = {1e-10, mixed_ms ? 1e-9 : 0, mixed_ms ? 1e-8 : 0}, fermilab[3] = {0, 0, 0};
     double *xs[3];
     void *xp[3];
     for (int i = 0; i < 3; i++) {
@@ -147,17 +148,17 @@ int main(int argc, char **argv) {
     memset(src, 0, V * 6 * sizeof(double));
     memcpy(src + Vh * 6, mpc_o, Vh * 6 * sizeof(double));
     args.evenodd = QUDA_ODD_PARITY;
-    args.mixed_precision = 1;
+    args.mixed_precision = mixed_ms;
     double res[3], fres[3];
     int iters;
     qudaMultishiftInvert(2, 2, 3, offsets, args, targets, fermilab, fat, lng, src, xp, res, fres, &iters);
-    printf("qudaMultishiftInvert: %d iterations\n", iters);
+    printf("qudaMultishiftInvert (mixed_precision %d): %d iterations\n", mixed_ms, iters);
     check("multi-shift offset 4m^2: x_o = chi_o", rel_diff(xs[0] + Vh * 6, chi + Vh * 6, Vh * 6),
           error_bound(1e-10, mpc_o, chi + Vh * 6, Vh * 6, 4 * mass * mass));
     for (int i = 0; i < 3; i++) {
       char what[80];
       snprintf(what, sizeof what, "  offset %d residual / target", i);
-      check(what, res[i] / targets[i], 1.0);
+      check(what, res[i] / (targets[i] > 0 ? targets[i] : targets[0]), 1.0);
       free(xs[i]);
     }
   }

@@ -587,7 +587,8 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
                 maxiter: inv_args.max_iter as usize,
                 precision: hi,
                 precision_sloppy: lo,
-                reliable_delta: if lo == hi { 0.0 } else { 0.1 },
+                // Unused without a sloppy precision, and must lie in (0, 1).
+                reliable_delta: 0.1,
                 cg_stabilised: true,
                 use_init_guess: false,
                 progress_every: 0,
