@@ -130,6 +130,41 @@ fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool
     Ok((ip, double))
 }
 
+/// The loaded fields of the operator `dslash` (`what` names the call in
+/// the error when one is missing).
+fn operator_fields<'s>(
+    s: &'s state::State,
+    dslash: DslashType,
+    what: &str,
+) -> Result<crate::api::OperatorFields<'s>> {
+    let gauge = &s.gauge.as_ref().ok_or_else(|| no_gauge(what))?.gauge;
+    let clover = match dslash {
+        DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{what}: CLOVER_WILSON with no clover field (call loadCloverQuda)"
+            ))
+        })?),
+        DslashType::Wilson => None,
+    };
+    Ok(crate::api::OperatorFields { gauge, clover })
+}
+
+/// Whether the solve is of the adjoint system (DAG_YES), which is solved
+/// through `M† = γ5 M γ5`; refused for the symmetric clover MatPC
+/// operator, whose adjoint `(A⁻¹K)† = K†A⁻¹` is not `γ5 M̂ γ5`.
+fn dagger_of(p: &QudaInvertParam, ip: &InvertParams, solution: Solution) -> Result<bool> {
+    let dagger = p.dagger == QUDA_DAG_YES;
+    if dagger && symmetric_clover_pc(ip, solution) {
+        return Err(convert::refuse(
+            "param->dagger",
+            p.dagger as i64,
+            "the adjoint of the symmetric clover MatPC operator (A⁻¹K)† = K†A⁻¹ is not γ5 M̂ γ5: \
+             not provided; use an asymmetric MatPC type or a MAT solution",
+        ));
+    }
+    Ok(dagger)
+}
+
 /// The parity of the caller's single-parity vectors.
 fn matpc_parity(m: MatPc) -> crate::lattice::Parity {
     match m {
@@ -244,21 +279,8 @@ pub(crate) unsafe fn invert(
     let solution = Solution::of(p.solution_type)?;
     let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
     state::with(|s| {
-        let g = &s
-            .gauge
-            .as_ref()
-            .ok_or_else(|| no_gauge("invertQuda"))?
-            .gauge;
-        let clover = match ip.dslash {
-            DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
-                Error::InvalidArgument(
-                    "invertQuda: CLOVER_WILSON with no clover field (call loadCloverQuda)".into(),
-                )
-            })?),
-            DslashType::Wilson => None,
-        };
-        let fields = crate::api::OperatorFields { gauge: g, clover };
-        let full = g.lattice().volume() * 24;
+        let fields = operator_fields(s, ip.dslash, "invertQuda")?;
+        let full = fields.gauge.lattice().volume() * 24;
         let n = if solution.one_parity() {
             full / 2
         } else {
@@ -273,15 +295,7 @@ pub(crate) unsafe fn invert(
         };
         // DAG_YES: M† = γ5 M γ5 (also M̂† and the normal operators), so
         // the dagger system's answer is γ5 times that of M for γ5 b.
-        let dagger = p.dagger == QUDA_DAG_YES;
-        if dagger && symmetric_clover_pc(&ip, solution) {
-            return Err(convert::refuse(
-                "param->dagger",
-                p.dagger as i64,
-                "the adjoint of the symmetric clover MatPC operator (A⁻¹K)† = K†A⁻¹ is not γ5 M̂ γ5: \
-                 not provided; use an asymmetric MatPC type or a MAT solution",
-            ));
-        }
+        let dagger = dagger_of(p, &ip, solution)?;
         if dagger {
             gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             if let Some(g) = guess.as_mut() {
@@ -313,7 +327,7 @@ pub(crate) unsafe fn invert(
                 src[at..at + n].copy_from_slice(&b);
                 // The symmetric clover Schur complement is A_pp⁻¹ times
                 // the one a full solve iterates on.
-                if clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
+                if fields.clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
                     let mut a_src = vec![0.0; full];
                     s.context.apply(
                         fields,
@@ -459,21 +473,8 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
             not_null(*x, &format!("_hp_x[{i}]"))?;
         }
         state::with(|s| {
-            let g = &s
-                .gauge
-                .as_ref()
-                .ok_or_else(|| no_gauge("invertMultiShiftQuda"))?
-                .gauge;
-            let clover = match ip.dslash {
-                DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
-                    Error::InvalidArgument(
-                        "invertMultiShiftQuda: CLOVER_WILSON with no clover field".into(),
-                    )
-                })?),
-                DslashType::Wilson => None,
-            };
-            let fields = crate::api::OperatorFields { gauge: g, clover };
-            let full = g.lattice().volume() * 24;
+            let fields = operator_fields(s, ip.dslash, "invertMultiShiftQuda")?;
+            let full = fields.gauge.lattice().volume() * 24;
             let n = if solution.one_parity() {
                 full / 2
             } else {
@@ -482,14 +483,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
             // SAFETY: the caller's source of the system's size.
             let mut b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
             // DAG_YES: (M̂ M̂† + σ)⁻¹ = γ5 (M̂† M̂ + σ)⁻¹ γ5.
-            let dagger = p.dagger == QUDA_DAG_YES;
-            if dagger && symmetric_clover_pc(&ip, solution) {
-                return Err(convert::refuse(
-                    "param->dagger",
-                    p.dagger as i64,
-                    "not provided with the symmetric clover MatPC operator (its adjoint is not γ5 M̂ γ5)",
-                ));
-            }
+            let dagger = dagger_of(p, &ip, solution)?;
             if dagger {
                 gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             }
@@ -551,15 +545,8 @@ unsafe fn apply_ops(
         1.0
     };
     state::with(|s| {
-        let g = &s.gauge.as_ref().ok_or_else(|| no_gauge(what))?.gauge;
-        let clover = match ip.dslash {
-            DslashType::CloverWilson => Some(s.clover.as_ref().ok_or_else(|| {
-                Error::InvalidArgument(format!("{what}: CLOVER_WILSON with no clover field"))
-            })?),
-            DslashType::Wilson => None,
-        };
-        let fields = crate::api::OperatorFields { gauge: g, clover };
-        let full = g.lattice().volume() * 24;
+        let fields = operator_fields(s, ip.dslash, what)?;
+        let full = fields.gauge.lattice().volume() * 24;
         let half = full / 2;
         let (p_in, p_out) = parity_in_out.unwrap_or_else(|| {
             let q = matpc_parity(ip.matpc);

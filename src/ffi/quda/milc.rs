@@ -179,6 +179,40 @@ fn parity(evenodd: QudaParity) -> Result<Parity> {
     }
 }
 
+/// The parameters of MILC's staggered solves on parity `p`: of
+/// `QudaInvertArgs_t` only `max_iter` (the precisions come from
+/// `mixed_precision` already), δ = 0.1 as QUDA's MILC interface sets it (unused
+/// without a sloppy precision).
+fn solve_params(
+    inv_args: &QudaInvertArgs_t,
+    mass: f64,
+    tol: f64,
+    p: Parity,
+    (hi, lo): (Precision, Precision),
+    use_init_guess: bool,
+) -> Result<StaggeredInvertParams> {
+    if inv_args.max_iter <= 0 {
+        return Err(Error::InvalidArgument(format!(
+            "inv_args.max_iter = {}: must be positive",
+            inv_args.max_iter
+        )));
+    }
+    Ok(StaggeredInvertParams {
+        mass,
+        solve: StaggeredSolve::EvenOdd(p),
+        tol,
+        tol_hq: 0.0,
+        maxiter: inv_args.max_iter as usize,
+        precision: hi,
+        precision_sloppy: lo,
+        reliable_delta: 0.1,
+        cg_stabilised: true,
+        use_init_guess,
+        progress_every: 0,
+        measure_multishift_phase: false,
+    })
+}
+
 /// The long links' storage from `QUDA_MILC_HISQ_RECONSTRUCT`.
 fn long_reconstruct() -> LongReconstruct {
     match std::env::var("QUDA_MILC_HISQ_RECONSTRUCT").as_deref() {
@@ -380,31 +414,12 @@ unsafe fn solve_parity(
     }
     let (hi, lo) = precisions(quda_precision, inv_args.mixed_precision, true, hq);
     let double = host_double(external_precision);
-    if inv_args.max_iter <= 0 {
-        return Err(Error::InvalidArgument(format!(
-            "inv_args.max_iter = {}: must be positive",
-            inv_args.max_iter
-        )));
-    }
+    let params = solve_params(inv_args, mass, target_residual, p, (hi, lo), true)?;
     state::with(|s| {
         // SAFETY: the caller's links.
         let (links, d) = unsafe { load_links(s, fat, long, double, hi, lo)? };
         let vh = d.iter().product::<usize>() / 2;
         let at = p.index() * vh * 6;
-        let params = StaggeredInvertParams {
-            mass,
-            solve: StaggeredSolve::EvenOdd(p),
-            tol: target_residual,
-            tol_hq: 0.0,
-            maxiter: inv_args.max_iter as usize,
-            precision: hi,
-            precision_sloppy: lo,
-            reliable_delta: 0.1,
-            cg_stabilised: true,
-            use_init_guess: true,
-            progress_every: 0,
-            measure_multishift_phase: false,
-        };
         // Every pointer first, then solves into owned vectors (the caller's
         // source and solution may be one array), then the copies out: a
         // failure writes nothing.
@@ -567,33 +582,13 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
         let p = parity(inv_args.evenodd)?;
         let (hi, lo) = precisions(precision, inv_args.mixed_precision, true, hq);
         let double = host_double(external_precision);
-        if inv_args.max_iter <= 0 {
-            return Err(Error::InvalidArgument(format!(
-                "inv_args.max_iter = {}: must be positive",
-                inv_args.max_iter
-            )));
-        }
+        // M̂ = 4m² − DD: m = 0 leaves −DD, the offsets carry the mass.
+        let params = solve_params(&inv_args, f64::MIN_POSITIVE, tols[0], p, (hi, lo), false)?;
         state::with(|s| {
             // SAFETY: the caller's links.
             let (links, d) = unsafe { load_links(s, milc_fatlink, milc_longlink, double, hi, lo)? };
             let vh = d.iter().product::<usize>() / 2;
             let at = p.index() * vh * 6;
-            let params = StaggeredInvertParams {
-                // M̂ = 4m² − DD: m = 0 leaves −DD, the offsets carry the mass.
-                mass: f64::MIN_POSITIVE,
-                solve: StaggeredSolve::EvenOdd(p),
-                tol: tols[0],
-                tol_hq: 0.0,
-                maxiter: inv_args.max_iter as usize,
-                precision: hi,
-                precision_sloppy: lo,
-                // Unused without a sloppy precision, and must lie in (0, 1).
-                reliable_delta: 0.1,
-                cg_stabilised: true,
-                use_init_guess: false,
-                progress_every: 0,
-                measure_multishift_phase: false,
-            };
             for (k, &x) in sols.iter().enumerate() {
                 not_null(x, &format!("solutionArray[{k}]"))?;
             }

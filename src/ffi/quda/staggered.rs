@@ -30,15 +30,15 @@ use crate::precision::Precision;
 
 /// The staggered links loaded through `loadGaugeQuda`: host copies (QDP
 /// order, double) and how to store them, turned into latsol's links when a
-/// solve needs them.
+/// solve first needs them and kept for the next solves with the same
+/// operator and precisions (a new load drops them).
 pub(crate) struct StaggeredHost {
     pub dims: [usize; 4],
     pub fat: Option<Vec<f64>>,
     pub long: Option<Vec<f64>>,
     pub long_reconstruct: LongReconstruct,
-    pub phases: PhaseFolding,
-    pub precision: Precision,
-    pub precision_sloppy: Precision,
+    /// (improved, precision, sloppy precision) and the links made for them.
+    stored: Option<((bool, Precision, Precision), crate::api::StaggeredLinks)>,
 }
 
 /// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
@@ -58,13 +58,10 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     }
     let order = convert::gauge_order(p.gauge_order)?;
     let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    // The device precisions are the solve's (QudaInvertParam); these are
+    // checked as QUDA checks them.
     let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
-    let precision_sloppy =
-        convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
-    // QUDA applies no phase to fat and long links: they are used as given
-    // (MILC's, with the phases, the boundary sign and the Naik
-    // coefficient in them).
-    let phases = PhaseFolding::InLinks;
+    convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
     let lat = std::sync::Arc::new(Lattice::new(dims)?);
     let n = lat.volume() * 18;
     // SAFETY: the caller's links.
@@ -88,30 +85,17 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
         }
     };
     state::with(|s| {
-        let fresh = StaggeredHost {
-            dims,
-            fat: None,
-            long: None,
-            long_reconstruct: LongReconstruct::Full18,
-            phases,
-            precision,
-            precision_sloppy,
-        };
-        let h = s.staggered.get_or_insert(fresh);
-        if h.dims != dims {
-            *h = StaggeredHost {
+        if s.staggered.as_ref().is_none_or(|h| h.dims != dims) {
+            s.staggered = Some(StaggeredHost {
                 dims,
                 fat: None,
                 long: None,
                 long_reconstruct: LongReconstruct::Full18,
-                phases,
-                precision,
-                precision_sloppy,
-            };
+                stored: None,
+            });
         }
-        h.phases = phases;
-        h.precision = precision;
-        h.precision_sloppy = precision_sloppy;
+        let h = s.staggered.as_mut().expect("set above");
+        h.stored = None;
         if p.r#type == QUDA_ASQTAD_LONG_LINKS {
             h.long = Some(qdp);
             h.long_reconstruct = long_reconstruct;
@@ -215,7 +199,10 @@ pub(crate) unsafe fn invert(
     }
     let hq = p.residual_type & QUDA_HEAVY_QUARK_RESIDUAL != 0;
     state::with(|s| {
-        let h = s.staggered.as_ref().ok_or_else(|| {
+        let state::State {
+            context, staggered, ..
+        } = s;
+        let h = staggered.as_mut().ok_or_else(|| {
             Error::InvalidArgument(
                 "invertQuda: no staggered links (loadGaugeQuda with ASQTAD_FAT_LINKS)".into(),
             )
@@ -232,19 +219,25 @@ pub(crate) unsafe fn invert(
         } else {
             None
         };
-        let params = StaggeredParams {
-            dims: h.dims,
-            order: GaugeOrder::Qdp,
-            precision,
-            precision_sloppy: sloppy,
-            phases: h.phases,
-            long_reconstruct: h.long_reconstruct,
-            long_reconstruct_sloppy: h.long_reconstruct,
-        };
-        let long_h = long.map(|l| qdp_of(l));
-        let links = s
-            .context
-            .load_staggered(&params, &qdp_of(fat), long_h.as_ref())?;
+        let key = (improved, precision, sloppy);
+        if h.stored.as_ref().is_none_or(|(k, _)| *k != key) {
+            // QUDA applies no phase to fat and long links: they are used
+            // as given (MILC's, with the phases, the boundary sign and the
+            // Naik coefficient in them).
+            let params = StaggeredParams {
+                dims: h.dims,
+                order: GaugeOrder::Qdp,
+                precision,
+                precision_sloppy: sloppy,
+                phases: PhaseFolding::InLinks,
+                long_reconstruct: h.long_reconstruct,
+                long_reconstruct_sloppy: h.long_reconstruct,
+            };
+            let long_h = long.map(|l| qdp_of(l));
+            let links = context.load_staggered(&params, &qdp_of(fat), long_h.as_ref())?;
+            h.stored = Some((key, links));
+        }
+        let links = &h.stored.as_ref().expect("stored above").1;
         let v: usize = h.dims.iter().product();
         let n = match system {
             System::Mat => v * 6,
@@ -296,8 +289,8 @@ pub(crate) unsafe fn invert(
                     }
                 })
                 .collect();
-            let r = s.context.invert_multishift_staggered(
-                &links,
+            let r = context.invert_multishift_staggered(
+                links,
                 &ip,
                 &offsets,
                 Some(&tols),
@@ -313,14 +306,14 @@ pub(crate) unsafe fn invert(
             p.gflops = r.gflops * r.seconds;
         } else {
             let r = match system {
-                System::MatPc => s.context.invert_staggered_parity(
-                    &links,
+                System::MatPc => context.invert_staggered_parity(
+                    links,
                     &ip,
                     HostReals::F64(&b),
                     HostRealsMut::F64(&mut outs[0]),
                 )?,
-                System::Mat => s.context.invert_staggered(
-                    &links,
+                System::Mat => context.invert_staggered(
+                    links,
                     &ip,
                     HostReals::F64(&b),
                     HostRealsMut::F64(&mut outs[0]),
