@@ -876,6 +876,11 @@ typedef struct latsol_staggered_invert_param {
 #define LATSOL_GAMMA_UKQCD 1
 
 /**
+ * Chiral (gamma_5 diagonal; QUDA's CHIRAL basis, tmLQCD's spinors).
+ */
+#define LATSOL_GAMMA_CHIRAL 2
+
+/**
  * Reliable updates, delta = `reliable_delta`.
  */
 #define LATSOL_MIXED_RELIABLE_UPDATES 0

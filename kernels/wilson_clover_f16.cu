@@ -7,7 +7,13 @@
 #endif
 #include "wilson_dslash.cuh"
 
+#if LATSOL_HAS_RECONSTRUCT(18)
 LATSOL_CLOVER_FORMS(wilson_clover_f16_r18, short, short, 18, short)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(12)
 LATSOL_CLOVER_FORMS(wilson_clover_f16_r12, short, short, 12, short)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(8)
 LATSOL_CLOVER_FORMS(wilson_clover_f16_r8, short, short, 8, short)
+#endif
 LATSOL_CLOVER_SITE(clover_site_f16, short, short)

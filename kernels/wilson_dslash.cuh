@@ -22,6 +22,15 @@
 #include "core.cuh"
 #include "clover.cuh"
 
+// A source compiled with -DLATSOL_ONLY_RECONSTRUCT=r instantiates the
+// hopping terms of reconstruct r only (one module per reconstruct, so that
+// a solve compiles what its links use: src/backend/cuda/modules.rs).
+#ifdef LATSOL_ONLY_RECONSTRUCT
+#define LATSOL_HAS_RECONSTRUCT(r) (LATSOL_ONLY_RECONSTRUCT == (r))
+#else
+#define LATSOL_HAS_RECONSTRUCT(r) 1
+#endif
+
 /// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
 struct DslashParams {
   u64 out;   // output parity block

@@ -5,6 +5,12 @@
 // H100; the packed formats have not been measured yet).
 #include "wilson_dslash.cuh"
 
+#if LATSOL_HAS_RECONSTRUCT(18)
 LATSOL_DSLASH_FORMS(wilson_dslash_p20_r18, packed20, short, 18)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(12)
 LATSOL_DSLASH_FORMS(wilson_dslash_p20_r12, packed20, short, 12)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(8)
 LATSOL_DSLASH_FORMS(wilson_dslash_p20_r8, packed20, short, 8)
+#endif

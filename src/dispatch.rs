@@ -25,7 +25,7 @@ use std::time::Instant;
 use crate::api::params::{
     InvertParams, InvertResult, MatPc, MixedScheme, OperatorKind, SolveType, SolverType,
 };
-use crate::backend::{Backend, SpinorField};
+use crate::backend::{Backend, GaugeStorage, OperatorFamily, SpinorField};
 use crate::dirac::even_odd::SchurSource;
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal, WilsonFields};
 use crate::error::Result;
@@ -85,6 +85,29 @@ fn dirac<'a, B: Backend>(
     }
 }
 
+/// Readies the backend's code for solves in `params`' precisions on these
+/// fields, all at once (`Backend::prepare`: on a GPU, the kernels of those
+/// formats only, compiled in parallel before the first launch).
+pub(crate) fn prepare<B: Backend>(
+    backend: &B,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
+    params: &InvertParams,
+) -> Result<()> {
+    let family = if fields.clover.is_some() {
+        OperatorFamily::Clover
+    } else {
+        OperatorFamily::Wilson
+    };
+    backend.prepare(
+        family,
+        &[
+            (params.precision, fields.gauge.reconstruct()),
+            (params.precision_sloppy, fields_sloppy.gauge.reconstruct()),
+        ],
+    )
+}
+
 /// Solves `M x = b`; `x` holds the initial guess (zero if none) on entry and
 /// the solution on exit, in the caller's normalization (host canonical).
 /// `gauge_sloppy` is used when `precision_sloppy` differs from `precision`.
@@ -97,6 +120,7 @@ pub fn invert<B: Backend>(
     x: &mut HostSpinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
+    prepare(backend, fields, fields_sloppy, params)?;
     let lat = source.lattice().clone();
     let prec = params.precision;
     let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;

@@ -79,6 +79,31 @@ pub fn ukqcd_to_degrand_rossi() -> SpinMatrix {
     out
 }
 
+/// `K` with `ψ_UKQCD = K ψ_chiral` and `ψ_chiral = K ψ_UKQCD`: on the
+/// upper (u) and lower (l) spin pairs, `(−u + l, u + l)/√2`; real,
+/// symmetric and its own inverse. It is QUDA's chiral basis (its
+/// `ChiralToNonRelBasis` and `NonRelToChiralBasis` transforms in
+/// include/kernels/copy_color_spinor.cuh), where γ5 is diagonal.
+pub fn chiral_to_ukqcd() -> SpinMatrix {
+    let s = std::f64::consts::FRAC_1_SQRT_2;
+    let k = [[-s, s], [s, s]];
+    let mut m = [[O; 4]; 4];
+    for i in 0..2 {
+        for j in 0..2 {
+            for pair in 0..2 {
+                m[2 * i + pair][2 * j + pair] = C64::new(k[i][j], 0.0);
+            }
+        }
+    }
+    m
+}
+
+/// `γ_mu` in the chiral basis, `mu` = 1..=4, γ5 for 5: `K γ_mu^UKQCD K`.
+pub fn chiral(mu: usize) -> SpinMatrix {
+    let k = chiral_to_ukqcd();
+    mul(&mul(&k, &ukqcd(mu)), &k)
+}
+
 /// `T†`, with `ψ_UKQCD = T† ψ_DR`.
 pub fn degrand_rossi_to_ukqcd() -> SpinMatrix {
     adjoint(&ukqcd_to_degrand_rossi())
@@ -131,8 +156,24 @@ mod tests {
     }
 
     #[test]
+    fn chiral_basis_change_is_its_own_inverse_and_makes_gamma5_diagonal() {
+        let k = chiral_to_ukqcd();
+        assert!(max_diff(&mul(&k, &k), &blocks(ONE2, ZERO2, ZERO2, ONE2)) < 1e-15);
+        assert!(max_diff(&k, &adjoint(&k)) < 1e-15);
+        // Upper pair γ5 = +1, lower −1 with γ5 = γ4 γ1 γ2 γ3 (QUDA writes
+        // the opposite sign for its own γ5 convention).
+        let g5 = chiral(5);
+        assert!(max_diff(&g5, &blocks(ONE2, ZERO2, ZERO2, scale2(-R, ONE2))) < 1e-15);
+        // QUDA's ChiralToNonRelBasis: u0 = (−c0 + c2)/√2, u2 = (c0 + c2)/√2.
+        let s = std::f64::consts::FRAC_1_SQRT_2;
+        assert!((k[0][0].re + s).abs() < 1e-15 && (k[0][2].re - s).abs() < 1e-15);
+        assert!((k[2][0].re - s).abs() < 1e-15 && (k[2][2].re - s).abs() < 1e-15);
+        assert!((k[1][1].re + s).abs() < 1e-15 && (k[3][3].re - s).abs() < 1e-15);
+    }
+
+    #[test]
     fn gamma5_is_the_product_in_both_bases() {
-        for basis in [degrand_rossi as fn(usize) -> SpinMatrix, ukqcd] {
+        for basis in [degrand_rossi as fn(usize) -> SpinMatrix, ukqcd, chiral] {
             let g = mul(&mul(&basis(4), &basis(1)), &mul(&basis(2), &basis(3)));
             assert!(max_diff(&g, &basis(5)) < 1e-15);
         }

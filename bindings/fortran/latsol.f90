@@ -126,6 +126,7 @@ module latsol
   enum, bind(c)
     enumerator :: LATSOL_GAMMA_DEGRAND_ROSSI = 0
     enumerator :: LATSOL_GAMMA_UKQCD = 1
+    enumerator :: LATSOL_GAMMA_CHIRAL = 2
   end enum
 
   ! latsol_mixed_scheme

@@ -115,6 +115,23 @@ int main(int argc, char **argv) {
     check("  reported residual", resid, 1e-10);
   }
 
+  /* MILC's heavy-quark ("fermilab") target: alone (target_residual 0) and
+   * beside an L2 target loose enough that the heavy-quark one decides. */
+  {
+    const double targets[2][2] = {{0.0, 1e-9}, {1e-4, 1e-9}};
+    for (int k = 0; k < 2; k++) {
+      memset(sol, 0, V * 6 * sizeof(double));
+      double resid = -1, rel = -1;
+      int iters = 0;
+      args.mixed_precision = 1;
+      qudaInvert(2, 2, mass, args, targets[k][0], targets[k][1], fat, lng, src, sol, &resid, &rel, &iters);
+      printf("qudaInvert, targets L2 %g and heavy-quark %g: %d iterations, residual %.2e, fermilab %.2e\n",
+             targets[k][0], targets[k][1], iters, resid, rel);
+      check("  heavy-quark residual met", rel, targets[k][1]);
+      check("  x_e = chi_e", rel_diff(sol, chi, Vh * 6), error_bound(resid, mpc_e, chi, Vh * 6, 4 * mass * mass));
+    }
+  }
+
   /* Two sources at once: the second is twice the first. */
   {
     double *src2 = malloc(V * 6 * sizeof(double)), *sol2 = calloc(V * 6, sizeof(double));

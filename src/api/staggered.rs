@@ -95,7 +95,8 @@ pub struct StaggeredInvertParams {
     /// The quark mass m of `M = 2m − D` (> 0).
     pub mass: f64,
     pub solve: StaggeredSolve,
-    /// Target `‖b − M x‖/‖b‖`.
+    /// Target `‖b − M x‖/‖b‖`; 0 with `tol_hq` set: the heavy-quark
+    /// criterion alone (MILC's `target_residual = 0`).
     pub tol: f64,
     /// Target of MILC's heavy-quark residual `sqrt(mean_x |r(x)|²/|x(x)|²)`,
     /// a second stop criterion (QUDA's `QUDA_HEAVY_QUARK_RESIDUAL`); 0: off.
@@ -149,18 +150,35 @@ fn check_mass(mass: f64) -> Result<()> {
 }
 
 impl StaggeredInvertParams {
+    /// The L2 tolerance a solve starts from: `tol`, or with the
+    /// heavy-quark criterion alone `tol_hq` (then tightened until the
+    /// heavy-quark residual meets `tol_hq`).
+    pub(crate) fn first_l2_tol(&self) -> f64 {
+        if self.tol > 0.0 {
+            self.tol
+        } else {
+            self.tol_hq
+        }
+    }
+
+    /// Whether a solution with these residuals meets the targets.
+    pub(crate) fn met(&self, true_residual: f64, hq: f64) -> bool {
+        (self.tol == 0.0 || true_residual <= self.tol) && (self.tol_hq == 0.0 || hq <= self.tol_hq)
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         check_mass(self.mass)?;
-        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
-            return Err(Error::InvalidArgument(format!(
-                "tol = {}: give 0 < tol < 1",
-                self.tol
-            )));
-        }
         if !(self.tol_hq == 0.0 || (self.tol_hq > 0.0 && self.tol_hq < 1.0)) {
             return Err(Error::InvalidArgument(format!(
                 "tol_hq = {}: give 0 (no heavy-quark criterion) or 0 < tol_hq < 1",
                 self.tol_hq
+            )));
+        }
+        let hq_alone = self.tol == 0.0 && self.tol_hq > 0.0;
+        if !(hq_alone || (self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0)) {
+            return Err(Error::InvalidArgument(format!(
+                "tol = {}: give 0 < tol < 1 (or tol = 0 with a heavy-quark target tol_hq > 0)",
+                self.tol
             )));
         }
         if self.maxiter == 0 {
@@ -185,7 +203,7 @@ impl StaggeredInvertParams {
             )));
         }
         let eps = self.precision.epsilon();
-        if self.tol < eps {
+        if !hq_alone && self.tol < eps {
             return Err(Error::InvalidArgument(format!(
                 "tol = {:e} cannot be reached with precision = {:?} (unit roundoff {eps:.1e}); \
                  ask for tol ≥ {:.0e}",

@@ -70,6 +70,14 @@ pub enum CloverForm {
     DirectOnX,
 }
 
+/// The operators whose device code `Backend::prepare` makes ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorFamily {
+    Wilson,
+    Clover,
+    Staggered,
+}
+
 /// A compute backend: memory, vector algebra and the Wilson hopping term.
 pub trait Backend: Send + Sync {
     type Spinor: SpinorField;
@@ -79,6 +87,20 @@ pub trait Backend: Send + Sync {
 
     /// Short name for logs and results ("cpu", "cuda").
     fn name(&self) -> &'static str;
+
+    /// Makes ready, all at once, the code that solves with `family` on
+    /// fields and links of `formats` (precision and reconstruct of the
+    /// Wilson links; staggered links ignore it) will run: a backend that
+    /// compiles kernels compiles those, in parallel, before the solve
+    /// rather than one at a time when first launched. Nothing to do on the
+    /// CPU.
+    fn prepare(
+        &self,
+        _family: OperatorFamily,
+        _formats: &[(Precision, Reconstruct)],
+    ) -> Result<()> {
+        Ok(())
+    }
 
     // ---- memory and transfers -------------------------------------------
 

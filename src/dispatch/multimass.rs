@@ -77,6 +77,12 @@ pub fn invert_multimass<B: Backend>(
     xs: &mut [HostSpinor],
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
+    super::prepare(
+        backend,
+        WilsonFields::wilson(gauge),
+        WilsonFields::wilson(gauge_sloppy),
+        params,
+    )?;
     let start = Instant::now();
     let chosen = match policy {
         MultiMassPolicy::Auto => choose(backend, gauge, gauge_sloppy, params, kappas, source)?,

@@ -58,6 +58,7 @@ pub fn invert_multishift<B: Backend>(
     measure_phase1: bool,
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
+    super::prepare(backend, fields, fields_sloppy, params)?;
     let system = system_of(params);
     let lat = source.lattice().clone();
     let sub = system_subset(params);

@@ -17,7 +17,7 @@
 
 use crate::api::multi::MultiResult;
 use crate::api::{InvertResult, StaggeredInvertParams, StaggeredOp, StaggeredSolve};
-use crate::backend::{Backend, SpinorField};
+use crate::backend::{Backend, OperatorFamily, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
 use crate::error::Result;
@@ -25,6 +25,16 @@ use crate::field::{Fermion, HostSpinor};
 use crate::lattice::Subset;
 use crate::solver::multishift_cg::{self, MultiShiftParams};
 use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams, SolverStats};
+
+/// Readies the backend's code for solves in `params`' precisions
+/// (`Backend::prepare`).
+fn prepare<B: Backend>(backend: &B, params: &StaggeredInvertParams) -> Result<()> {
+    let any = crate::precision::Reconstruct::Full18;
+    backend.prepare(
+        OperatorFamily::Staggered,
+        &[(params.precision, any), (params.precision_sloppy, any)],
+    )
+}
 
 /// Solves `M x = b`; `x` holds the initial guess on entry.
 pub fn invert<B: Backend>(
@@ -36,6 +46,7 @@ pub fn invert<B: Backend>(
     x: &mut HostSpinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
+    prepare(backend, params)?;
     let lat = source.lattice().clone();
     let (hi, m) = (params.precision, params.mass);
     let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
@@ -51,7 +62,7 @@ pub fn invert<B: Backend>(
     // The L2 tolerance of this round: tightened while the heavy-quark
     // residual (a second stop criterion when `tol_hq` is set, as QUDA's
     // QUDA_HEAVY_QUARK_RESIDUAL) is above its tolerance.
-    let mut tol = params.tol;
+    let mut tol = params.first_l2_tol();
     let floor = 10.0 * hi.epsilon();
     let (true_residual, hq) = loop {
         let left = params.maxiter.saturating_sub(total.iterations).max(1);
@@ -80,11 +91,10 @@ pub fn invert<B: Backend>(
         if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
             break (true_residual, hq);
         }
-        tol = (tol * (params.tol_hq / hq).clamp(0.01, 0.5)).max(floor);
+        tol = tighter(tol, hq, params.tol_hq, floor);
     };
     let seconds = start.elapsed().as_secs_f64();
     backend.download_spinor(&xd, x)?;
-    let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
     Ok(InvertResult {
         iterations: total.iterations,
         true_residual,
@@ -95,7 +105,7 @@ pub fn invert<B: Backend>(
         } else {
             0.0
         },
-        converged: (true_residual <= params.tol && hq_met) || bb == 0.0,
+        converged: params.met(true_residual, hq) || bb == 0.0,
         restarts: total.restarts,
         reliable_updates: total.reliable_updates,
         true_residual_hq: hq,
@@ -208,6 +218,7 @@ pub fn invert_parity<B: Backend>(
             "solve = Full: the parity system needs an even-odd solve".into(),
         ));
     };
+    prepare(backend, params)?;
     let lat = source.lattice().clone();
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
     let alloc = || backend.alloc_field(&lat, Subset::Single(p), hi, Fermion::Staggered);
@@ -217,47 +228,70 @@ pub fn invert_parity<B: Backend>(
     backend.upload_spinor(&mut xp, x)?;
     let start = std::time::Instant::now();
     let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
+    let mut a_lo = (lo != hi)
+        .then(|| StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo).map(Direct))
+        .transpose()?;
     let flops = a.0.flops();
-    let mixed = MixedParams {
-        tol: params.tol,
-        maxiter: params.maxiter,
-        progress_every: params.progress_every,
-        delta: params.reliable_delta,
-        tol_inner: 0.1,
-    };
-    let stats = if lo == hi {
-        cg::solve(backend, &mut a, &mut xp, &b, &mixed.progress(), monitor)?
-    } else {
-        let mut a_lo = Direct(StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo)?);
-        cg_reliable::solve(
-            backend,
-            &mut a,
-            &mut a_lo,
-            &mut xp,
-            &b,
-            &mixed,
-            params.cg_stabilised,
-            monitor,
-        )?
+    let bb = backend.norm2(&b)?;
+    let mut r = alloc()?;
+    let mut total = SolverStats::default();
+    // As `invert`: the L2 tolerance is tightened while the heavy-quark
+    // residual is above its target.
+    let mut tol = params.first_l2_tol();
+    let floor = 10.0 * hi.epsilon();
+    let (true_residual, hq) = loop {
+        let mixed = MixedParams {
+            tol,
+            maxiter: params.maxiter.saturating_sub(total.iterations).max(1),
+            progress_every: params.progress_every,
+            delta: params.reliable_delta,
+            tol_inner: 0.1,
+        };
+        let stats = match a_lo.as_mut() {
+            None => cg::solve(backend, &mut a, &mut xp, &b, &mixed.progress(), monitor)?,
+            Some(a_lo) => cg_reliable::solve(
+                backend,
+                &mut a,
+                a_lo,
+                &mut xp,
+                &b,
+                &mixed,
+                params.cg_stabilised,
+                monitor,
+            )?,
+        };
+        total.iterations += stats.iterations;
+        total.restarts += stats.restarts;
+        total.reliable_updates += stats.reliable_updates;
+        total.iterated_residual = stats.iterated_residual;
+        let rr = crate::solver::true_residual(backend, &mut a, &xp, &b, &mut r)?;
+        let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+        let hq = backend.heavy_quark_residual2(&xp, &r)?.sqrt();
+        let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
+        if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
+            break (true_residual, hq);
+        }
+        tol = tighter(tol, hq, params.tol_hq, floor);
     };
     let seconds = start.elapsed().as_secs_f64();
-    let mut r = alloc()?;
-    let rr = crate::solver::true_residual(backend, &mut a, &xp, &b, &mut r)?;
-    let bb = backend.norm2(&b)?;
-    let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
-    let hq = backend.heavy_quark_residual2(&xp, &r)?.sqrt();
     backend.download_spinor(&xp, x)?;
     Ok(InvertResult {
-        iterations: stats.iterations,
+        iterations: total.iterations,
         true_residual,
-        iterated_residual: stats.iterated_residual,
+        iterated_residual: total.iterated_residual,
         seconds,
-        gflops: flops * stats.iterations as f64 / seconds.max(1e-12) / 1e9,
-        converged: true_residual <= params.tol,
-        restarts: stats.restarts,
-        reliable_updates: stats.reliable_updates,
+        gflops: flops * total.iterations as f64 / seconds.max(1e-12) / 1e9,
+        converged: params.met(true_residual, hq) || bb == 0.0,
+        restarts: total.restarts,
+        reliable_updates: total.reliable_updates,
         true_residual_hq: hq,
     })
+}
+
+/// The next L2 tolerance while the heavy-quark residual `hq` is above its
+/// target: cut by the ratio still to go, between 2× and 100× a round.
+fn tighter(tol: f64, hq: f64, tol_hq: f64, floor: f64) -> f64 {
+    (tol * (tol_hq / hq).clamp(0.01, 0.5)).max(floor)
 }
 
 /// The Hermitian positive definite operator of a staggered multi-shift
@@ -296,6 +330,7 @@ pub fn invert_multishift<B: Backend>(
     xs: &mut [HostSpinor],
     monitor: &dyn Monitor,
 ) -> Result<MultiResult> {
+    prepare(backend, params)?;
     let lat = source.lattice().clone();
     let sub = source.subset();
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);

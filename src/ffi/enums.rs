@@ -147,6 +147,8 @@ pub type latsol_gamma_basis = i32;
 pub const LATSOL_GAMMA_DEGRAND_ROSSI: latsol_gamma_basis = 0;
 /// UKQCD (non-relativistic; gamma_4 diagonal).
 pub const LATSOL_GAMMA_UKQCD: latsol_gamma_basis = 1;
+/// Chiral (gamma_5 diagonal; QUDA's CHIRAL basis, tmLQCD's spinors).
+pub const LATSOL_GAMMA_CHIRAL: latsol_gamma_basis = 2;
 
 /// How a mixed-precision solve (`precision_sloppy` coarser than
 /// `precision`) keeps full accuracy.
@@ -521,6 +523,11 @@ pub(crate) static GAMMA_BASIS: CEnum<GammaBasis> = CEnum {
             GammaBasis::DegrandRossi,
         ),
         ("LATSOL_GAMMA_UKQCD", LATSOL_GAMMA_UKQCD, GammaBasis::Ukqcd),
+        (
+            "LATSOL_GAMMA_CHIRAL",
+            LATSOL_GAMMA_CHIRAL,
+            GammaBasis::Chiral,
+        ),
     ],
 };
 

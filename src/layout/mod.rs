@@ -149,4 +149,7 @@ pub enum DiracOrder {
 pub enum GammaBasis {
     DegrandRossi,
     Ukqcd,
+    /// QUDA's chiral basis (γ5 diagonal; `gamma::chiral_to_ukqcd`), as
+    /// tmLQCD passes its spinors.
+    Chiral,
 }

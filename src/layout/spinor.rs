@@ -194,6 +194,7 @@ pub fn import_scaled(
     }
     let rotation = match basis {
         GammaBasis::DegrandRossi => Some(gamma::degrand_rossi_to_ukqcd()),
+        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
         GammaBasis::Ukqcd => None,
     };
     let mut field = HostSpinor::try_zeros(lattice.clone(), subset)?;
@@ -255,6 +256,8 @@ pub fn export_scaled(
     }
     let rotation = match basis {
         GammaBasis::DegrandRossi => Some(gamma::ukqcd_to_degrand_rossi()),
+        // Its own inverse.
+        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
         GammaBasis::Ukqcd => None,
     };
     check_export_range(field, &out, exp)?;
@@ -323,7 +326,11 @@ mod tests {
         Subset::Single(Parity::Even),
         Subset::Single(Parity::Odd),
     ];
-    const BASES: [GammaBasis; 2] = [GammaBasis::Ukqcd, GammaBasis::DegrandRossi];
+    const BASES: [GammaBasis; 3] = [
+        GammaBasis::Ukqcd,
+        GammaBasis::DegrandRossi,
+        GammaBasis::Chiral,
+    ];
 
     fn export_f64(f: &HostSpinor, order: DiracOrder, basis: GammaBasis) -> Vec<f64> {
         let mut out = vec![f64::NAN; f.sites() * 24];

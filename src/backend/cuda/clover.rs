@@ -305,24 +305,25 @@ mod tests {
     }
 
     #[test]
-    fn clover_modules_are_lazy_and_found_by_kernel_name() {
-        use crate::backend::cuda::modules::{Builder, SOURCES};
-        let src = Builder::lazy_source_of("wilson_clover_f16_r12_dag_inv_xpay").unwrap();
-        assert_eq!(src.name, "wilson_clover_f16");
-        assert_eq!(
-            Builder::lazy_source_of("clover_site_p30").unwrap().name,
-            "wilson_clover_p30"
-        );
-        assert!(Builder::lazy_source_of("wilson_dslash_f16_r12").is_none());
-        // The six clover modules and the three staggered ones are compiled on first use.
-        let lazy: Vec<_> = SOURCES.iter().filter(|s| s.lazy).map(|s| s.name).collect();
-        assert_eq!(lazy.len(), 9);
-        let clover = lazy
+    fn clover_modules_are_split_by_reconstruct_and_found_by_kernel_name() {
+        use crate::backend::cuda::modules::Module;
+        let m = Module::of_kernel("wilson_clover_f16_r12_dag_inv_xpay").unwrap();
+        assert_eq!(m.name(), "wilson_clover_f16_r12");
+        // Only its own reconstruct, and the site kernel every module shares.
+        let kernels = m.kernels();
+        assert!(kernels
             .iter()
-            .filter(|n| n.starts_with("wilson_clover_"))
-            .count();
-        assert_eq!(clover, 6);
-        assert!(lazy.contains(&"staggered_dslash"));
+            .all(|k| !k.contains("_r18") && !k.contains("_r8")));
+        assert!(kernels.contains(&"clover_site_f16".to_string()));
+        assert_eq!(kernels.len(), 1 + 6);
+        assert_eq!(
+            Module::of_kernel("clover_site_p30").unwrap().name(),
+            "wilson_clover_p30_r18"
+        );
+        assert_eq!(
+            Module::of_kernel("wilson_dslash_f16_r12").unwrap().name(),
+            "wilson_dslash_f16_r12"
+        );
     }
 
     #[test]

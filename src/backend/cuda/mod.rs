@@ -34,7 +34,7 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError}
 use num_complex::Complex64 as C64;
 
 use super::cpu::{packed, Fixed};
-use super::{Backend, CloverForm, GaugeStorage, SpinorField};
+use super::{Backend, CloverForm, GaugeStorage, OperatorFamily, SpinorField};
 use crate::clover::CloverField;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor, SPINOR_REALS};
@@ -46,7 +46,7 @@ pub use modules::ModuleReport;
 use blas::Out;
 pub use clover::CudaClover;
 use layout::{SoaShape, LINK_REALS};
-use modules::Kernel;
+use modules::{Kernel, Module};
 
 /// Maps a driver error into the library's error, naming the call.
 pub(crate) fn device_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
@@ -302,23 +302,21 @@ pub struct DeviceInfo {
     /// The NVRTC architecture option (sm_XY for a cubin, compute_XY for PTX).
     pub target: String,
     pub cache_dir: Option<std::path::PathBuf>,
-    pub modules: Vec<ModuleReport>,
     /// Tuned launch entries read from the cache at start.
     pub tuned_entries_at_start: usize,
 }
 
-/// The kernels of the lazy modules loaded so far, and their reports.
-type LazyKernels = (HashMap<String, Arc<Kernel>>, Vec<ModuleReport>);
+/// The kernels of the modules loaded so far, and their reports.
+type LoadedKernels = (HashMap<String, Arc<Kernel>>, Vec<ModuleReport>);
 
 /// The CUDA backend on one device.
 pub struct CudaBackend {
     stream: Arc<CudaStream>,
+    /// The kernels of the modules loaded so far (when a context prepares
+    /// its formats, or on first use), and what their loading reported.
     /// Behind `Arc`s that are never dropped while the backend lives: the
     /// tuner's fast path keys a kernel by its address.
-    kernels: HashMap<String, Arc<Kernel>>,
-    /// The kernels of lazy modules (`modules::Source::lazy`), loaded on
-    /// first use, with what loads them and what their loading reported.
-    lazy_kernels: Mutex<LazyKernels>,
+    kernels: Mutex<LoadedKernels>,
     builder: modules::Builder,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
@@ -377,8 +375,6 @@ impl CudaBackend {
             arch_option: target.clone(),
             cubin,
         };
-        let (kernels, reports) = builder.load_all(&ctx)?;
-        let kernels = kernels.into_iter().map(|(n, k)| (n, Arc::new(k))).collect();
         let device_key: String = format!("{name}-sm{cc}")
             .chars()
             .map(|c| {
@@ -400,13 +396,11 @@ impl CudaBackend {
             nvrtc_library: nvrtc.soname(),
             target,
             cache_dir: disk.dir().map(|d| d.to_path_buf()),
-            modules: reports,
             tuned_entries_at_start: tuner.entries(),
         };
         Ok(CudaBackend {
             stream,
-            kernels,
-            lazy_kernels: Mutex::new(Default::default()),
+            kernels: Mutex::new(Default::default()),
             builder,
             tuner,
             scratch: Mutex::new(scratch),
@@ -425,11 +419,14 @@ impl CudaBackend {
         &self.stream
     }
 
-    /// Registers and local (spill) bytes per thread of each compiled kernel
+    /// Registers and local (spill) bytes per thread of each loaded kernel
     /// whose name starts with `prefix`, from the driver.
     pub fn kernel_resources(&self, prefix: &str) -> Vec<(String, i32, i32)> {
-        let mut v: Vec<_> = self
-            .kernels
+        let Ok(table) = self.loaded() else {
+            return Vec::new();
+        };
+        let mut v: Vec<_> = table
+            .0
             .values()
             .filter(|k| k.name.starts_with(prefix))
             .map(|k| {
@@ -447,37 +444,91 @@ impl CudaBackend {
         self.stream.synchronize().map_err(device_err("synchronize"))
     }
 
-    /// The kernel `name`; a lazy module's kernel compiles (or loads from
-    /// the cache) its whole module on first use.
-    fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
-        if let Some(k) = self.kernels.get(name) {
-            return Ok(k.clone());
-        }
-        let mut lazy = self
-            .lazy_kernels
+    fn loaded(&self) -> Result<std::sync::MutexGuard<'_, LoadedKernels>> {
+        self.kernels
             .lock()
-            .map_err(|_| Error::Internal("lazy kernel table poisoned".into()))?;
-        if let Some(k) = lazy.0.get(name) {
-            return Ok(k.clone());
-        }
-        let src = modules::Builder::lazy_source_of(name)
-            .ok_or_else(|| Error::Internal(format!("no kernel {name} was compiled")))?;
-        let (kernels, reports) = self.builder.load(&self.ctx, &[src])?;
-        lazy.0
-            .extend(kernels.into_iter().map(|(n, k)| (n, Arc::new(k))));
-        lazy.1.extend(reports);
-        lazy.0
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::Internal(format!("kernel {name} missing from {}", src.name)))
+            .map_err(|_| Error::Internal("kernel table poisoned".into()))
     }
 
-    /// The modules compiled or loaded after start, on first use.
-    pub fn lazy_modules(&self) -> Vec<ModuleReport> {
-        self.lazy_kernels
-            .lock()
-            .map(|l| l.1.clone())
-            .unwrap_or_default()
+    /// Compiles (or loads from the cache) those of `modules` not loaded
+    /// yet, all at once in parallel threads.
+    fn load_modules(&self, table: &mut LoadedKernels, modules: &[Module]) -> Result<()> {
+        let mut missing: Vec<Module> = Vec::new();
+        for m in modules {
+            let name = m.name();
+            if !missing.contains(m) && !table.1.iter().any(|r| r.name == name) {
+                missing.push(*m);
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let (kernels, reports) = self.builder.load(&self.ctx, &missing)?;
+        for (name, k) in kernels {
+            // A kernel every module of a source defines (the clover site
+            // kernel) keeps its first copy: the tuner keys it by address.
+            table.0.entry(name).or_insert_with(|| Arc::new(k));
+        }
+        table.1.extend(reports);
+        Ok(())
+    }
+
+    /// The kernel `name`; its module is compiled (or loaded from the
+    /// cache) on first use if no context prepared it.
+    fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
+        let mut table = self.loaded()?;
+        if let Some(k) = table.0.get(name) {
+            return Ok(k.clone());
+        }
+        let module = Module::of_kernel(name)
+            .ok_or_else(|| Error::Internal(format!("no source defines kernel {name}")))?;
+        self.load_modules(&mut table, &[module])?;
+        table
+            .0
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("kernel {name} missing from {}", module.name())))
+    }
+
+    /// The modules loaded so far, compiled or from the cache, in order.
+    pub fn modules(&self) -> Vec<ModuleReport> {
+        self.loaded().map(|t| t.1.clone()).unwrap_or_default()
+    }
+
+    /// The modules whose kernels solves with `family` on fields and links
+    /// of `formats` (precision, reconstruct of the Wilson links) launch.
+    pub fn modules_for(
+        family: OperatorFamily,
+        formats: &[(Precision, Reconstruct)],
+    ) -> Vec<Module> {
+        let mut names = Vec::new();
+        for &(p, r) in formats {
+            let (f, r) = (blas::suffix(p), r.reals());
+            match family {
+                OperatorFamily::Wilson => names.push(format!("wilson_dslash_{f}_r{r}")),
+                OperatorFamily::Clover => {
+                    names.push(format!("wilson_dslash_{f}_r{r}"));
+                    names.push(format!("wilson_clover_{f}_r{r}"));
+                }
+                OperatorFamily::Staggered => names.push(
+                    match p {
+                        Precision::Half => "staggered_f16",
+                        Precision::Quarter => "staggered_f8",
+                        _ => "staggered_dslash",
+                    }
+                    .to_string(),
+                ),
+            }
+            if family != OperatorFamily::Staggered {
+                // The mixed BiCGstab keeps its partial solution in single
+                // beside fields coarser than single.
+                names.push(format!("blas_{f}"));
+                names.push(format!("blas_{}", blas::suffix(p.partial_solution())));
+            } else if matches!(p, Precision::Double | Precision::Single) {
+                names.push(format!("blas_{f}"));
+            }
+        }
+        names.iter().filter_map(|n| Module::named(n)).collect()
     }
 
     fn alloc(&self, precision: Precision, len: usize) -> Result<DeviceData> {
@@ -613,6 +664,12 @@ impl Backend for CudaBackend {
 
     fn name(&self) -> &'static str {
         "cuda"
+    }
+
+    fn prepare(&self, family: OperatorFamily, formats: &[(Precision, Reconstruct)]) -> Result<()> {
+        let modules = Self::modules_for(family, formats);
+        let mut table = self.loaded()?;
+        self.load_modules(&mut table, &modules)
     }
 
     fn upload_gauge(

@@ -45,144 +45,233 @@ pub struct Source {
     pub name: &'static str,
     pub text: &'static str,
     pub kernels: fn() -> Vec<String>,
-    /// Compiled on the first launch of one of its kernels rather than at
-    /// start: operators a context may never use (the clover term), so that
-    /// they cost a Wilson-only program nothing.
-    pub lazy: bool,
+    /// Link reconstructions compiled as modules of their own (the source
+    /// built with `-DLATSOL_ONLY_RECONSTRUCT=r`), so that a solve compiles
+    /// the hopping terms of its links only; empty: the source is one module.
+    pub reconstructs: &'static [u32],
 }
 
-/// Every module; compiled in parallel threads at the first start, so the
-/// hopping term and the vector algebra are one module per storage format
-/// rather than one module for all (the first start takes as long as the
-/// slowest module, not their sum).
+/// Reconstructs of the Wilson and Wilson-clover hopping-term sources.
+const WILSON_RECONSTRUCTS: &[u32] = &[18, 12, 8];
+
+/// Every source. Nothing is compiled at start: a module is compiled (or
+/// loaded from the disk cache) when a context prepares the formats of a
+/// solve (`CudaBackend::prepare_formats`, every module it needs in parallel
+/// threads) or at the first launch of one of its kernels. The hopping terms
+/// and the vector algebra are one source per storage format, the hopping
+/// terms one module per reconstruct, so a first solve waits for the
+/// slowest module of its own formats, not for the sum of all.
 pub const SOURCES: &[Source] = &[
     Source {
         name: "wilson_dslash_f64",
         text: include_str!("../../../kernels/wilson_dslash_f64.cu"),
         kernels: || super::dslash::kernel_names(Precision::Double),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_dslash_f32",
         text: include_str!("../../../kernels/wilson_dslash_f32.cu"),
         kernels: || super::dslash::kernel_names(Precision::Single),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_dslash_f16",
         text: include_str!("../../../kernels/wilson_dslash_f16.cu"),
         kernels: || super::dslash::kernel_names(Precision::Half),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_dslash_f8",
         text: include_str!("../../../kernels/wilson_dslash_f8.cu"),
         kernels: || super::dslash::kernel_names(Precision::Quarter),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_dslash_p20",
         text: include_str!("../../../kernels/wilson_dslash_p20.cu"),
         kernels: || super::dslash::kernel_names(Precision::Packed20),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_dslash_p30",
         text: include_str!("../../../kernels/wilson_dslash_p30.cu"),
         kernels: || super::dslash::kernel_names(Precision::Packed30),
-        lazy: false,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_f64",
         text: include_str!("../../../kernels/wilson_clover_f64.cu"),
         kernels: || super::clover::kernel_names(Precision::Double),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_f32",
         text: include_str!("../../../kernels/wilson_clover_f32.cu"),
         kernels: || super::clover::kernel_names(Precision::Single),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_f16",
         text: include_str!("../../../kernels/wilson_clover_f16.cu"),
         kernels: || super::clover::kernel_names(Precision::Half),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_f8",
         text: include_str!("../../../kernels/wilson_clover_f8.cu"),
         kernels: || super::clover::kernel_names(Precision::Quarter),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_p20",
         text: include_str!("../../../kernels/wilson_clover_p20.cu"),
         kernels: || super::clover::kernel_names(Precision::Packed20),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "wilson_clover_p30",
         text: include_str!("../../../kernels/wilson_clover_p30.cu"),
         kernels: || super::clover::kernel_names(Precision::Packed30),
-        lazy: true,
+        reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
         name: "staggered_dslash",
         text: include_str!("../../../kernels/staggered_dslash.cu"),
         kernels: || super::staggered::kernel_names(Precision::Double),
-        lazy: true,
+        reconstructs: &[],
     },
     Source {
         name: "staggered_f16",
         text: include_str!("../../../kernels/staggered_f16.cu"),
         kernels: || super::staggered::kernel_names(Precision::Half),
-        lazy: true,
+        reconstructs: &[],
     },
     Source {
         name: "staggered_f8",
         text: include_str!("../../../kernels/staggered_f8.cu"),
         kernels: || super::staggered::kernel_names(Precision::Quarter),
-        lazy: true,
+        reconstructs: &[],
     },
     Source {
         name: "blas_f64",
         text: include_str!("../../../kernels/blas_f64.cu"),
         kernels: || super::blas::kernel_names(Precision::Double),
-        lazy: false,
+        reconstructs: &[],
     },
     Source {
         name: "blas_f32",
         text: include_str!("../../../kernels/blas_f32.cu"),
         kernels: || super::blas::kernel_names(Precision::Single),
-        lazy: false,
+        reconstructs: &[],
     },
     Source {
         name: "blas_f16",
         text: include_str!("../../../kernels/blas_f16.cu"),
         kernels: || super::blas::kernel_names(Precision::Half),
-        lazy: false,
+        reconstructs: &[],
     },
     Source {
         name: "blas_f8",
         text: include_str!("../../../kernels/blas_f8.cu"),
         kernels: || super::blas::kernel_names(Precision::Quarter),
-        lazy: false,
+        reconstructs: &[],
     },
     Source {
         name: "blas_p20",
         text: include_str!("../../../kernels/blas_p20.cu"),
         kernels: || super::blas::kernel_names(Precision::Packed20),
-        lazy: false,
+        reconstructs: &[],
     },
     Source {
         name: "blas_p30",
         text: include_str!("../../../kernels/blas_p30.cu"),
         kernels: || super::blas::kernel_names(Precision::Packed30),
-        lazy: false,
+        reconstructs: &[],
     },
 ];
+
+/// One compiled unit: a source, or one reconstruct of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Module {
+    pub source: &'static Source,
+    pub reconstruct: Option<u32>,
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for Source {}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The reconstruct a kernel name states (`…_r12`, `…_r12_dag`), if any.
+fn reconstruct_of(kernel: &str) -> Option<u32> {
+    kernel
+        .split('_')
+        .find_map(|w| w.strip_prefix('r').and_then(|n| n.parse().ok()))
+}
+
+impl Module {
+    /// Every module of every source.
+    pub fn all() -> impl Iterator<Item = Module> {
+        SOURCES.iter().flat_map(|source| {
+            let split: Vec<Option<u32>> = if source.reconstructs.is_empty() {
+                vec![None]
+            } else {
+                source.reconstructs.iter().map(|&r| Some(r)).collect()
+            };
+            split.into_iter().map(move |reconstruct| Module {
+                source,
+                reconstruct,
+            })
+        })
+    }
+
+    /// The module named `name` (`wilson_dslash_f64_r12`, `blas_f16`).
+    pub fn named(name: &str) -> Option<Module> {
+        Module::all().find(|m| m.name() == name)
+    }
+
+    /// The module that defines kernel `name`: kernels with no reconstruct
+    /// in their name (the clover site kernel) are in every module of their
+    /// source, and found in the first.
+    pub fn of_kernel(name: &str) -> Option<Module> {
+        Module::all().find(|m| m.kernels().iter().any(|k| k == name))
+    }
+
+    pub fn name(&self) -> String {
+        match self.reconstruct {
+            Some(r) => format!("{}_r{r}", self.source.name),
+            None => self.source.name.to_string(),
+        }
+    }
+
+    /// The kernels it defines.
+    pub fn kernels(&self) -> Vec<String> {
+        let all = (self.source.kernels)();
+        match self.reconstruct {
+            None => all,
+            Some(r) => all
+                .into_iter()
+                .filter(|k| reconstruct_of(k).is_none_or(|kr| kr == r))
+                .collect(),
+        }
+    }
+
+    /// Its compile options beyond the shared ones.
+    fn defines(&self) -> Vec<String> {
+        self.reconstruct
+            .map(|r| format!("-DLATSOL_ONLY_RECONSTRUCT={r}"))
+            .into_iter()
+            .collect()
+    }
+}
 
 /// The options for a target, in the order they are passed.
 pub fn options(arch_option: &str) -> Vec<String> {
@@ -210,10 +299,10 @@ pub struct Kernel {
     pub module_key: String,
 }
 
-/// How one module was obtained at start.
+/// How one module was obtained.
 #[derive(Debug, Clone)]
 pub struct ModuleReport {
-    pub name: &'static str,
+    pub name: String,
     pub key: String,
     pub from_cache: bool,
     /// Seconds spent compiling (0 when loaded from the cache).
@@ -237,13 +326,17 @@ impl Builder {
         }
     }
 
-    /// The module image of `src`, from the cache unless `fresh`.
-    fn image(&self, src: &Source, opts: &[String], fresh: bool) -> Result<(Vec<u8>, ModuleReport)> {
-        let key = module_key(src.text, HEADERS, opts, self.nvrtc.version()?);
+    /// The image of `module`, from the cache unless `fresh`.
+    fn image(&self, module: &Module, fresh: bool) -> Result<(Vec<u8>, ModuleReport)> {
+        let mut opts = options(&self.arch_option);
+        opts.extend(module.defines());
+        let src = module.source;
+        let name = module.name();
+        let key = module_key(src.text, HEADERS, &opts, self.nvrtc.version()?);
         if !fresh {
-            if let Some(bytes) = self.cache.load_module(src.name, &key, self.ext()) {
+            if let Some(bytes) = self.cache.load_module(&name, &key, self.ext()) {
                 let report = ModuleReport {
-                    name: src.name,
+                    name,
                     key,
                     from_cache: true,
                     compile_s: 0.0,
@@ -256,17 +349,17 @@ impl Builder {
             &format!("{}.cu", src.name),
             src.text,
             HEADERS,
-            opts,
+            &opts,
             self.cubin,
         )?;
         let compile_s = t.elapsed().as_secs_f64();
         self.cache
-            .store_module(src.name, &key, self.ext(), image.bytes());
+            .store_module(&name, &key, self.ext(), image.bytes());
         let bytes = match image {
             Image::Cubin(b) | Image::Ptx(b) => b,
         };
         let report = ModuleReport {
-            name: src.name,
+            name,
             key,
             from_cache: false,
             compile_s,
@@ -274,40 +367,18 @@ impl Builder {
         Ok((bytes, report))
     }
 
-    /// Compiles (or loads from the cache) every source that is not lazy,
-    /// in parallel threads, and loads its kernels into `ctx`.
-    pub fn load_all(
-        &self,
-        ctx: &Arc<CudaContext>,
-    ) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
-        let eager: Vec<&Source> = SOURCES.iter().filter(|s| !s.lazy).collect();
-        self.load(ctx, &eager)
-    }
-
-    /// The lazy source that defines kernel `name`, if any.
-    pub fn lazy_source_of(name: &str) -> Option<&'static Source> {
-        SOURCES
-            .iter()
-            .filter(|s| s.lazy)
-            .find(|s| (s.kernels)().iter().any(|k| k == name))
-    }
-
-    /// Compiles (or loads from the cache) `sources`, in parallel threads,
+    /// Compiles (or loads from the cache) `modules`, in parallel threads,
     /// and loads their kernels into `ctx`. A cached image the driver
     /// refuses is compiled afresh.
     pub fn load(
         &self,
         ctx: &Arc<CudaContext>,
-        sources: &[&Source],
+        modules: &[Module],
     ) -> Result<(HashMap<String, Kernel>, Vec<ModuleReport>)> {
-        let opts = options(&self.arch_option);
         let images: Vec<Result<(Vec<u8>, ModuleReport)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = sources
+            let handles: Vec<_> = modules
                 .iter()
-                .map(|src| {
-                    let opts = &opts;
-                    s.spawn(move || self.image(src, opts, false))
-                })
+                .map(|m| s.spawn(move || self.image(m, false)))
                 .collect();
             handles
                 .into_iter()
@@ -321,20 +392,20 @@ impl Builder {
 
         let mut kernels = HashMap::new();
         let mut reports = Vec::new();
-        for (src, image) in sources.iter().zip(images) {
+        for (m, image) in modules.iter().zip(images) {
             let (bytes, mut report) = image?;
-            let module = match load_module(ctx, bytes, self.cubin, src.name) {
-                Ok(m) => m,
+            let loaded = match load_module(ctx, bytes, self.cubin, &report.name) {
+                Ok(l) => l,
                 Err(_) if report.from_cache => {
-                    let (bytes, fresh) = self.image(src, &opts, true)?;
+                    let (bytes, fresh) = self.image(m, true)?;
                     report = fresh;
-                    load_module(ctx, bytes, self.cubin, src.name)?
+                    load_module(ctx, bytes, self.cubin, &report.name)?
                 }
                 Err(e) => return Err(e),
             };
-            for name in (src.kernels)() {
-                let func = module.load_function(&name).map_err(|e| {
-                    Error::Device(format!("kernel {name} not found in {}: {e}", src.name))
+            for name in m.kernels() {
+                let func = loaded.load_function(&name).map_err(|e| {
+                    Error::Device(format!("kernel {name} not found in {}: {e}", report.name))
                 })?;
                 let max_block = func
                     .max_threads_per_block()

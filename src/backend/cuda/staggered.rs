@@ -459,7 +459,6 @@ mod tests {
             ("staggered_f8", Precision::Quarter),
         ] {
             let src = SOURCES.iter().find(|s| s.name == module).unwrap();
-            assert!(src.lazy, "{module}");
             assert_eq!((src.kernels)(), kernel_names(p), "{module}");
             let ops = format!("LATSOL_BLAS_OPS({}, ", colour_suffix(p));
             for n in kernel_names(p) {

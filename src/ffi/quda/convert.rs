@@ -232,11 +232,12 @@ pub(crate) fn gamma_basis(v: QudaGammaBasis) -> Result<GammaBasis> {
     Ok(match v {
         QUDA_DEGRAND_ROSSI_GAMMA_BASIS => GammaBasis::DegrandRossi,
         QUDA_UKQCD_GAMMA_BASIS => GammaBasis::Ukqcd,
+        QUDA_CHIRAL_GAMMA_BASIS => GammaBasis::Chiral,
         _ => {
             return Err(refuse(
                 "param->gamma_basis",
                 v as i64,
-                "latsol converts from DEGRAND_ROSSI and UKQCD host spinors",
+                "latsol converts from DEGRAND_ROSSI, UKQCD and CHIRAL host spinors",
             ))
         }
     })

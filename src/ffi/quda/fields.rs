@@ -127,7 +127,15 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
             ..gp
         };
         let gauge = s.context.load_gauge(&params, &qdp)?;
-        s.gauge = Some(state::LoadedGauge { gauge, links_qdp });
+        s.gauge = Some(state::LoadedGauge {
+            gauge,
+            links_qdp,
+            t_boundary: gp.t_boundary,
+        });
+        // Naive staggered links made from the old field are stale.
+        if let Some(h) = s.staggered.as_mut() {
+            h.stored = None;
+        }
         Ok(())
     })
 }
@@ -181,6 +189,9 @@ pub extern "C" fn freeGaugeQuda() {
         state::with(|s| {
             s.gauge = None;
             s.clover = None;
+            if let Some(h) = s.staggered.as_mut() {
+                h.stored = None;
+            }
             Ok(())
         })
     })

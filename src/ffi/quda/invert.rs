@@ -192,7 +192,8 @@ fn symmetric_clover_pc(ip: &InvertParams, solution: Solution) -> bool {
 }
 
 /// `v = γ5 v` on host spinors (24 reals a site) in `order` and `basis`:
-/// DeGrand–Rossi γ5 = diag(−1, −1, 1, 1) on the spins; UKQCD's swaps spins
+/// DeGrand–Rossi γ5 = diag(−1, −1, 1, 1) on the spins, chiral its negative;
+/// UKQCD's swaps spins
 /// 0 ↔ 2 and 1 ↔ 3 (its overall sign cancels where this is used: every
 /// caller applies it twice, `M† = γ5 M γ5`).
 fn gamma5_host(v: &mut [f64], order: DiracOrder, basis: crate::layout::GammaBasis) {
@@ -204,7 +205,8 @@ fn gamma5_host(v: &mut [f64], order: DiracOrder, basis: crate::layout::GammaBasi
         for c in 0..3 {
             for r in 0..2 {
                 match basis {
-                    crate::layout::GammaBasis::DegrandRossi => {
+                    // γ5 = ±diag(−1, −1, 1, 1) in both (the sign cancels).
+                    crate::layout::GammaBasis::DegrandRossi | crate::layout::GammaBasis::Chiral => {
                         site[at(0, c, r)] = -site[at(0, c, r)];
                         site[at(1, c, r)] = -site[at(1, c, r)];
                     }

@@ -404,17 +404,19 @@ unsafe fn solve_parity(
     solutions: &[*mut c_void],
 ) -> Result<(usize, f64, f64)> {
     let p = parity(inv_args.evenodd)?;
-    let hq = target_fermilab_residual > 0.0;
-    if !(target_residual > 0.0 && target_residual < 1.0) {
-        return Err(Error::InvalidArgument(format!(
-            "target_residual = {target_residual}: latsol stops on the L2 residual (in (0, 1)); a \
-             heavy-quark target alone (target_fermilab_residual = {target_fermilab_residual}) is \
-             not provided (the heavy-quark residual is returned in final_rel_resid)"
-        )));
+    // As QUDA's milc_interface.cpp (setInvertParams): a zero target turns
+    // its criterion off (QUDA's residual_type bits), both zero is an error;
+    // with both, both must be met.
+    let hq = target_fermilab_residual != 0.0;
+    if target_residual == 0.0 && !hq {
+        return Err(Error::InvalidArgument(
+            "target_residual = 0 and target_fermilab_residual = 0: no stopping criterion".into(),
+        ));
     }
     let (hi, lo) = precisions(quda_precision, inv_args.mixed_precision, true, hq);
     let double = host_double(external_precision);
-    let params = solve_params(inv_args, mass, target_residual, p, (hi, lo), true)?;
+    let mut params = solve_params(inv_args, mass, target_residual, p, (hi, lo), true)?;
+    params.tol_hq = target_fermilab_residual;
     state::with(|s| {
         // SAFETY: the caller's links.
         let (links, d) = unsafe { load_links(s, fat, long, double, hi, lo)? };

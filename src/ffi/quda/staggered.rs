@@ -1,8 +1,11 @@
 //! The staggered operators through `quda.h` (`dslash_type` STAGGERED and
 //! ASQTAD): `loadGaugeQuda` with `type` ASQTAD_FAT_LINKS (the one-hop
-//! links; the naive operator's links) and ASQTAD_LONG_LINKS (the Naik
-//! links, 18 reals or QUDA's reconstruct 13/9), then `invertQuda` and
-//! `invertMultiShiftQuda`.
+//! links) and ASQTAD_LONG_LINKS (the Naik links, 18 reals or QUDA's
+//! reconstruct 13/9), then `invertQuda` and `invertMultiShiftQuda`. The
+//! naive operator (STAGGERED) runs, as in QUDA (`setDiracParam`: the
+//! precise field unless ASQTAD), on the WILSON_LINKS field, used as given
+//! (the phases and the boundary sign in them, as QUDA's tests and MILC's
+//! interface pass them); without one, on the fat links (a latsol extension).
 //!
 //! QUDA's contracts (lib/interface_quda.cpp, lib/dirac_improved_staggered.cpp,
 //! lib/solve.cpp; docs/quda-compat.md): fat and long links are used as
@@ -37,8 +40,12 @@ pub(crate) struct StaggeredHost {
     pub fat: Option<Vec<f64>>,
     pub long: Option<Vec<f64>>,
     pub long_reconstruct: LongReconstruct,
-    /// (improved, precision, sloppy precision) and the links made for them.
-    stored: Option<((bool, Precision, Precision), crate::api::StaggeredLinks)>,
+    /// (improved, from the WILSON_LINKS field, precision, sloppy precision)
+    /// and the links made for them.
+    pub stored: Option<(
+        (bool, bool, Precision, Precision),
+        crate::api::StaggeredLinks,
+    )>,
 }
 
 /// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
@@ -86,13 +93,7 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     };
     state::with(|s| {
         if s.staggered.as_ref().is_none_or(|h| h.dims != dims) {
-            s.staggered = Some(StaggeredHost {
-                dims,
-                fat: None,
-                long: None,
-                long_reconstruct: LongReconstruct::Full18,
-                stored: None,
-            });
+            s.staggered = Some(StaggeredHost::empty(dims));
         }
         let h = s.staggered.as_mut().expect("set above");
         h.stored = None;
@@ -104,6 +105,18 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
         }
         Ok(())
     })
+}
+
+impl StaggeredHost {
+    fn empty(dims: [usize; 4]) -> StaggeredHost {
+        StaggeredHost {
+            dims,
+            fat: None,
+            long: None,
+            long_reconstruct: LongReconstruct::Full18,
+            stored: None,
+        }
+    }
 }
 
 fn qdp_of(v: &[f64]) -> HostGauge<'_> {
@@ -198,32 +211,34 @@ pub(crate) unsafe fn invert(
         )));
     }
     let hq = p.residual_type & QUDA_HEAVY_QUARK_RESIDUAL != 0;
+    // The heavy-quark criterion alone when no L2 bit is set (QUDA's CG).
+    let l2 = p.residual_type & (QUDA_L2_RELATIVE_RESIDUAL | QUDA_L2_ABSOLUTE_RESIDUAL) != 0;
     state::with(|s| {
         let state::State {
-            context, staggered, ..
+            context,
+            staggered,
+            gauge,
+            ..
         } = s;
+        let wilson = if improved { None } else { gauge.as_ref() };
+        if let Some(g) = wilson {
+            let dims = g.gauge.lattice().dims();
+            if staggered.as_ref().is_none_or(|h| h.dims != dims) {
+                *staggered = Some(StaggeredHost::empty(dims));
+            }
+        }
         let h = staggered.as_mut().ok_or_else(|| {
             Error::InvalidArgument(
-                "invertQuda: no staggered links (loadGaugeQuda with ASQTAD_FAT_LINKS)".into(),
+                "invertQuda: no links for the staggered operator (loadGaugeQuda with \
+                 WILSON_LINKS, or ASQTAD_FAT_LINKS)"
+                    .into(),
             )
         })?;
-        let fat = h.fat.as_ref().ok_or_else(|| {
-            Error::InvalidArgument("invertQuda: no fat links (ASQTAD_FAT_LINKS) are loaded".into())
-        })?;
-        let long = if improved {
-            Some(h.long.as_ref().ok_or_else(|| {
-                Error::InvalidArgument(
-                    "invertQuda: ASQTAD needs long links (ASQTAD_LONG_LINKS) too".into(),
-                )
-            })?)
-        } else {
-            None
-        };
-        let key = (improved, precision, sloppy);
+        let key = (improved, wilson.is_some(), precision, sloppy);
         if h.stored.as_ref().is_none_or(|(k, _)| *k != key) {
-            // QUDA applies no phase to fat and long links: they are used
-            // as given (MILC's, with the phases, the boundary sign and the
-            // Naik coefficient in them).
+            // QUDA applies no phase to the links: they are used as given
+            // (MILC's, with the phases, the boundary sign and the Naik
+            // coefficient in them).
             let params = StaggeredParams {
                 dims: h.dims,
                 order: GaugeOrder::Qdp,
@@ -233,8 +248,31 @@ pub(crate) unsafe fn invert(
                 long_reconstruct: h.long_reconstruct,
                 long_reconstruct_sloppy: h.long_reconstruct,
             };
-            let long_h = long.map(|l| qdp_of(l));
-            let links = context.load_staggered(&params, &qdp_of(fat), long_h.as_ref())?;
+            let links = match wilson {
+                Some(g) => {
+                    let given = g.links_as_given()?;
+                    context.load_staggered(&params, &qdp_of(&given), None)?
+                }
+                None => {
+                    let fat = h.fat.as_ref().ok_or_else(|| {
+                        Error::InvalidArgument(
+                            "invertQuda: no fat links (ASQTAD_FAT_LINKS) are loaded".into(),
+                        )
+                    })?;
+                    let long = if improved {
+                        Some(h.long.as_ref().ok_or_else(|| {
+                            Error::InvalidArgument(
+                                "invertQuda: ASQTAD needs long links (ASQTAD_LONG_LINKS) too"
+                                    .into(),
+                            )
+                        })?)
+                    } else {
+                        None
+                    };
+                    let long_h = long.map(|l| qdp_of(l));
+                    context.load_staggered(&params, &qdp_of(fat), long_h.as_ref())?
+                }
+            };
             h.stored = Some((key, links));
         }
         let links = &h.stored.as_ref().expect("stored above").1;
@@ -251,7 +289,7 @@ pub(crate) unsafe fn invert(
         let ip = StaggeredInvertParams {
             mass: if multishift { f64::MIN_POSITIVE } else { m },
             solve,
-            tol: p.tol,
+            tol: if l2 || multishift || !hq { p.tol } else { 0.0 },
             tol_hq: if hq && !multishift { p.tol_hq } else { 0.0 },
             maxiter: p.maxiter as usize,
             precision,

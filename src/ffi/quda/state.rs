@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::api::{Clover, Context, Gauge, InitParams, Verbosity};
 use crate::error::{Error, Result};
 use crate::ffi::status::latsol_status;
+use crate::lattice::Parity;
 
 /// A gauge field loaded by `loadGaugeQuda`, with the host copy of its links
 /// (QDP order, double, boundary sign removed) that a clover field computed
@@ -16,6 +17,33 @@ use crate::ffi::status::latsol_status;
 pub(crate) struct LoadedGauge {
     pub gauge: Gauge,
     pub links_qdp: Vec<f64>,
+    /// The sign the caller's links carried on the last time slice.
+    pub t_boundary: crate::precision::TBoundary,
+}
+
+impl LoadedGauge {
+    /// The links as the caller gave them (QDP order, double): the
+    /// boundary sign put back on the T links of the last time slice.
+    pub fn links_as_given(&self) -> Result<Vec<f64>> {
+        let mut v = crate::alloc::collect(
+            self.links_qdp.len(),
+            self.links_qdp.iter().copied(),
+            "the links as given",
+        )?;
+        if self.t_boundary == crate::precision::TBoundary::AntiPeriodic {
+            let lat = self.gauge.lattice();
+            let n = lat.volume() * 18;
+            let t_last = lat.dims()[3] - 1;
+            let vh = lat.half_volume();
+            for (i, link) in v[3 * n..].chunks_mut(18).enumerate() {
+                let p = if i < vh { Parity::Even } else { Parity::Odd };
+                if lat.coords(p, i % vh)[3] == t_last {
+                    link.iter_mut().for_each(|x| *x = -*x);
+                }
+            }
+        }
+        Ok(v)
+    }
 }
 
 /// Everything between `initQuda` and `endQuda`.

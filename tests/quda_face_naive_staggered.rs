@@ -1,0 +1,155 @@
+//! The naive staggered operator through `quda.h` as QUDA runs it
+//! (`setDiracParam` in QUDA's lib/interface_quda.cpp: the precise gauge
+//! field unless ASQTAD): links loaded with `type` WILSON_LINKS, phases and
+//! the anti-periodic sign in them (QUDA's tests and MILC's naive interface
+//! pass them so), then `invertQuda` with `dslash_type` STAGGERED. Checked
+//! against the golden staggered set (QUDA's host reference): the MAT
+//! solution of `M x = M χ` and the MATPC one of `M̂ x_e = M̂ χ_e` are χ,
+//! with `t_boundary` ANTI_PERIODIC (the sign is in the links as given) and
+//! PERIODIC (MILC's naive interface: "built into the gauge field"); then a
+//! new Wilson field replaces the links the next solve uses.
+
+use std::os::raw::c_void;
+use std::path::PathBuf;
+
+use latsol::ffi::quda::abi::*;
+
+extern "C" {
+    fn initQuda(device: i32);
+    fn endQuda();
+    fn newQudaGaugeParam() -> QudaGaugeParam;
+    fn newQudaInvertParam() -> QudaInvertParam;
+    fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
+    fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
+}
+
+const DIMS: [i32; 4] = [6, 4, 4, 8];
+const V: usize = 6 * 4 * 4 * 8;
+const MASS: f64 = 0.05;
+
+fn golden(name: &str) -> Vec<f64> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/golden-staggered-6x4x4x8")
+        .join(name);
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let n: f64 = b.iter().map(|y| y * y).sum();
+    (d / n).sqrt()
+}
+
+fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
+    let mut gp = unsafe { newQudaGaugeParam() };
+    gp.X = DIMS;
+    gp.anisotropy = 1.0;
+    gp.r#type = QUDA_WILSON_LINKS;
+    gp.gauge_order = QUDA_QDP_GAUGE_ORDER;
+    gp.t_boundary = t_boundary;
+    gp.cpu_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
+    gp.reconstruct = QUDA_RECONSTRUCT_NO;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
+    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+    let n = V * 18;
+    let mut parts: Vec<*mut c_void> = thin
+        .chunks_mut(n)
+        .map(|c| c.as_mut_ptr() as *mut c_void)
+        .collect();
+    unsafe { loadGaugeQuda(parts.as_mut_ptr() as *mut c_void, &mut gp) };
+}
+
+fn staggered_param(solution: QudaSolutionType, solve: QudaSolveType) -> QudaInvertParam {
+    let mut ip = unsafe { newQudaInvertParam() };
+    ip.dslash_type = QUDA_STAGGERED_DSLASH;
+    ip.inv_type = QUDA_CG_INVERTER;
+    ip.mass = MASS;
+    ip.solution_type = solution;
+    ip.solve_type = solve;
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    ip.dagger = QUDA_DAG_NO;
+    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
+    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
+    ip.dirac_order = QUDA_DIRAC_ORDER;
+    ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
+    ip.tol = 1e-12;
+    ip.maxiter = 5000;
+    ip.reliable_delta = 0.1;
+    ip.verbosity = QUDA_SILENT;
+    ip
+}
+
+/// One test: the interface has one implicit context for the process.
+#[test]
+fn naive_staggered_runs_on_the_wilson_links_as_given() {
+    let chi = golden("chi.f64");
+    let m_chi = golden("naive_M_chi.f64");
+    let mpc_chi = golden("naive_Mpc_chi_even.f64");
+    // A bound from the tolerance: ‖x − χ‖/‖χ‖ ≤ κ · tol, with the
+    // condition number κ of M = 2m − D at most (2m + ‖D‖)/2m and of
+    // M̂ = 4m² − D_eo D_oe at most (4m² + ‖D‖²)/4m²; ‖D‖ ≤ 8 (eight hops
+    // by links of norm 1: SU(3) times signs).
+    let bound = |tol: f64, lo: f64, spread: f64| tol * (lo + spread) / lo;
+    unsafe {
+        initQuda(0);
+        for t_boundary in [QUDA_ANTI_PERIODIC_T, QUDA_PERIODIC_T] {
+            let mut thin = golden("thin_qdp.f64");
+            load_thin(&mut thin, t_boundary);
+
+            let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
+            let mut b = m_chi.clone();
+            let mut x = vec![0.0; V * 6];
+            invertQuda(
+                x.as_mut_ptr() as *mut c_void,
+                b.as_mut_ptr() as *mut c_void,
+                &mut ip,
+            );
+            let err = rel_diff(&x, &chi);
+            assert!(ip.true_res[0] <= 1e-12, "MAT true_res {}", ip.true_res[0]);
+            assert!(
+                err < bound(1e-12, 2.0 * MASS, 8.0),
+                "MAT {t_boundary}: {err:e}"
+            );
+
+            let mut ip = staggered_param(QUDA_MATPC_SOLUTION, QUDA_DIRECT_PC_SOLVE);
+            let mut b = mpc_chi.clone();
+            let mut x = vec![0.0; V * 3];
+            invertQuda(
+                x.as_mut_ptr() as *mut c_void,
+                b.as_mut_ptr() as *mut c_void,
+                &mut ip,
+            );
+            let err = rel_diff(&x, &chi[..V * 3]);
+            assert!(
+                err < bound(1e-12, 4.0 * MASS * MASS, 64.0),
+                "MATPC {t_boundary}: {err:e}"
+            );
+        }
+
+        // A new Wilson field (the time links' sign flipped: another
+        // operator) replaces the links the next solve uses.
+        let mut thin = golden("thin_qdp.f64");
+        let n = V * 18;
+        thin[3 * n..].iter_mut().for_each(|x| *x = -*x);
+        load_thin(&mut thin, QUDA_PERIODIC_T);
+        let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
+        let mut b = m_chi.clone();
+        let mut x = vec![0.0; V * 6];
+        invertQuda(
+            x.as_mut_ptr() as *mut c_void,
+            b.as_mut_ptr() as *mut c_void,
+            &mut ip,
+        );
+        assert!(ip.true_res[0] <= 1e-12);
+        assert!(rel_diff(&x, &chi) > 1e-3, "the old links were used");
+        endQuda();
+    }
+}
