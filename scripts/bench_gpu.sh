@@ -6,7 +6,7 @@
 # CLOVER_KAPPAS="k1 k2" into calls of under 10 minutes). Binaries from `cargo build --release
 # --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
 #
-#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered|staggered-solves]...   (default: all)
+#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -16,7 +16,7 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(checks dslash mixed multishift clover staggered staggered-solves)
+[ ${#steps[@]} -eq 0 ] && steps=(first-start checks dslash mixed multishift clover staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
 # (about 3 minutes on 16 cores, made once per OUT).
@@ -123,8 +123,20 @@ for step in "${steps[@]}"; do
     "$BIN/latsol-bench-staggered" --backend cuda --field "$field24" --masses 0.01 \
       --tables multishift --per-shift --tol 1e-10 --repeat 2 | tee -a "$OUT/staggered-solves.txt"
     ;;
+  first-start) # the first solve of a program on an empty kernel cache, then on a full one (about 1 minute)
+    for s in "--solver bicgstab" "--solver bicgstab --sloppy half --reconstruct-sloppy 12" \
+      "--solver cg --sloppy single --reconstruct-sloppy 12" "--solver bicgstab --csw 1.0"; do
+      empty=$(mktemp -d)
+      for cache in empty full; do
+        # shellcheck disable=SC2086  # the options are words
+        LATSOL_CACHE_DIR=$empty "$BIN/latsol-solve" --dims 16,16,16,16 --field smooth -q $s \
+          | sed "s/^summary:/$cache cache: $s |/"
+      done
+      rm -rf "$empty"
+    done | tee "$OUT/first-start.txt"
+    ;;
   *)
-    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered|staggered-solves)" >&2
+    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start)" >&2
     exit 2
     ;;
   esac

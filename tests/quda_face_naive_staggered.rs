@@ -87,6 +87,20 @@ fn staggered_param(solution: QudaSolutionType, solve: QudaSolveType) -> QudaInve
     ip
 }
 
+/// `invertQuda` on a copy of `b` from a zero guess: the solution.
+fn solve(ip: &mut QudaInvertParam, b: &[f64], n: usize) -> Vec<f64> {
+    let mut b = b.to_vec();
+    let mut x = vec![0.0; n];
+    unsafe {
+        invertQuda(
+            x.as_mut_ptr() as *mut c_void,
+            b.as_mut_ptr() as *mut c_void,
+            ip,
+        )
+    };
+    x
+}
+
 /// One test: the interface has one implicit context for the process.
 #[test]
 fn naive_staggered_runs_on_the_wilson_links_as_given() {
@@ -105,13 +119,7 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
             load_thin(&mut thin, t_boundary);
 
             let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
-            let mut b = m_chi.clone();
-            let mut x = vec![0.0; V * 6];
-            invertQuda(
-                x.as_mut_ptr() as *mut c_void,
-                b.as_mut_ptr() as *mut c_void,
-                &mut ip,
-            );
+            let x = solve(&mut ip, &m_chi, V * 6);
             let err = rel_diff(&x, &chi);
             assert!(ip.true_res[0] <= 1e-12, "MAT true_res {}", ip.true_res[0]);
             assert!(
@@ -120,13 +128,7 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
             );
 
             let mut ip = staggered_param(QUDA_MATPC_SOLUTION, QUDA_DIRECT_PC_SOLVE);
-            let mut b = mpc_chi.clone();
-            let mut x = vec![0.0; V * 3];
-            invertQuda(
-                x.as_mut_ptr() as *mut c_void,
-                b.as_mut_ptr() as *mut c_void,
-                &mut ip,
-            );
+            let x = solve(&mut ip, &mpc_chi, V * 3);
             let err = rel_diff(&x, &chi[..V * 3]);
             assert!(
                 err < bound(1e-12, 4.0 * MASS * MASS, 64.0),
@@ -141,13 +143,7 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
         thin[3 * n..].iter_mut().for_each(|x| *x = -*x);
         load_thin(&mut thin, QUDA_PERIODIC_T);
         let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
-        let mut b = m_chi.clone();
-        let mut x = vec![0.0; V * 6];
-        invertQuda(
-            x.as_mut_ptr() as *mut c_void,
-            b.as_mut_ptr() as *mut c_void,
-            &mut ip,
-        );
+        let x = solve(&mut ip, &m_chi, V * 6);
         assert!(ip.true_res[0] <= 1e-12);
         assert!(rel_diff(&x, &chi) > 1e-3, "the old links were used");
         endQuda();

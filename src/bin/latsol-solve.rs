@@ -168,6 +168,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     let bar = solve_bar(verbosity == Verbosity::Summarize);
     let log_bar = bar.clone();
     let progress_bar = bar.clone();
+    let started = std::time::Instant::now();
     let ctx = Context::new(InitParams {
         backend: o.backend,
         verbosity,
@@ -180,6 +181,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         })),
         ..Default::default()
     })?;
+    let context_s = started.elapsed().as_secs_f64();
     let dims = o.dims.unwrap_or(if ctx.backend_name() == "cuda" {
         [24, 24, 24, 48]
     } else {
@@ -317,7 +319,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     println!(
         "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
          reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
-         invert call {wall:.3} s | {}",
+         invert call {wall:.3} s | context start {context_s:.3} s | {}",
         ctx.backend_name(),
         dims[0],
         dims[1],
