@@ -150,6 +150,23 @@ impl ContextInner {
         }
     }
 
+    /// Frees the device buffers kept for the next solves.
+    pub(crate) fn release_workspaces(&self) {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.release_workspaces(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.release_workspaces(),
+        }
+    }
+
+    fn field_allocations(&self) -> (usize, usize) {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.field_allocations(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.field_allocations(),
+        }
+    }
+
     /// Stores a gauge field on this context's backend.
     pub(crate) fn upload_gauge(
         &self,
@@ -306,6 +323,15 @@ impl Context {
         self.inner.backend_name()
     }
 
+    /// Device fields allocated, and fields served from the buffers of
+    /// freed ones, since the context started: a solve's vectors are kept
+    /// when it ends, so the next solve of the same shape and precisions
+    /// allocates nothing (its first count stays); (0, 0) on the CPU. The
+    /// buffers are freed with a gauge field or the context.
+    pub fn device_field_allocations(&self) -> (usize, usize) {
+        self.inner.field_allocations()
+    }
+
     /// Converts, checks and stores a host gauge field.
     pub fn load_gauge(&self, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
         self.inner.install(|| Gauge::load(self, params, host))
@@ -338,29 +364,7 @@ impl Context {
             let fields = fields.into();
             self.check_fields(fields, params)?;
             let lat = fields.gauge.lattice().clone();
-            let scale = layout::normalising_exponent(source.max_abs());
-            let src = layout::spinor::import_scaled(
-                &lat,
-                Subset::Full,
-                params.dirac_order,
-                params.gamma_basis,
-                source,
-                scale,
-            )
-            .map_err(|e| name_field(e, "source"))?;
-            let mut x = if params.use_initial_guess {
-                layout::spinor::import_scaled(
-                    &lat,
-                    Subset::Full,
-                    params.dirac_order,
-                    params.gamma_basis,
-                    HostReals::from(&solution),
-                    scale,
-                )
-                .map_err(|e| name_field(e, "solution (initial guess)"))?
-            } else {
-                HostSpinor::try_zeros(lat.clone(), Subset::Full)?
-            };
+            let call = std::time::Instant::now();
             if solution.len() != lat.volume() * 24 {
                 return Err(Error::InvalidArgument(format!(
                     "solution holds {} reals; a full field on {:?} needs {}",
@@ -371,12 +375,46 @@ impl Context {
             }
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
-            let result = with_backend!(inner, fields, |b, f, fs| {
-                dispatch::invert(b, f, fs, params, &src, &mut x, &monitor)?
-            });
+            let allocations = inner.field_allocations().0;
             let (order, basis) = (params.dirac_order, params.gamma_basis);
-            layout::spinor::export_scaled(&x, order, basis, solution, -scale)
-                .map_err(|e| name_field(e, "solution"))?;
+            // The caller's arrays go to the backend as they are: the
+            // reordering, the basis change and the scale happen there (on
+            // the device for CUDA), and the solution comes back the same
+            // way; nothing is written to `solution` before the solve ends.
+            let mut times = (0.0, 0.0);
+            let result = with_backend!(inner, fields, |b, f, fs| {
+                dispatch::prepare(b, f, fs, params)?;
+                let prec = params.precision;
+                let mut src = b.alloc_spinor(&lat, Subset::Full, prec)?;
+                let scale = b
+                    .import_spinor(&mut src, source, order, basis, None)
+                    .map_err(|e| name_field(e, "source"))?;
+                let mut x = b.alloc_spinor(&lat, Subset::Full, prec)?;
+                if params.use_initial_guess {
+                    let guess = HostReals::from(&solution);
+                    b.import_spinor(&mut x, guess, order, basis, Some(scale))
+                        .map_err(|e| name_field(e, "solution (initial guess)"))?;
+                }
+                times.0 = call.elapsed().as_secs_f64();
+                let r = dispatch::invert_on_device(b, f, fs, params, &src, &mut x, &monitor)?;
+                times.1 = call.elapsed().as_secs_f64();
+                b.export_spinor(&x, solution, order, basis, -scale)
+                    .map_err(|e| name_field(e, "solution"))?;
+                r
+            });
+            let (imported, dispatched) = times;
+            self.inner.log(
+                Verbosity::Debug,
+                &format!(
+                    "invert call {:.3} s: source in {imported:.3} s, solve {:.3} s (solver {:.3} \
+                     s), solution out {:.3} s; {} device field allocations",
+                    call.elapsed().as_secs_f64(),
+                    dispatched - imported,
+                    result.seconds,
+                    call.elapsed().as_secs_f64() - dispatched,
+                    inner.field_allocations().0 - allocations
+                ),
+            );
             self.inner.log(
                 Verbosity::Summarize,
                 &format!(

@@ -22,6 +22,14 @@ pub struct Gauge {
     sloppy: Option<Box<dyn Any + Send + Sync>>,
 }
 
+/// Freeing a gauge field frees the solve buffers the context kept (they
+/// served solves on it; `latsol_gauge_free`, QUDA's `freeGaugeQuda`).
+impl Drop for Gauge {
+    fn drop(&mut self) {
+        self.context.release_workspaces();
+    }
+}
+
 impl Gauge {
     pub(crate) fn load(ctx: &Context, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
         params.validate()?;

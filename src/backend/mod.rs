@@ -20,6 +20,7 @@ use crate::clover::CloverField;
 use crate::error::Result;
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
+use crate::layout::{DiracOrder, GammaBasis, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
@@ -102,6 +103,17 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// Frees the memory kept for the next solves (the buffers of freed
+    /// fields, which a backend may keep to serve later fields of their
+    /// shape without allocating). Nothing to free on the CPU.
+    fn release_workspaces(&self) {}
+
+    /// Fields allocated and fields served from kept buffers since the
+    /// backend started; (0, 0) where nothing is kept (the CPU).
+    fn field_allocations(&self) -> (usize, usize) {
+        (0, 0)
+    }
+
     // ---- memory and transfers -------------------------------------------
 
     /// Stores a host gauge field; the anti-periodic sign, if asked for, is
@@ -161,6 +173,51 @@ pub trait Backend: Send + Sync {
 
     /// Backend → host (canonical, UKQCD basis); subsets must agree.
     fn download_spinor(&self, src: &Self::Spinor, dst: &mut HostSpinor) -> Result<()>;
+
+    /// A caller's Wilson spinor array (its order, basis and precision; a
+    /// full field or the parity of `dst`'s subset) into `dst`, scaled by
+    /// `2^exp`; with `exp` None, by the power of two that brings its
+    /// largest magnitude near 1 (`layout::normalising_exponent`). Returns
+    /// the exponent. Errors (wrong length, a non-finite number, named by
+    /// its site) are those of `layout::spinor::import_scaled`. The default
+    /// converts on the host and uploads; a backend may instead move the
+    /// caller's bytes and convert where the field lives.
+    fn import_spinor(
+        &self,
+        dst: &mut Self::Spinor,
+        host: HostReals,
+        order: DiracOrder,
+        basis: GammaBasis,
+        exp: Option<i32>,
+    ) -> Result<i32> {
+        let exp = exp.unwrap_or_else(|| crate::layout::normalising_exponent(host.max_abs()));
+        let field = crate::layout::spinor::import_scaled(
+            dst.lattice(),
+            dst.subset(),
+            order,
+            basis,
+            host,
+            exp,
+        )?;
+        self.upload_spinor(dst, &field)?;
+        Ok(exp)
+    }
+
+    /// `src`, scaled by `2^exp`, into a caller's array in its order, basis
+    /// and precision; refused with nothing written where the result would
+    /// not fit the host precision (`layout::spinor::export_scaled`).
+    fn export_spinor(
+        &self,
+        src: &Self::Spinor,
+        out: HostRealsMut,
+        order: DiracOrder,
+        basis: GammaBasis,
+        exp: i32,
+    ) -> Result<()> {
+        let mut field = HostSpinor::try_zeros(src.lattice().clone(), src.subset())?;
+        self.download_spinor(src, &mut field)?;
+        crate::layout::spinor::export_scaled(&field, order, basis, out, exp)
+    }
 
     // ---- vector algebra (BLAS-1) ------------------------------------------
 

@@ -103,6 +103,11 @@ struct Options {
     /// Only the summary line.
     #[arg(short, long)]
     quiet: bool,
+    /// Solve this many times on the same context (the same source, from
+    /// zero), a summary each: the later solves show the whole call once
+    /// the kernels are ready and the device buffers kept.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 /// A value parsed by its `FromStr` (the library's names and messages).
@@ -307,40 +312,48 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         Some(c) => OperatorFields::from((&gauge, c)),
         None => OperatorFields::from(&gauge),
     };
-    let wall = std::time::Instant::now();
-    let r = ctx.invert(
-        fields,
-        &params,
-        HostReals::F64(&source),
-        HostRealsMut::F64(&mut solution),
-    )?;
-    let wall = wall.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-    println!(
-        "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
-         reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
-         invert call {wall:.3} s | context start {context_s:.3} s | {}",
-        ctx.backend_name(),
-        dims[0],
-        dims[1],
-        dims[2],
-        dims[3],
-        o.precision,
-        o.sloppy.unwrap_or(o.precision),
-        solver,
-        solve_type,
-        r.iterations,
-        r.reliable_updates,
-        r.true_residual,
-        r.seconds,
-        r.gflops,
-        if r.converged {
-            "converged"
-        } else {
-            "NOT converged"
-        }
-    );
-    Ok(r.converged)
+    let mut converged = true;
+    for _ in 0..o.repeat.max(1) {
+        solution.iter_mut().for_each(|x| *x = 0.0);
+        let allocations = ctx.device_field_allocations().0;
+        let wall = std::time::Instant::now();
+        let r = ctx.invert(
+            fields,
+            &params,
+            HostReals::F64(&source),
+            HostRealsMut::F64(&mut solution),
+        )?;
+        let wall = wall.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        println!(
+            "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
+             reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
+             invert call {wall:.3} s | context start {context_s:.3} s | \
+             device field allocations {} | {}",
+            ctx.backend_name(),
+            dims[0],
+            dims[1],
+            dims[2],
+            dims[3],
+            o.precision,
+            o.sloppy.unwrap_or(o.precision),
+            solver,
+            solve_type,
+            r.iterations,
+            r.reliable_updates,
+            r.true_residual,
+            r.seconds,
+            r.gflops,
+            ctx.device_field_allocations().0 - allocations,
+            if r.converged {
+                "converged"
+            } else {
+                "NOT converged"
+            }
+        );
+        converged &= r.converged;
+    }
+    Ok(converged)
 }
 
 /// Steps of the solve's progress bar.

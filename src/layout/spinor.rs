@@ -182,21 +182,8 @@ pub fn import_scaled(
     host: HostReals,
     exp: i32,
 ) -> Result<HostSpinor> {
-    let sites = lattice.sites(subset);
-    let expected = sites * SPINOR_REALS;
-    if host.len() != expected {
-        return invalid!(
-            "{} spinor array ({} field) has {} reals, expected {sites} sites * 24 = {expected}",
-            order_name(order),
-            subset_name(subset),
-            host.len()
-        );
-    }
-    let rotation = match basis {
-        GammaBasis::DegrandRossi => Some(gamma::degrand_rossi_to_ukqcd()),
-        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
-        GammaBasis::Ukqcd => None,
-    };
+    check_len(lattice.sites(subset), subset, order, host.len())?;
+    let rotation = rotation_in(basis);
     let mut field = HostSpinor::try_zeros(lattice.clone(), subset)?;
     let factors = super::power_of_two_factors(exp);
     let read = match host {
@@ -204,22 +191,83 @@ pub fn import_scaled(
         HostReals::F32(s) => read_sites(s, &mut field, order, rotation.as_ref(), factors),
     };
     if let Err(h) = read {
-        let vh = lattice.half_volume();
-        let i = host_site(h, order, subset, vh);
-        let (p, cb) = parity_cb(i, subset, vh);
-        let x = lattice.coords(p, cb);
-        return invalid!(
-            "{} spinor ({} field): host site {h} = (x, y, z, t) ({}, {}, {}, {}) \
-             ({p:?} parity, cb {cb}) holds a non-finite number (NaN or Inf)",
-            order_name(order),
-            subset_name(subset),
-            x[0],
-            x[1],
-            x[2],
-            x[3]
-        );
+        return Err(non_finite_error(lattice, subset, order, h));
     }
     Ok(field)
+}
+
+/// The basis change of host data in `basis` into the UKQCD basis (None:
+/// already in it).
+pub(crate) fn rotation_in(basis: GammaBasis) -> Option<SpinMatrix> {
+    match basis {
+        GammaBasis::DegrandRossi => Some(gamma::degrand_rossi_to_ukqcd()),
+        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
+        GammaBasis::Ukqcd => None,
+    }
+}
+
+/// The basis change from the UKQCD basis out to `basis`.
+pub(crate) fn rotation_out(basis: GammaBasis) -> Option<SpinMatrix> {
+    match basis {
+        GammaBasis::DegrandRossi => Some(gamma::ukqcd_to_degrand_rossi()),
+        // Its own inverse.
+        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
+        GammaBasis::Ukqcd => None,
+    }
+}
+
+/// The error of a host array of `len` reals for a field of `sites` sites.
+pub(crate) fn check_len(sites: usize, subset: Subset, order: DiracOrder, len: usize) -> Result<()> {
+    let expected = sites * SPINOR_REALS;
+    if len != expected {
+        return invalid!(
+            "{} spinor array ({} field) has {len} reals, expected {sites} sites * 24 = {expected}",
+            order_name(order),
+            subset_name(subset),
+        );
+    }
+    Ok(())
+}
+
+/// The error of a host output array of `len` reals for `sites` sites.
+pub(crate) fn check_out_len(
+    sites: usize,
+    subset: Subset,
+    order: DiracOrder,
+    len: usize,
+) -> Result<()> {
+    let expected = sites * SPINOR_REALS;
+    if len != expected {
+        return invalid!(
+            "{} spinor output ({} field) has {len} reals, expected {sites} sites * 24 = {expected}",
+            order_name(order),
+            subset_name(subset),
+        );
+    }
+    Ok(())
+}
+
+/// The error of a non-finite number at host site `h`, naming the site.
+pub(crate) fn non_finite_error(
+    lattice: &Lattice,
+    subset: Subset,
+    order: DiracOrder,
+    h: usize,
+) -> crate::error::Error {
+    let vh = lattice.half_volume();
+    let i = host_site(h, order, subset, vh);
+    let (p, cb) = parity_cb(i, subset, vh);
+    let x = lattice.coords(p, cb);
+    crate::error::Error::InvalidArgument(format!(
+        "{} spinor ({} field): host site {h} = (x, y, z, t) ({}, {}, {}, {}) \
+         ({p:?} parity, cb {cb}) holds a non-finite number (NaN or Inf)",
+        order_name(order),
+        subset_name(subset),
+        x[0],
+        x[1],
+        x[2],
+        x[3]
+    ))
 }
 
 /// Writes the canonical field in a host order and basis. `out` must hold
@@ -244,22 +292,8 @@ pub fn export_scaled(
     out: HostRealsMut,
     exp: i32,
 ) -> Result<()> {
-    let expected = field.sites() * SPINOR_REALS;
-    if out.len() != expected {
-        return invalid!(
-            "{} spinor output ({} field) has {} reals, expected {} sites * 24 = {expected}",
-            order_name(order),
-            subset_name(field.subset()),
-            out.len(),
-            field.sites()
-        );
-    }
-    let rotation = match basis {
-        GammaBasis::DegrandRossi => Some(gamma::ukqcd_to_degrand_rossi()),
-        // Its own inverse.
-        GammaBasis::Chiral => Some(gamma::chiral_to_ukqcd()),
-        GammaBasis::Ukqcd => None,
-    };
+    check_out_len(field.sites(), field.subset(), order, out.len())?;
+    let rotation = rotation_out(basis);
     check_export_range(field, &out, exp)?;
     let factors = super::power_of_two_factors(exp);
     match out {
@@ -273,11 +307,15 @@ pub fn export_scaled(
 /// basis change can grow a component by √2): the check it makes before
 /// writing anything, for callers that export several fields all or none.
 pub fn check_export_range(field: &HostSpinor, out: &HostRealsMut, exp: i32) -> Result<()> {
+    check_range(field.max_abs(), out, exp)
+}
+
+/// `check_export_range` for a field whose largest |component| is `max`.
+pub(crate) fn check_range(max: f64, out: &HostRealsMut, exp: i32) -> Result<()> {
     let largest = match out {
         HostRealsMut::F64(_) => f64::MAX,
         HostRealsMut::F32(_) => f32::MAX as f64,
     };
-    let max = field.max_abs();
     if max == 0.0 {
         return Ok(());
     }

@@ -282,7 +282,7 @@ impl CudaBackend {
             ..Default::default()
         };
         let name = format!("blas_{op}_{}", format_of(w));
-        self.launch_tuned(&name, vectors(w), 256, &params, Some(&w.data))
+        self.launch_tuned(&name, vectors(w), 256, &params, Some(&*w.data))
     }
 
     /// A reduction over `x` (and `y`, read or updated in place); returns up
@@ -449,7 +449,7 @@ impl CudaBackend {
                 params.a[j] = a;
                 params.x[j] = x.data.ptr(s);
             }
-            self.launch_tuned(&name, sites, 256, &params, Some(&y.data))?;
+            self.launch_tuned(&name, sites, 256, &params, Some(&*y.data))?;
         }
         Ok(())
     }
@@ -458,7 +458,7 @@ impl CudaBackend {
     pub(crate) fn copy_impl(&self, dst: &mut CudaSpinor, src: &CudaSpinor) -> Result<()> {
         let s = &self.stream;
         let what = "device-to-device copy";
-        match (&mut dst.data, &src.data) {
+        match (&mut *dst.data, &*src.data) {
             (DeviceData::F64(d), DeviceData::F64(x)) => {
                 s.memcpy_dtod(x, d).map_err(device_err(what))
             }

@@ -20,10 +20,12 @@ mod clover;
 mod dslash;
 #[cfg(test)]
 mod emulation;
+mod host_spinor;
 mod launch;
 pub mod layout;
 mod modules;
 mod nvrtc;
+mod pool;
 mod staggered;
 
 use std::collections::HashMap;
@@ -99,6 +101,24 @@ impl DeviceData {
             DeviceData::P20(s) | DeviceData::P30(s) => s.device_ptr(stream).0,
         }
     }
+    /// Elements.
+    fn len(&self) -> usize {
+        match self {
+            DeviceData::F64(s) => s.len(),
+            DeviceData::F32(s) => s.len(),
+            DeviceData::I16(s) => s.len(),
+            DeviceData::I8(s) => s.len(),
+            DeviceData::I32(s) => s.len(),
+            DeviceData::P20(s) | DeviceData::P30(s) => s.len(),
+        }
+    }
+    /// Sets every byte to 0 (queued on `stream`).
+    fn zero(&mut self, stream: &CudaStream) -> Result<()> {
+        let (ptr, bytes) = (self.ptr(stream), self.bytes());
+        // SAFETY: the whole live allocation.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, stream.cu_stream()) }
+            .map_err(device_err("zeroing a field"))
+    }
     fn bytes(&self) -> usize {
         match self {
             DeviceData::F64(s) => s.len() * 8,
@@ -160,7 +180,8 @@ pub struct CudaSpinor {
     /// single, half, quarter: 3 double2 / float2 / short2 / char2 a site,
     /// the fixed-point norms after them, `kernels/staggered_dslash.cuh`).
     fermion: Fermion,
-    data: DeviceData,
+    /// Back to the backend's pool when the field is dropped.
+    data: pool::Pooled,
 }
 
 impl SpinorField for CudaSpinor {
@@ -318,6 +339,10 @@ pub struct CudaBackend {
     /// tuner's fast path keys a kernel by its address.
     kernels: Mutex<LoadedKernels>,
     builder: modules::Builder,
+    /// Device buffers of freed fields, for the next fields of their shape.
+    pool: Arc<pool::BufferPool>,
+    /// Two numbers the host-array conversions report (`host_spinor`).
+    flags: CudaSlice<u64>,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
@@ -387,6 +412,9 @@ impl CudaBackend {
             .collect();
         let tuner = launch::Tuner::new(disk.tune_path(&device_key));
         let scratch = Scratch::new(&ctx, &stream)?;
+        let flags = stream
+            .alloc_zeros::<u64>(2)
+            .map_err(device_err("conversion flags"))?;
         let info = DeviceInfo {
             ordinal,
             name,
@@ -401,6 +429,8 @@ impl CudaBackend {
         Ok(CudaBackend {
             stream,
             kernels: Mutex::new(Default::default()),
+            pool: Arc::default(),
+            flags,
             builder,
             tuner,
             scratch: Mutex::new(scratch),
@@ -520,6 +550,7 @@ impl CudaBackend {
                 ),
             }
             if family != OperatorFamily::Staggered {
+                names.push("host_spinor".to_string());
                 // The mixed BiCGstab keeps its partial solution in single
                 // beside fields coarser than single.
                 names.push(format!("blas_{f}"));
@@ -529,6 +560,33 @@ impl CudaBackend {
             }
         }
         names.iter().filter_map(|n| Module::named(n)).collect()
+    }
+
+    /// A field's buffer of `len` elements of `precision`, zeroed: a freed
+    /// one of that shape from the pool, else a new allocation (after
+    /// freeing the pool's buffers if the device is out of memory).
+    fn pooled(&self, precision: Precision, len: usize) -> Result<pool::Pooled> {
+        let data = match self.pool.take(precision, len) {
+            Some(mut d) => {
+                d.zero(&self.stream)?;
+                d
+            }
+            None => {
+                let d = match self.alloc(precision, len) {
+                    Err(_) if self.pool.release_all() > 0 => self.alloc(precision, len)?,
+                    r => r?,
+                };
+                self.pool.count_allocation();
+                d
+            }
+        };
+        Ok(pool::Pooled::new(data, self.pool.clone()))
+    }
+
+    /// Fields allocated on the device and fields served from freed
+    /// buffers since the backend started.
+    pub fn field_allocations(&self) -> (usize, usize) {
+        self.pool.counts()
     }
 
     fn alloc(&self, precision: Precision, len: usize) -> Result<DeviceData> {
@@ -672,6 +730,36 @@ impl Backend for CudaBackend {
         self.load_modules(&mut table, &modules)
     }
 
+    fn release_workspaces(&self) {
+        self.pool.release_all();
+    }
+
+    fn import_spinor(
+        &self,
+        dst: &mut CudaSpinor,
+        host: crate::layout::HostReals,
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        exp: Option<i32>,
+    ) -> Result<i32> {
+        self.import_spinor_impl(dst, host, order, basis, exp)
+    }
+
+    fn export_spinor(
+        &self,
+        src: &CudaSpinor,
+        out: crate::layout::HostRealsMut,
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        exp: i32,
+    ) -> Result<()> {
+        self.export_spinor_impl(src, out, order, basis, exp)
+    }
+
+    fn field_allocations(&self) -> (usize, usize) {
+        self.pool.counts()
+    }
+
     fn upload_gauge(
         &self,
         gauge: &GaugeField,
@@ -749,7 +837,7 @@ impl Backend for CudaBackend {
             Fermion::Wilson => spinor_block_len(precision, stride),
             Fermion::Staggered => staggered::block_len(precision, stride),
         };
-        let data = self.alloc(precision, blocks * len)?;
+        let data = self.pooled(precision, blocks * len)?;
         Ok(CudaSpinor {
             lattice: lattice.clone(),
             subset,
@@ -794,7 +882,7 @@ impl Backend for CudaBackend {
         }
         let what = "device-to-host copy";
         let reals: &mut [f64] = bytemuck::cast_slice_mut(dst.data_mut());
-        match &src.data {
+        match &*src.data {
             DeviceData::F64(s) => {
                 let v = self.stream.clone_dtoh(s).map_err(device_err(what))?;
                 self.synchronize()?;
@@ -817,7 +905,7 @@ impl Backend for CudaBackend {
         let n = full.block_len();
         let r = p.index() * n..(p.index() + 1) * n;
         let (s, what) = (&self.stream, "parity copy");
-        match (&mut part.data, &full.data) {
+        match (&mut *part.data, &*full.data) {
             (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(&x.slice(r), d),
             (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(&x.slice(r), d),
             (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(&x.slice(r), d),
@@ -835,7 +923,7 @@ impl Backend for CudaBackend {
         let n = full.block_len();
         let r = p.index() * n..(p.index() + 1) * n;
         let (s, what) = (&self.stream, "parity copy");
-        match (&mut full.data, &part.data) {
+        match (&mut *full.data, &*part.data) {
             (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
             (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
             (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
@@ -855,7 +943,7 @@ impl Backend for CudaBackend {
 
     fn zero(&self, x: &mut CudaSpinor) -> Result<()> {
         let what = "memset";
-        match &mut x.data {
+        match &mut *x.data {
             DeviceData::F64(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
             DeviceData::F32(d) => self.stream.memset_zeros(d).map_err(device_err(what)),
             DeviceData::I16(d) => self.stream.memset_zeros(d).map_err(device_err(what)),

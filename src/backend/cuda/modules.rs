@@ -153,6 +153,12 @@ pub const SOURCES: &[Source] = &[
         reconstructs: &[],
     },
     Source {
+        name: "host_spinor",
+        text: include_str!("../../../kernels/host_spinor.cu"),
+        kernels: super::host_spinor::kernel_names,
+        reconstructs: &[],
+    },
+    Source {
         name: "blas_f64",
         text: include_str!("../../../kernels/blas_f64.cu"),
         kernels: || super::blas::kernel_names(Precision::Double),

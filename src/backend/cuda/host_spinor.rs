@@ -1,0 +1,299 @@
+//! A caller's Wilson spinor array to and from a device field, converted on
+//! the device (`kernels/host_spinor.cu`): the caller's bytes cross the bus
+//! as they are, into a staging buffer from the pool, and the reordering,
+//! the gamma-basis change, the power-of-two scale and the precision change
+//! run on the GPU, bit for bit as the host path (`layout::spinor`) does
+//! them. The checks are the host path's too: the array's length, a
+//! non-finite number (named by its site), a result beyond the host
+//! precision's range, all before anything is written to the caller's array.
+
+use cudarc::driver::{DevicePtr, DeviceRepr};
+
+use super::{device_err, CudaBackend, CudaSpinor, DeviceData};
+use crate::backend::SpinorField;
+use crate::error::{Error, Result};
+use crate::field::{Fermion, SPINOR_REALS};
+use crate::gamma::SpinMatrix;
+use crate::lattice::Subset;
+use crate::layout::{self, DiracOrder, GammaBasis, HostReals, HostRealsMut};
+use crate::precision::Precision;
+
+/// Mirrors `HostSpinorParams` in kernels/host_spinor.cu.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostSpinorParams {
+    host: u64,
+    field: u64,
+    flags: u64,
+    sites: i64,
+    vh: i64,
+    stride: i64,
+    order: i32,
+    full: i32,
+    rotate: i32,
+    pad: i32,
+    s0: f64,
+    s1: f64,
+    m: [f64; 32],
+}
+// SAFETY: plain old data with the kernel's layout.
+unsafe impl DeviceRepr for HostSpinorParams {}
+
+/// Mirrors `MaxAbsParams` in kernels/host_spinor.cu.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct MaxAbsParams {
+    x: u64,
+    n: i64,
+    flags: u64,
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for MaxAbsParams {}
+
+/// The kernels of `kernels/host_spinor.cu`.
+pub fn kernel_names() -> Vec<String> {
+    let mut v = Vec::new();
+    for (a, b) in [
+        ("f64", "f64"),
+        ("f64", "f32"),
+        ("f32", "f64"),
+        ("f32", "f32"),
+    ] {
+        v.push(format!("import_spinor_{a}_to_{b}"));
+        v.push(format!("export_spinor_{a}_to_{b}"));
+    }
+    v.push("max_abs_f64".into());
+    v.push("max_abs_f32".into());
+    v
+}
+
+fn order_code(order: DiracOrder) -> i32 {
+    match order {
+        DiracOrder::Dirac => 0,
+        DiracOrder::Qdp => 1,
+        DiracOrder::CpsWilson => 2,
+    }
+}
+
+fn flatten(m: &SpinMatrix) -> [f64; 32] {
+    let mut out = [0.0; 32];
+    for (k, z) in m.iter().flatten().enumerate() {
+        out[2 * k] = z.re;
+        out[2 * k + 1] = z.im;
+    }
+    out
+}
+
+/// The host spinor formats the device converts: the precise fields (double,
+/// single) of Wilson spinors.
+fn supported(f: &CudaSpinor) -> bool {
+    f.fermion() == Fermion::Wilson && matches!(f.precision(), Precision::Double | Precision::Single)
+}
+
+fn suffix(p: Precision) -> &'static str {
+    if p == Precision::Double {
+        "f64"
+    } else {
+        "f32"
+    }
+}
+
+impl CudaBackend {
+    /// The parameters of a conversion between `field` and the staged array
+    /// at `host`, with basis change `m` and scale `2^exp`.
+    fn host_spinor_params(
+        &self,
+        field: &CudaSpinor,
+        host: u64,
+        order: DiracOrder,
+        m: Option<SpinMatrix>,
+        exp: i32,
+    ) -> HostSpinorParams {
+        let (s0, s1) = layout::power_of_two_factors(exp);
+        let s = &self.stream;
+        HostSpinorParams {
+            host,
+            field: field.data.ptr(s),
+            flags: self.flags.device_ptr(s).0,
+            sites: field.lattice.sites(field.subset) as i64,
+            vh: field.lattice.half_volume() as i64,
+            stride: field.stride as i64,
+            order: order_code(order),
+            full: (field.subset == Subset::Full) as i32,
+            rotate: m.is_some() as i32,
+            pad: 0,
+            s0,
+            s1,
+            m: m.as_ref().map(flatten).unwrap_or([0.0; 32]),
+        }
+    }
+
+    /// A staging buffer for a host array of `sites` spinors (f64 or f32).
+    fn staging(&self, double: bool, sites: usize) -> Result<super::pool::Pooled> {
+        let p = if double {
+            Precision::Double
+        } else {
+            Precision::Single
+        };
+        self.pooled(p, sites * SPINOR_REALS)
+    }
+
+    /// Sets the flags to (0, no bad site).
+    fn reset_flags(&self) -> Result<()> {
+        let s = &self.stream;
+        let at = self.flags.device_ptr(s).0;
+        let what = device_err("resetting the conversion flags");
+        // SAFETY: the two u64 of `flags`.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(at, 0, 8, s.cu_stream()).map_err(&what)?;
+            cudarc::driver::result::memset_d8_async(at + 8, 0xff, 8, s.cu_stream()).map_err(what)
+        }
+    }
+
+    fn read_flags(&self) -> Result<[u64; 2]> {
+        let mut out = [0u64; 2];
+        self.stream
+            .memcpy_dtoh(&self.flags, &mut out)
+            .map_err(device_err("reading the conversion flags"))?;
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    /// The largest |x| of `n` elements at `x` (NaN passed over).
+    fn device_max_abs(&self, x: u64, n: usize, double: bool) -> Result<f64> {
+        self.reset_flags()?;
+        let params = MaxAbsParams {
+            x,
+            n: n as i64,
+            flags: self.flags.device_ptr(&self.stream).0,
+        };
+        let name = if double { "max_abs_f64" } else { "max_abs_f32" };
+        // A grid-stride loop: any grid covers the array; this one fills the device.
+        let threads = n.clamp(1, 256 * 4 * self.info.multiprocessors.max(1) as usize);
+        self.launch_tuned(name, threads, 256, &params, None)?;
+        Ok(f64::from_bits(self.read_flags()?[0]))
+    }
+
+    /// The device side of `Backend::import_spinor`.
+    pub(crate) fn import_spinor_impl(
+        &self,
+        dst: &mut CudaSpinor,
+        host: HostReals,
+        order: DiracOrder,
+        basis: GammaBasis,
+        exp: Option<i32>,
+    ) -> Result<i32> {
+        if !supported(dst) {
+            // Other formats through the host (the trait's default).
+            let exp = exp.unwrap_or_else(|| layout::normalising_exponent(host.max_abs()));
+            let f =
+                layout::spinor::import_scaled(&dst.lattice, dst.subset, order, basis, host, exp)?;
+            crate::backend::Backend::upload_spinor(self, dst, &f)?;
+            return Ok(exp);
+        }
+        let sites = dst.lattice.sites(dst.subset);
+        layout::spinor::check_len(sites, dst.subset, order, host.len())?;
+        let what = device_err("host-to-device copy");
+        let double = matches!(host, HostReals::F64(_));
+        let mut staged = self.staging(double, sites)?;
+        match (host, &mut *staged) {
+            (HostReals::F64(h), DeviceData::F64(d)) => {
+                self.stream.memcpy_htod(h, d).map_err(what)?
+            }
+            (HostReals::F32(h), DeviceData::F32(d)) => {
+                self.stream.memcpy_htod(h, d).map_err(what)?
+            }
+            _ => unreachable!("staged in the host's precision"),
+        }
+        let at = staged.ptr(&self.stream);
+        let exp = match exp {
+            Some(e) => e,
+            None => layout::normalising_exponent(self.device_max_abs(at, sites * 24, double)?),
+        };
+        let m = layout::spinor::rotation_in(basis);
+        self.reset_flags()?;
+        let params = self.host_spinor_params(dst, at, order, m, exp);
+        let name = format!(
+            "import_spinor_{}_to_{}",
+            if double { "f64" } else { "f32" },
+            suffix(dst.precision())
+        );
+        self.launch_tuned(&name, sites, 128, &params, None)?;
+        let bad = self.read_flags()?[1];
+        if bad != u64::MAX {
+            return Err(layout::spinor::non_finite_error(
+                &dst.lattice,
+                dst.subset,
+                order,
+                bad as usize,
+            ));
+        }
+        Ok(exp)
+    }
+
+    /// The device side of `Backend::export_spinor`.
+    pub(crate) fn export_spinor_impl(
+        &self,
+        src: &CudaSpinor,
+        out: HostRealsMut,
+        order: DiracOrder,
+        basis: GammaBasis,
+        exp: i32,
+    ) -> Result<()> {
+        if !supported(src) {
+            let mut f = crate::field::HostSpinor::try_zeros(src.lattice.clone(), src.subset)?;
+            crate::backend::Backend::download_spinor(self, src, &mut f)?;
+            return layout::spinor::export_scaled(&f, order, basis, out, exp);
+        }
+        let sites = src.lattice.sites(src.subset);
+        layout::spinor::check_out_len(sites, src.subset, order, out.len())?;
+        let double_field = src.precision() == Precision::Double;
+        let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
+        layout::spinor::check_range(max, &out, exp)?;
+        let double = matches!(out, HostRealsMut::F64(_));
+        let mut staged = self.staging(double, sites)?;
+        let m = layout::spinor::rotation_out(basis);
+        let params = self.host_spinor_params(src, staged.ptr(&self.stream), order, m, exp);
+        let name = format!(
+            "export_spinor_{}_to_{}",
+            suffix(src.precision()),
+            if double { "f64" } else { "f32" }
+        );
+        self.launch_tuned(&name, sites, 128, &params, None)?;
+        let what = device_err("device-to-host copy");
+        match (out, &mut *staged) {
+            (HostRealsMut::F64(h), DeviceData::F64(d)) => {
+                self.stream.memcpy_dtoh(d, h).map_err(what)?
+            }
+            (HostRealsMut::F32(h), DeviceData::F32(d)) => {
+                self.stream.memcpy_dtoh(d, h).map_err(what)?
+            }
+            _ => return Err(Error::Internal("staged in the host's precision".into())),
+        }
+        self.synchronize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_struct_matches_the_kernel() {
+        // kernels/host_spinor.cu: 3 u64, 3 long long, 4 int, 2 + 32 double.
+        assert_eq!(
+            std::mem::size_of::<HostSpinorParams>(),
+            6 * 8 + 4 * 4 + 34 * 8
+        );
+        assert_eq!(std::mem::offset_of!(HostSpinorParams, s0), 64);
+        assert_eq!(std::mem::size_of::<MaxAbsParams>(), 24);
+    }
+
+    #[test]
+    fn kernel_names_exist_in_the_source() {
+        let text = include_str!("../../../kernels/host_spinor.cu");
+        for k in kernel_names() {
+            assert!(text.contains(&format!("void {k}(")), "{k}");
+        }
+    }
+}
