@@ -6,7 +6,7 @@
 # CLOVER_KAPPAS="k1 k2" into calls of under 10 minutes). Binaries from `cargo build --release
 # --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
 #
-#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start]...   (default: all)
+#   bash scripts/bench_gpu.sh [checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start|whole-call]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -16,7 +16,7 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(first-start checks dslash mixed multishift clover staggered staggered-solves)
+[ ${#steps[@]} -eq 0 ] && steps=(first-start whole-call checks dslash mixed multishift clover staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
 # (about 3 minutes on 16 cores, made once per OUT).
@@ -135,8 +135,18 @@ for step in "${steps[@]}"; do
       rm -rf "$empty"
     done | tee "$OUT/first-start.txt"
     ;;
+  whole-call) # the invert call beside the solver inside it, 16^4, 24^4, 32^3x64 (about 2 minutes)
+    for dims in 16,16,16,16 24,24,24,24 32,32,32,64; do
+      for s in "--solver bicgstab" "--solver bicgstab --sloppy single --reconstruct-sloppy 12" \
+        "--solver bicgstab --sloppy half --reconstruct-sloppy 12" "--solver cg" \
+        "--solver cg --sloppy single --reconstruct-sloppy 12" "--solver cg --sloppy half --reconstruct-sloppy 12"; do
+        # shellcheck disable=SC2086  # the options are words
+        "$BIN/latsol-solve" --dims "$dims" --kappa 0.12 --repeat 3 -q $s | tail -1
+      done
+    done | tee "$OUT/whole-call.txt"
+    ;;
   *)
-    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start)" >&2
+    echo "unknown step $step (checks|dslash|mixed|multishift|clover|staggered|staggered-solves|first-start|whole-call)" >&2
     exit 2
     ;;
   esac

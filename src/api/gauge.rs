@@ -45,12 +45,15 @@ impl Gauge {
                 params.order
             )));
         }
+        let start = std::time::Instant::now();
         let field = layout::gauge::import(&lattice, host)?;
+        let imported = start.elapsed().as_secs_f64();
         check_su3(&field, params, host)?;
         if params.gauge_fixed {
             check_temporal_gauge(&field, params, host)?;
         }
         let plaquette = field.plaquette();
+        let checked = start.elapsed().as_secs_f64();
         let storage =
             ctx.inner
                 .upload_gauge(&field, params, params.precision, params.reconstruct)?;
@@ -71,6 +74,16 @@ impl Gauge {
             &format!(
                 "gauge {:?} loaded: plaquette {:.12} (spatial {:.12}, temporal {:.12})",
                 params.dims, plaquette[0], plaquette[1], plaquette[2]
+            ),
+        );
+        ctx.inner.log(
+            Verbosity::Debug,
+            &format!(
+                "gauge load {:.3} s: host import {imported:.3} s, SU(3) check and plaquette \
+                 {:.3} s, stored on the backend {:.3} s",
+                start.elapsed().as_secs_f64(),
+                checked - imported,
+                start.elapsed().as_secs_f64() - checked
             ),
         );
         Ok(Gauge {

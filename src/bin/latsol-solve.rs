@@ -218,6 +218,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         GaugeOrder::Milc,
         &mut [HostRealsMut::F64(&mut milc)],
     )?;
+    let load = std::time::Instant::now();
     let gauge = ctx.load_gauge(
         &GaugeParams {
             dims,
@@ -230,6 +231,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         },
         &HostGauge::Milc(HostReals::F64(&milc)),
     )?;
+    let load_s = load.elapsed().as_secs_f64();
     let plaq = gauge.plaquette();
     let say = |line: String| {
         if verbosity >= Verbosity::Summarize {
@@ -328,7 +330,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         println!(
             "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
              reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
-             invert call {wall:.3} s | context start {context_s:.3} s | \
+             invert call {wall:.3} s | context start {context_s:.3} s | gauge load {load_s:.3} s | \
              device field allocations {} | {}",
             ctx.backend_name(),
             dims[0],

@@ -29,6 +29,8 @@ mod pool;
 mod staggered;
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
@@ -775,20 +777,24 @@ impl Backend for CudaBackend {
         // each site-major, compressed as the CPU backend compresses them.
         let what = format!("staging the links of a {:?} lattice", lat.dims());
         let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
-        for p in [Parity::Even, Parity::Odd] {
-            for cb in 0..vh {
-                for mu in 0..4 {
-                    let at = ((p.index() * 4 + mu) * vh + cb) * reals;
-                    let mut buf = [0.0; LINK_REALS];
-                    crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
-                    canonical[at..at + reals].copy_from_slice(&buf[..reals]);
-                }
-            }
-        }
+        canonical
+            .par_chunks_mut(reals)
+            .enumerate()
+            .for_each(|(k, out)| {
+                // k = (parity · 4 + mu) · Vh + cb
+                let (block, cb) = (k / vh, k % vh);
+                let (p, mu) = (Parity::from_index(block / 4), block % 4);
+                let mut buf = [0.0; LINK_REALS];
+                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
+                out.copy_from_slice(&buf[..reals]);
+            });
         // Fixed point relative to the largest entry (1 for unitary links),
         // as the CPU backend stores them: the same integers and the same
         // `max / MAX` multiplier.
-        let max = canonical.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let max = canonical
+            .par_iter()
+            .fold(|| 1.0f64, |m, v| m.max(v.abs()))
+            .reduce(|| 1.0f64, f64::max);
         let fixed_max = match precision {
             Precision::Half | Precision::Packed20 => <i16 as Fixed>::MAX,
             Precision::Quarter => <i8 as Fixed>::MAX,
