@@ -115,8 +115,11 @@ def define_header(_s):
  * one build: the macros below say what it provides, for code that tests
  * them (the operators of docs/quda-compat.md; no multigrid, no domain wall,
  * no twisted mass). MAX_MULTI_BLAS_N and MAX_MULTI_RHS keep QUDA's
- * defaults.
+ * defaults. The device target is CUDA (QUDA_TARGET_CUDA, which clients such
+ * as PyQUDA read to pick their array backend; QUDA's own header refuses to
+ * compile without a target); latsol also runs where there is no GPU.
  */
+#define QUDA_TARGET_CUDA 1
 #define MAX_MULTI_BLAS_N 4
 #define MAX_MULTI_RHS 16
 #define GPU_WILSON_DIRAC

@@ -14,7 +14,7 @@
 # PREFIX/lib/cmake/Latsol/LatsolConfig.cmake and LatsolConfigVersion.cmake;
 # QUDA's interface (docs/quda-compat.md): PREFIX/lib/libquda.so (soname
 #   libquda.so, as QUDA's) and libquda.a, PREFIX/include/quda.h,
-#   enum_quda.h, quda_constants.h, quda_define.h, quda_milc_interface.h,
+#   enum_quda.h, quda_constants.h, quda_define.h, quda_milc_interface.h, malloc_quda.h,
 #   PREFIX/lib/pkgconfig/quda.pc and PREFIX/lib/cmake/QUDA/QUDAConfig.cmake
 #   (find_package(QUDA), target QUDA::quda), so that QUDA_HOME=PREFIX works.
 #
@@ -60,7 +60,7 @@ install -m 644 include/latsol.h "$prefix/include/latsol.h"
 # QUDA's interface: the library under QUDA's names and its headers.
 install -m 644 "$lib/libquda.a" "$prefix/lib/libquda.a"
 install -m 755 "$lib/libquda.so" "$prefix/lib/libquda.so"
-for h in quda.h enum_quda.h quda_constants.h quda_define.h quda_milc_interface.h; do
+for h in quda.h enum_quda.h quda_constants.h quda_define.h quda_milc_interface.h malloc_quda.h; do
   install -m 644 "include/$h" "$prefix/include/$h"
 done
 

@@ -241,7 +241,7 @@ else
 fi
 echo "-- QUDA's interface: libquda, quda.h, quda.pc, find_package(QUDA)"
 for f in lib/libquda.so lib/libquda.a include/quda.h include/enum_quda.h include/quda_constants.h \
-  include/quda_define.h include/quda_milc_interface.h lib/pkgconfig/quda.pc \
+  include/quda_define.h include/quda_milc_interface.h include/malloc_quda.h lib/pkgconfig/quda.pc \
   lib/cmake/QUDA/QUDAConfig.cmake lib/cmake/QUDA/QUDAConfigVersion.cmake; do
   [ -e "$prefix/$f" ] || { echo "FAILED: $f not installed" >&2; exit 1; }
 done
@@ -253,7 +253,7 @@ if readelf -S "$prefix/lib/libquda.so" | grep -q '\.debug_info'; then
 fi
 # Every function of the two headers is exported (unprovided ones stop naming themselves).
 exported=$(nm -D --defined-only "$prefix/lib/libquda.so" | awk '{print $3}' | sort -u)
-for fn in $(sed -n 's/^[a-zA-Z_ *]*[ *]\([a-zA-Z_0-9]*\)(.*);$/\1/p' include/quda.h include/quda_milc_interface.h); do
+for fn in $(sed -n 's/^[a-zA-Z_ *]*[ *]\([a-zA-Z_0-9]*\)(.*);$/\1/p' include/quda.h include/quda_milc_interface.h include/malloc_quda.h); do
   grep -qx "$fn" <<<"$exported" || { echo "FAILED: libquda.so does not export $fn" >&2; exit 1; }
 done
 echo "  ok  files, soname $qsoname, every declared function exported"

@@ -46,7 +46,7 @@ fn generated_files_are_up_to_date() {
 fn probe_source() -> String {
     let mut s = String::from(
         "#include <stddef.h>\n#include <stdio.h>\n#include <quda.h>\n#include <quda_milc_interface.h>\n\
-         #include <quda_constants.h>\n#include <quda_define.h>\nint main(void) {\n",
+         #include <quda_constants.h>\n#include <quda_define.h>\n#include <malloc_quda.h>\nint main(void) {\n",
     );
     for (st, member, _, _) in abi::REFERENCE_LAYOUT {
         if member.is_empty() {

@@ -43,3 +43,19 @@ pub(crate) fn unprovided(function: &'static str) {
         )))
     });
 }
+
+/// `pool_device_malloc(size)` of `malloc_quda.h` (QUDA's device memory
+/// pool, which PyQUDA hands to CuPy and PyTorch): latsol offers no
+/// allocator for a client's arrays, so it stops as an unprovided function
+/// does (NULL in return mode).
+#[no_mangle]
+pub extern "C" fn latsol_quda_pool_device_malloc(_size: usize) -> *mut std::ffi::c_void {
+    unprovided("pool_device_malloc");
+    std::ptr::null_mut()
+}
+
+/// `pool_device_free(ptr)` of `malloc_quda.h`: as `pool_device_malloc`.
+#[no_mangle]
+pub extern "C" fn latsol_quda_pool_device_free(_ptr: *mut std::ffi::c_void) {
+    unprovided("pool_device_free");
+}

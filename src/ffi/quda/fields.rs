@@ -116,9 +116,15 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
         crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
     }
     state::with(|s| {
-        // A new gauge field replaces the old one and the clover built on it.
+        // A new gauge field replaces the old one. The clover field stays,
+        // as in QUDA (its loadGaugeQuda leaves the resident clover alone:
+        // PyQUDA computes the clover term from periodic links, then loads
+        // the anti-periodic ones for the solve), unless it cannot pair
+        // with the new lattice.
         s.gauge = None;
-        s.clover = None;
+        if s.clover.as_ref().is_some_and(|c| c.lattice().dims() != gp.dims) {
+            s.clover = None;
+        }
         let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
             HostReals::F64(&links_qdp[mu * n..(mu + 1) * n])
         }));
@@ -182,13 +188,13 @@ fn remove_boundary_sign(lat: &Lattice, field: &mut crate::field::GaugeField) {
     }
 }
 
-/// `freeGaugeQuda()`: frees the gauge field (and the clover field on it).
+/// `freeGaugeQuda()`: frees the gauge field (the clover field stays until
+/// `freeCloverQuda`, as in QUDA).
 #[no_mangle]
 pub extern "C" fn freeGaugeQuda() {
     quda_call("freeGaugeQuda", || {
         state::with(|s| {
             s.gauge = None;
-            s.clover = None;
             if let Some(h) = s.staggered.as_mut() {
                 h.stored = None;
             }
