@@ -140,6 +140,55 @@ pub fn to_soa<T: Copy + Send + Sync, U: Copy + Send + Sync + Default>(
     });
 }
 
+/// A raw pointer shared by the threads of `links_to_soa`, each writing
+/// its own elements.
+struct SharedOut<U>(*mut U);
+// SAFETY: the threads write disjoint elements of one live allocation.
+unsafe impl<U> Sync for SharedOut<U> {}
+impl<U> SharedOut<U> {
+    fn at(&self, i: usize) -> *mut U {
+        // SAFETY: callers index within the allocation.
+        unsafe { self.0.add(i) }
+    }
+}
+
+/// The links of `gauge` compressed to `reconstruct` (as the CPU backend
+/// compresses them) in the device layout of `shape`, blocks
+/// `[parity][mu]`, each stored real through `conv`; zeros in the padding.
+/// One parallel pass over the links, each compressed once, with no
+/// canonical copy in between.
+pub fn links_to_soa<U: Copy + Send + Sync + Default>(
+    gauge: &crate::field::GaugeField,
+    reconstruct: crate::precision::Reconstruct,
+    shape: SoaShape,
+    conv: impl Fn(f64) -> U + Sync,
+) -> crate::error::Result<Vec<U>> {
+    use crate::lattice::Parity;
+    let vh = shape.sites;
+    let what = "staging the links for the device";
+    let mut v = crate::alloc::filled(8 * shape.block_len(), U::default(), what)?;
+    const CHUNK: usize = 1024;
+    let out = SharedOut(v.as_mut_ptr());
+    let out = &out;
+    (0..8 * vh.div_ceil(CHUNK))
+        .into_par_iter()
+        .for_each(|task| {
+            let (block, chunk) = (task / vh.div_ceil(CHUNK), task % vh.div_ceil(CHUNK));
+            let (p, mu) = (Parity::from_index(block / 4), block % 4);
+            let base = block * shape.block_len();
+            for cb in chunk * CHUNK..((chunk + 1) * CHUNK).min(vh) {
+                let mut buf = [0.0; LINK_REALS];
+                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
+                for (n, &x) in buf[..shape.reals].iter().enumerate() {
+                    // SAFETY: (block, cb, n) ↦ base + index(cb, n) is one-to-one
+                    // (`index_is_a_bijection_with_site_of`) and within `v`.
+                    unsafe { *out.at(base + shape.index(cb, n)) = conv(x) };
+                }
+            }
+        });
+    Ok(v)
+}
+
 /// Device → canonical, the inverse of `to_soa` (padding skipped). One
 /// pass, parallel over sites of the output.
 pub fn from_soa<T: Copy + Send + Sync, U: Copy + Send + Sync>(
@@ -189,6 +238,40 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn links_to_soa_is_compress_then_to_soa() {
+        use crate::lattice::{Lattice, Parity};
+        use crate::precision::Reconstruct;
+        let lat = std::sync::Arc::new(Lattice::new([4, 2, 2, 6]).unwrap());
+        let gauge = crate::random::hot_gauge(&lat, 5);
+        let vh = lat.half_volume();
+        for (r, vec) in [
+            (Reconstruct::Full18, 2),
+            (Reconstruct::Twelve, 4),
+            (Reconstruct::Eight, 4),
+        ] {
+            let reals = r.reals();
+            let shape = SoaShape::link(reals, vec, vh, padded_stride(vh));
+            let mut canonical = vec![0.0; 8 * vh * reals];
+            for (k, out) in canonical.chunks_mut(reals).enumerate() {
+                let (block, cb) = (k / vh, k % vh);
+                let mut buf = [0.0; LINK_REALS];
+                let u = gauge.link(Parity::from_index(block / 4), cb, block % 4);
+                crate::reconstruct::compress(u, r, &mut buf);
+                out.copy_from_slice(&buf[..reals]);
+            }
+            let mut want = vec![f64::NAN; 8 * shape.block_len()];
+            to_soa(shape, &canonical, &mut want, |x| x);
+            let got = links_to_soa(&gauge, r, shape, |x| x).unwrap();
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{r:?}"
+            );
         }
     }
 

@@ -630,6 +630,24 @@ impl CudaBackend {
         }
     }
 
+    /// The links of `gauge` as fixed point `T` relative to `max`, by the
+    /// CPU backend's rule, in the device layout of `shape`.
+    fn store_fixed_links<T: Fixed + cudarc::driver::DeviceRepr>(
+        &self,
+        dst: &mut CudaSlice<T>,
+        gauge: &GaugeField,
+        reconstruct: Reconstruct,
+        shape: SoaShape,
+        max: f64,
+    ) -> Result<()> {
+        let v = layout::links_to_soa(gauge, reconstruct, shape, |x| {
+            T::from_scaled(x / max * T::MAX)
+        })?;
+        self.stream
+            .memcpy_htod(&v, dst)
+            .map_err(device_err("host-to-device copy"))
+    }
+
     /// `canonical` in the device layout as fixed point `T`, by the CPU
     /// backend's rule (`cpu/links.rs`): `round(x / scale · MAX)`, clamped.
     fn upload_fixed<T: Fixed + cudarc::driver::DeviceRepr>(
@@ -773,27 +791,19 @@ impl Backend for CudaBackend {
         Self::check_lattice(&lat)?;
         let vh = lat.half_volume();
         let reals = reconstruct.reals();
-        // Canonical `[parity][cb][mu]` → blocks `[parity][mu]` of Vh links,
-        // each site-major, compressed as the CPU backend compresses them.
-        let what = format!("staging the links of a {:?} lattice", lat.dims());
-        let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
-        canonical
-            .par_chunks_mut(reals)
-            .enumerate()
-            .for_each(|(k, out)| {
-                // k = (parity · 4 + mu) · Vh + cb
+        // Fixed point relative to the largest stored number (at least 1;
+        // 1 for unitary links), as the CPU backend stores them: the same
+        // integers and the same `max / MAX` multiplier. One parallel pass
+        // over the compressed links, nothing stored.
+        let max = (0..8 * vh)
+            .into_par_iter()
+            .map(|k| {
                 let (block, cb) = (k / vh, k % vh);
                 let (p, mu) = (Parity::from_index(block / 4), block % 4);
                 let mut buf = [0.0; LINK_REALS];
                 crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
-                out.copy_from_slice(&buf[..reals]);
-            });
-        // Fixed point relative to the largest entry (1 for unitary links),
-        // as the CPU backend stores them: the same integers and the same
-        // `max / MAX` multiplier.
-        let max = canonical
-            .par_iter()
-            .fold(|| 1.0f64, |m, v| m.max(v.abs()))
+                buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
+            })
             .reduce(|| 1.0f64, f64::max);
         let fixed_max = match precision {
             Precision::Half | Precision::Packed20 => <i16 as Fixed>::MAX,
@@ -810,7 +820,26 @@ impl Backend for CudaBackend {
         let vec = SoaShape::link_vec(precision, reals);
         let shape = SoaShape::link(reals, vec, vh, stride);
         let mut links = self.alloc_links(precision, 8 * shape.block_len())?;
-        self.upload_soa(&mut links, shape, &canonical, max)?;
+        // Compressed and reordered straight into the device layout in one
+        // parallel pass (no canonical copy in between), then one transfer.
+        let what = device_err("host-to-device copy");
+        let s = &self.stream;
+        match &mut links {
+            DeviceData::F64(d) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x)?;
+                s.memcpy_htod(&v, d).map_err(what)?
+            }
+            DeviceData::F32(d) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x as f32)?;
+                s.memcpy_htod(&v, d).map_err(what)?
+            }
+            DeviceData::I16(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
+            DeviceData::I8(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
+            DeviceData::I32(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
+            DeviceData::P20(_) | DeviceData::P30(_) => {
+                return Err(Error::Internal("links are never stored packed".into()))
+            }
+        }
         Ok(CudaGauge {
             lattice: lat,
             stride,

@@ -122,7 +122,10 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
         // the anti-periodic ones for the solve), unless it cannot pair
         // with the new lattice.
         s.gauge = None;
-        if s.clover.as_ref().is_some_and(|c| c.lattice().dims() != gp.dims) {
+        if s.clover
+            .as_ref()
+            .is_some_and(|c| c.lattice().dims() != gp.dims)
+        {
             s.clover = None;
         }
         let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
