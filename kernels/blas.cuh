@@ -375,6 +375,10 @@ template <int N> __device__ __forceinline__ void block_sum(double (*v)[RED_BLOCK
 
 template <int N> __device__ __forceinline__ void reduce_final(const double *partials, int nblocks, double *out);
 
+template <int N> __device__ __forceinline__ void reduce_final(const double *partials, int nblocks, double *out);
+template <int N>
+__device__ __forceinline__ void reduce_finish(const BlasParams &P, const double *r, double (*sh)[RED_BLOCK]);
+
 /// A reduction: grid-stride sums, one partial per block; the last block
 /// to finish sums the partials (`reduce_final`) into P.out.
 template <typename Float, typename Op> __device__ __forceinline__ void reduce_kernel(const BlasParams &P) {
@@ -385,6 +389,14 @@ template <typename Float, typename Op> __device__ __forceinline__ void reduce_ke
   for (int k = 0; k < N; k++) r[k] = 0.0;
   const long long step = (long long)gridDim.x * RED_BLOCK;
   for (long long i = (long long)blockIdx.x * RED_BLOCK + threadIdx.x; i < P.n; i += step) apply<Float, Op>(P, i, r);
+  reduce_finish<N>(P, r, sh);
+}
+
+/// The end of every reduction: the block's sums of the threads' `r`
+/// (through `sh`) become its partial; the last block to finish sums the
+/// partials (`reduce_final`) into P.out.
+template <int N>
+__device__ __forceinline__ void reduce_finish(const BlasParams &P, const double *r, double (*sh)[RED_BLOCK]) {
 #pragma unroll
   for (int k = 0; k < N; k++) sh[k][threadIdx.x] = r[k];
   block_sum<N>(sh);

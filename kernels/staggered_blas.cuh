@@ -65,3 +65,32 @@ template <> struct Items<ColourSite<signed char>> : FixedColourItems<signed char
 #define LATSOL_STAGGERED_AXPY_MANY(l, L)               \
   LATSOL_AXPY_MANY(s64, ColourSite<double>, l, L)      \
   LATSOL_AXPY_MANY(s32, ColourSite<float>, l, L)
+
+/// MILC's heavy-quark residual sum Σ_x |r(x)|²/|x(x)|² (QUDA's
+/// HeavyQuarkResidualNorm; a site with x = 0 adds nothing) over double or
+/// single colour-vector fields x (P.x) and r (P.y): P.n site slots, blocks
+/// of P.stride sites (padding included: x is 0 there). One thread a slot
+/// at a time, the block sums and the last block's total as every
+/// reduction (`reduce_finish`).
+template <typename S> __device__ __forceinline__ void heavy_quark_kernel(const BlasParams &P) {
+  typedef typename Stag<S>::V V;
+  __shared__ double sh[1][RED_BLOCK];
+  double acc[1] = {0.0};
+  const V *x = reinterpret_cast<const V *>(P.x);
+  const V *r = reinterpret_cast<const V *>(P.y);
+  const long long step = (long long)gridDim.x * RED_BLOCK;
+  for (long long i = (long long)blockIdx.x * RED_BLOCK + threadIdx.x; i < P.n; i += step) {
+    const long long base = (i / P.stride) * 3 * P.stride + i % P.stride;
+    double xx = 0.0, rr = 0.0;
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+      const V a = x[base + c * P.stride], b = r[base + c * P.stride];
+      xx += double(a.x) * double(a.x) + double(a.y) * double(a.y);
+      rr += double(b.x) * double(b.x) + double(b.y) * double(b.y);
+    }
+    if (xx > 0.0) acc[0] += rr / xx;
+  }
+  reduce_finish<1>(P, acc, sh);
+}
+#define LATSOL_HEAVY_QUARK(name, S) \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { heavy_quark_kernel<S>(P); }

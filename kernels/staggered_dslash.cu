@@ -2,7 +2,8 @@
 // double and single, fat links in 18 reals and long links in 18, 13 or 9;
 // the double <-> single conversions of colour-vector fields, those to half
 // and quarter, and the sums of double and single fields into double and
-// single (staggered_blas.cuh).
+// single (staggered_blas.cuh); MILC's heavy-quark residual of double and
+// single colour vectors.
 #include "staggered_blas.cuh"
 
 LATSOL_STAGGERED(staggered_dslash_f64, double, 18)
@@ -20,6 +21,9 @@ extern "C" __global__ void staggered_convert_f32_to_f64(ConvertParams P) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < P.n) reinterpret_cast<double *>(P.dst)[i] = double(reinterpret_cast<const float *>(P.src)[i]);
 }
+
+LATSOL_HEAVY_QUARK(blas_heavy_quark_s64, double)
+LATSOL_HEAVY_QUARK(blas_heavy_quark_s32, float)
 
 LATSOL_STAGGERED_AXPY_MANY(s64, ColourSite<double>)
 LATSOL_STAGGERED_AXPY_MANY(s32, ColourSite<float>)

@@ -1954,6 +1954,23 @@ mod check {
                 );
                 let (ac, ag) = (upv(cpu, &ha, prec)?, upv(gpu, &ha, prec)?);
                 let (mut bc, mut bg) = (upv(cpu, &hb, prec)?, upv(gpu, &hb, prec)?);
+                // MILC's heavy-quark residual, reduced on the device: the
+                // same stored numbers, summed in another order.
+                for subset in [Subset::Full, Subset::Single(Parity::Odd)] {
+                    let (hx, hr) = (vector(&lat, subset, 43), vector(&lat, subset, 44));
+                    let (xc, xg) = (upv(cpu, &hx, prec)?, upv(gpu, &hx, prec)?);
+                    let (rc, rg) = (upv(cpu, &hr, prec)?, upv(gpu, &hr, prec)?);
+                    let qc = cpu.heavy_quark_residual2(&xc, &rc).map_err(e)?;
+                    let qg = gpu.heavy_quark_residual2(&xg, &rg).map_err(e)?;
+                    // Double and single: the same numbers; half and quarter
+                    // are widened on each side by its own rule.
+                    let bound = if is_per_site(prec) { tol } else { 1e-12 };
+                    rep.check(
+                        &format!("staggered heavy-quark residual {prec:?} {subset:?}"),
+                        (qc - qg).abs() / qc,
+                        bound,
+                    );
+                }
                 let (nc, ng) = (cpu.norm2(&ac).map_err(e)?, gpu.norm2(&ag).map_err(e)?);
                 rep.check(
                     &format!("staggered norm2 {prec:?}"),

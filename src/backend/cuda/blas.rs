@@ -374,7 +374,7 @@ impl CudaBackend {
 
     /// Runs reduction `op` (`nred` numbers) on `params` (whose scratch
     /// pointers this fills in) and waits for its result.
-    fn run_reduction(
+    pub(crate) fn run_reduction(
         &self,
         op: &str,
         nred: usize,

@@ -17,7 +17,7 @@ use super::dslash::block_of;
 use super::{same_lattice, CudaBackend, CudaSpinor};
 use crate::backend::{Backend, SpinorField, StaggeredStorage};
 use crate::error::{Error, Result};
-use crate::field::{Fermion, GaugeField, HostSpinor};
+use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity};
 use crate::long_links::LongReconstruct;
 use crate::precision::Precision;
@@ -90,6 +90,8 @@ pub fn kernel_names(module: Precision) -> Vec<String> {
     if module == Precision::Double {
         v.push("staggered_convert_f64_to_f32".into());
         v.push("staggered_convert_f32_to_f64".into());
+        v.push("blas_heavy_quark_s64".into());
+        v.push("blas_heavy_quark_s32".into());
     } else {
         let s = colour_suffix(module);
         v.extend(
@@ -403,34 +405,38 @@ impl CudaBackend {
 
     /// The heavy-quark residual through the host (one download of each
     /// field, once a solve): mean over sites of `|r|²/|x|²`.
+    /// MILC's heavy-quark residual squared, `mean_x |r(x)|²/|x(x)|²`,
+    /// reduced on the device (double and single fields; the sloppy formats
+    /// through a double copy).
     pub(crate) fn heavy_quark_residual2_impl(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
-        let down = |f: &CudaSpinor| -> Result<HostSpinor> {
-            let mut d = if f.precision() == Precision::Double {
-                None
-            } else {
-                let mut d = self.alloc_field(&f.lattice, f.subset, Precision::Double, f.fermion)?;
-                self.copy_impl(&mut d, f)?;
-                Some(d)
-            };
-            let src = d.as_mut().map_or(f, |d| &*d);
-            let mut h = HostSpinor::try_zeros_of(f.lattice.clone(), f.subset, f.fermion)?;
-            self.download_spinor(src, &mut h)?;
-            Ok(h)
+        super::check_same("heavy_quark_residual2", x, r)?;
+        let wide = |f: &CudaSpinor| -> Result<Option<CudaSpinor>> {
+            if matches!(f.precision(), Precision::Double | Precision::Single) {
+                return Ok(None);
+            }
+            let mut d = self.alloc_field(&f.lattice, f.subset, Precision::Double, f.fermion)?;
+            self.copy_impl(&mut d, f)?;
+            Ok(Some(d))
         };
-        let (hx, hr) = (down(x)?, down(r)?);
-        let sites = hx.sites();
-        let sum: f64 = (0..sites)
-            .map(|i| {
-                let xx: f64 = hx.site(i).iter().map(|z| z.norm_sqr()).sum();
-                let rr: f64 = hr.site(i).iter().map(|z| z.norm_sqr()).sum();
-                if xx > 0.0 {
-                    rr / xx
-                } else {
-                    0.0
-                }
-            })
-            .sum();
-        Ok(sum / sites as f64)
+        let (wx, wr) = (wide(x)?, wide(r)?);
+        let (x, r) = (wx.as_ref().unwrap_or(x), wr.as_ref().unwrap_or(r));
+        if x.precision() != r.precision() {
+            return Err(Error::Internal(
+                "heavy_quark_residual2: fields of different precisions".into(),
+            ));
+        }
+        let s = &self.stream;
+        let blocks = x.lattice.sites(x.subset) / x.lattice.half_volume();
+        let params = super::blas::BlasParams {
+            x: x.data.ptr(s),
+            y: r.data.ptr(s),
+            n: (blocks * x.stride) as i64,
+            stride: x.stride as i64,
+            ..Default::default()
+        };
+        let format = colour_suffix(x.precision());
+        let [sum, ..] = self.run_reduction("heavy_quark", 1, format, params)?;
+        Ok(sum / x.lattice.sites(x.subset) as f64)
     }
 }
 
@@ -464,6 +470,7 @@ mod tests {
             for n in kernel_names(p) {
                 let declared = src.text.contains(&format!("void {n}("))
                     || src.text.contains(&format!("LATSOL_STAGGERED({n},"))
+                    || src.text.contains(&format!("LATSOL_HEAVY_QUARK({n},"))
                     || (n.starts_with("blas_") && !n.contains("many") && src.text.contains(&ops))
                     || n.strip_prefix("blas_axpy_many_").is_some_and(|rest| {
                         let lo = &rest[4..];
