@@ -9,9 +9,9 @@
 
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
-use super::{device_err, CudaBackend, CudaSpinor, DeviceData};
+use super::{device_err, CudaBackend, CudaSpinor};
 use crate::backend::SpinorField;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::field::{Fermion, SPINOR_REALS};
 use crate::gamma::SpinMatrix;
 use crate::lattice::Subset;
@@ -129,7 +129,7 @@ impl CudaBackend {
     }
 
     /// A staging buffer for a host array of `sites` spinors (f64 or f32).
-    fn staging(&self, double: bool, sites: usize) -> Result<super::pool::Pooled> {
+    fn staging_field(&self, double: bool, sites: usize) -> Result<super::pool::Pooled> {
         let p = if double {
             Precision::Double
         } else {
@@ -193,19 +193,14 @@ impl CudaBackend {
         }
         let sites = dst.lattice.sites(dst.subset);
         layout::spinor::check_len(sites, dst.subset, order, host.len())?;
-        let what = device_err("host-to-device copy");
         let double = matches!(host, HostReals::F64(_));
-        let mut staged = self.staging(double, sites)?;
-        match (host, &mut *staged) {
-            (HostReals::F64(h), DeviceData::F64(d)) => {
-                self.stream.memcpy_htod(h, d).map_err(what)?
-            }
-            (HostReals::F32(h), DeviceData::F32(d)) => {
-                self.stream.memcpy_htod(h, d).map_err(what)?
-            }
-            _ => unreachable!("staged in the host's precision"),
-        }
+        let staged = self.staging_field(double, sites)?;
         let at = staged.ptr(&self.stream);
+        let bytes: &[u8] = match host {
+            HostReals::F64(h) => bytemuck::cast_slice(h),
+            HostReals::F32(h) => bytemuck::cast_slice(h),
+        };
+        self.upload_bytes(at, bytes)?;
         let exp = match exp {
             Some(e) => e,
             None => layout::normalising_exponent(self.device_max_abs(at, sites * 24, double)?),
@@ -251,7 +246,7 @@ impl CudaBackend {
         let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
         layout::spinor::check_range(max, &out, exp)?;
         let double = matches!(out, HostRealsMut::F64(_));
-        let mut staged = self.staging(double, sites)?;
+        let staged = self.staging_field(double, sites)?;
         let m = layout::spinor::rotation_out(basis);
         let params = self.host_spinor_params(src, staged.ptr(&self.stream), order, m, exp);
         let name = format!(
@@ -260,17 +255,11 @@ impl CudaBackend {
             if double { "f64" } else { "f32" }
         );
         self.launch_tuned(&name, sites, 128, &params, None)?;
-        let what = device_err("device-to-host copy");
-        match (out, &mut *staged) {
-            (HostRealsMut::F64(h), DeviceData::F64(d)) => {
-                self.stream.memcpy_dtoh(d, h).map_err(what)?
-            }
-            (HostRealsMut::F32(h), DeviceData::F32(d)) => {
-                self.stream.memcpy_dtoh(d, h).map_err(what)?
-            }
-            _ => return Err(Error::Internal("staged in the host's precision".into())),
-        }
-        self.synchronize()
+        let bytes: &mut [u8] = match out {
+            HostRealsMut::F64(h) => bytemuck::cast_slice_mut(h),
+            HostRealsMut::F32(h) => bytemuck::cast_slice_mut(h),
+        };
+        self.download_bytes(bytes, staged.ptr(&self.stream))
     }
 }
 

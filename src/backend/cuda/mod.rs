@@ -27,6 +27,7 @@ mod modules;
 mod nvrtc;
 mod pool;
 mod staggered;
+mod staging;
 
 use std::collections::HashMap;
 
@@ -345,6 +346,8 @@ pub struct CudaBackend {
     pool: Arc<pool::BufferPool>,
     /// Two numbers the host-array conversions report (`host_spinor`).
     flags: CudaSlice<u64>,
+    /// Pinned buffers for the caller's arrays (`staging`), made on first use.
+    staging: Mutex<Option<staging::Staging>>,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
@@ -433,6 +436,7 @@ impl CudaBackend {
             kernels: Mutex::new(Default::default()),
             pool: Arc::default(),
             flags,
+            staging: Mutex::new(None),
             builder,
             tuner,
             scratch: Mutex::new(scratch),
@@ -631,10 +635,11 @@ impl CudaBackend {
     }
 
     /// The links of `gauge` as fixed point `T` relative to `max`, by the
-    /// CPU backend's rule, in the device layout of `shape`.
-    fn store_fixed_links<T: Fixed + cudarc::driver::DeviceRepr>(
+    /// CPU backend's rule, in the device layout of `shape`, to device
+    /// memory at `dst`.
+    fn store_fixed_links<T: Fixed + bytemuck::Pod>(
         &self,
-        dst: &mut CudaSlice<T>,
+        dst: u64,
         gauge: &GaugeField,
         reconstruct: Reconstruct,
         shape: SoaShape,
@@ -643,9 +648,7 @@ impl CudaBackend {
         let v = layout::links_to_soa(gauge, reconstruct, shape, |x| {
             T::from_scaled(x / max * T::MAX)
         })?;
-        self.stream
-            .memcpy_htod(&v, dst)
-            .map_err(device_err("host-to-device copy"))
+        self.upload_bytes(dst, bytemuck::cast_slice(&v))
     }
 
     /// `canonical` in the device layout as fixed point `T`, by the CPU
@@ -819,23 +822,29 @@ impl Backend for CudaBackend {
         let stride = layout::padded_stride(vh);
         let vec = SoaShape::link_vec(precision, reals);
         let shape = SoaShape::link(reals, vec, vh, stride);
-        let mut links = self.alloc_links(precision, 8 * shape.block_len())?;
+        let links = self.alloc_links(precision, 8 * shape.block_len())?;
         // Compressed and reordered straight into the device layout in one
-        // parallel pass (no canonical copy in between), then one transfer.
-        let what = device_err("host-to-device copy");
-        let s = &self.stream;
-        match &mut links {
-            DeviceData::F64(d) => {
+        // parallel pass (no canonical copy in between), then one transfer
+        // through the pinned staging buffers.
+        let at = links.ptr(&self.stream);
+        match &links {
+            DeviceData::F64(_) => {
                 let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x)?;
-                s.memcpy_htod(&v, d).map_err(what)?
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
-            DeviceData::F32(d) => {
+            DeviceData::F32(_) => {
                 let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x as f32)?;
-                s.memcpy_htod(&v, d).map_err(what)?
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
-            DeviceData::I16(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
-            DeviceData::I8(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
-            DeviceData::I32(d) => self.store_fixed_links(d, gauge, reconstruct, shape, max)?,
+            DeviceData::I16(_) => {
+                self.store_fixed_links::<i16>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I8(_) => {
+                self.store_fixed_links::<i8>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I32(_) => {
+                self.store_fixed_links::<i32>(at, gauge, reconstruct, shape, max)?
+            }
             DeviceData::P20(_) | DeviceData::P30(_) => {
                 return Err(Error::Internal("links are never stored packed".into()))
             }

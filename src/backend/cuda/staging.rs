@@ -1,0 +1,120 @@
+//! Host arrays across the bus through two pinned staging buffers, kept by
+//! the backend (made at the first transfer): a caller's pageable array is
+//! copied in chunks, by all host threads, into one buffer while the device
+//! reads the other, so the copy runs at the pinned transfer rate rather
+//! than the driver's pageable path (about 8 GB/s measured on the H100
+//! machine for a 403 MB spinor). The way back is the same in reverse.
+
+use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice};
+use rayon::prelude::*;
+
+use super::{device_err, CudaBackend};
+use crate::error::{Error, Result};
+
+/// Bytes per chunk: large enough for the transfer rate, small enough that
+/// the two buffers cost little pinned memory.
+const CHUNK: usize = 16 << 20;
+
+/// The two buffers and the events of the last transfer that used each.
+pub(crate) struct Staging {
+    bufs: [PinnedHostSlice<u8>; 2],
+    done: [CudaEvent; 2],
+}
+
+/// Copies `src` into `dst` with every host thread.
+fn parallel_copy(dst: &mut [u8], src: &[u8]) {
+    const PIECE: usize = 1 << 20;
+    dst.par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+impl CudaBackend {
+    fn staging(&self) -> Result<std::sync::MutexGuard<'_, Option<Staging>>> {
+        let mut guard = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Internal("staging buffers poisoned".into()))?;
+        if guard.is_none() {
+            let what = device_err("pinned staging buffers");
+            // SAFETY: plain pinned allocations (not write-combined: the
+            // host reads them on the way back).
+            let alloc = || unsafe { self.ctx.alloc_pinned_with_flags::<u8>(CHUNK, 0) };
+            let event = || self.ctx.new_event(None);
+            *guard = Some(Staging {
+                bufs: [alloc().map_err(&what)?, alloc().map_err(&what)?],
+                done: [event().map_err(&what)?, event().map_err(&what)?],
+            });
+        }
+        Ok(guard)
+    }
+
+    /// `src` into device memory at `dst` (at least `src.len()` bytes);
+    /// queued on the stream, the caller's array free on return.
+    pub(crate) fn upload_bytes(&self, dst: u64, src: &[u8]) -> Result<()> {
+        let mut guard = self.staging()?;
+        let st = guard.as_mut().expect("made above");
+        let stream: &CudaStream = &self.stream;
+        let what = device_err("host-to-device copy");
+        for (k, chunk) in src.chunks(CHUNK).enumerate() {
+            let b = k % 2;
+            // The copy that last read this buffer is done.
+            st.done[b].synchronize().map_err(&what)?;
+            let buf = &mut st.bufs[b].as_mut_slice().map_err(&what)?[..chunk.len()];
+            parallel_copy(buf, chunk);
+            // SAFETY: the device range is within the caller's allocation;
+            // the buffer is not written again before `done[b]` is reached.
+            unsafe {
+                cudarc::driver::result::memcpy_htod_async(
+                    dst + (k * CHUNK) as u64,
+                    buf,
+                    stream.cu_stream(),
+                )
+            }
+            .map_err(&what)?;
+            st.done[b].record(stream).map_err(&what)?;
+        }
+        Ok(())
+    }
+
+    /// `dst.len()` bytes of device memory at `src` into `dst`, after the
+    /// work queued before; returns when they are there.
+    pub(crate) fn download_bytes(&self, dst: &mut [u8], src: u64) -> Result<()> {
+        let mut guard = self.staging()?;
+        let st = guard.as_mut().expect("made above");
+        let stream: &CudaStream = &self.stream;
+        let what = device_err("device-to-host copy");
+        let n = dst.len().div_ceil(CHUNK);
+        let total = dst.len();
+        let len = move |k: usize| CHUNK.min(total - k * CHUNK);
+        // Chunk k + 1 is on its way while chunk k is copied out.
+        let issue = |st: &mut Staging, k: usize| -> Result<()> {
+            let b = k % 2;
+            let buf = &mut st.bufs[b].as_mut_slice().map_err(&what)?[..len(k)];
+            // SAFETY: the device range is within the field's allocation;
+            // the buffer is read only after `done[b]`.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(
+                    buf,
+                    src + (k * CHUNK) as u64,
+                    stream.cu_stream(),
+                )
+            }
+            .map_err(&what)?;
+            st.done[b].record(stream).map_err(&what)
+        };
+        if n > 0 {
+            issue(st, 0)?;
+        }
+        for k in 0..n {
+            if k + 1 < n {
+                issue(st, k + 1)?;
+            }
+            let b = k % 2;
+            st.done[b].synchronize().map_err(&what)?;
+            let buf = &st.bufs[b].as_mut_slice().map_err(&what)?[..len(k)];
+            parallel_copy(&mut dst[k * CHUNK..k * CHUNK + len(k)], buf);
+        }
+        Ok(())
+    }
+}
