@@ -58,14 +58,8 @@ pub fn invert<B: Backend>(
     let start = std::time::Instant::now();
     let bb = backend.norm2(&b)?;
     let mut r = alloc(Subset::Full, hi)?;
-    let (mut total, mut flops) = (SolverStats::default(), 0.0f64);
-    // The L2 tolerance of this round: tightened while the heavy-quark
-    // residual (a second stop criterion when `tol_hq` is set, as QUDA's
-    // QUDA_HEAVY_QUARK_RESIDUAL) is above its tolerance.
-    let mut tol = params.first_l2_tol();
-    let floor = 10.0 * hi.epsilon();
-    let (true_residual, hq) = loop {
-        let left = params.maxiter.saturating_sub(total.iterations).max(1);
+    let mut flops = 0.0f64;
+    let (total, true_residual, hq) = heavy_quark_rounds(params, bb, |tol, left| {
         let (stats, f) = solve_once(
             backend,
             links,
@@ -78,21 +72,12 @@ pub fn invert<B: Backend>(
             monitor,
         )?;
         flops += f * stats.iterations as f64;
-        total.iterations += stats.iterations;
-        total.restarts += stats.restarts;
-        total.reliable_updates += stats.reliable_updates;
-        total.iterated_residual = stats.iterated_residual;
         // The true residual of the full system, and its heavy-quark form.
         StaggeredFull::new(backend, links, m, hi).apply(&mut r, &xd, false)?;
         let rr = backend.xmy_norm2(&b, &mut r)?;
         let hq = backend.heavy_quark_residual2(&xd, &r)?.sqrt();
-        let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
-        let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
-        if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
-            break (true_residual, hq);
-        }
-        tol = tighter(tol, hq, params.tol_hq, floor);
-    };
+        Ok((stats, rr, hq))
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     backend.download_spinor(&xd, x)?;
     Ok(InvertResult {
@@ -234,15 +219,10 @@ pub fn invert_parity<B: Backend>(
     let flops = a.0.flops();
     let bb = backend.norm2(&b)?;
     let mut r = alloc()?;
-    let mut total = SolverStats::default();
-    // As `invert`: the L2 tolerance is tightened while the heavy-quark
-    // residual is above its target.
-    let mut tol = params.first_l2_tol();
-    let floor = 10.0 * hi.epsilon();
-    let (true_residual, hq) = loop {
+    let (total, true_residual, hq) = heavy_quark_rounds(params, bb, |tol, left| {
         let mixed = MixedParams {
             tol,
-            maxiter: params.maxiter.saturating_sub(total.iterations).max(1),
+            maxiter: left,
             progress_every: params.progress_every,
             delta: params.reliable_delta,
             tol_inner: 0.1,
@@ -260,19 +240,10 @@ pub fn invert_parity<B: Backend>(
                 monitor,
             )?,
         };
-        total.iterations += stats.iterations;
-        total.restarts += stats.restarts;
-        total.reliable_updates += stats.reliable_updates;
-        total.iterated_residual = stats.iterated_residual;
         let rr = crate::solver::true_residual(backend, &mut a, &xp, &b, &mut r)?;
-        let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
         let hq = backend.heavy_quark_residual2(&xp, &r)?.sqrt();
-        let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
-        if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
-            break (true_residual, hq);
-        }
-        tol = tighter(tol, hq, params.tol_hq, floor);
-    };
+        Ok((stats, rr, hq))
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     backend.download_spinor(&xp, x)?;
     Ok(InvertResult {
@@ -288,10 +259,36 @@ pub fn invert_parity<B: Backend>(
     })
 }
 
-/// The next L2 tolerance while the heavy-quark residual `hq` is above its
-/// target: cut by the ratio still to go, between 2× and 100× a round.
-fn tighter(tol: f64, hq: f64, tol_hq: f64, floor: f64) -> f64 {
-    (tol * (tol_hq / hq).clamp(0.01, 0.5)).max(floor)
+/// The rounds of a solve with MILC's heavy-quark residual as a second stop
+/// criterion (QUDA's QUDA_HEAVY_QUARK_RESIDUAL): `round(tol, maxiter)`
+/// solves on from the current solution to the L2 tolerance `tol` and
+/// returns its statistics, `‖b − M x‖²` and the heavy-quark residual of its
+/// answer; while that is above `params.tol_hq` the next round runs with a
+/// tighter L2 tolerance (cut by the ratio still to go, between 2× and 100×,
+/// not below ten roundoffs). `bb` is `‖b‖²`. Returns the summed statistics,
+/// the true relative residual and the heavy-quark residual of the last round.
+fn heavy_quark_rounds(
+    params: &StaggeredInvertParams,
+    bb: f64,
+    mut round: impl FnMut(f64, usize) -> Result<(SolverStats, f64, f64)>,
+) -> Result<(SolverStats, f64, f64)> {
+    let mut total = SolverStats::default();
+    let mut tol = params.first_l2_tol();
+    let floor = 10.0 * params.precision.epsilon();
+    loop {
+        let left = params.maxiter.saturating_sub(total.iterations).max(1);
+        let (stats, rr, hq) = round(tol, left)?;
+        total.iterations += stats.iterations;
+        total.restarts += stats.restarts;
+        total.reliable_updates += stats.reliable_updates;
+        total.iterated_residual = stats.iterated_residual;
+        let true_residual = if bb > 0.0 { (rr / bb).sqrt() } else { 0.0 };
+        let hq_met = params.tol_hq == 0.0 || hq <= params.tol_hq;
+        if hq_met || total.iterations >= params.maxiter || tol <= floor || bb == 0.0 {
+            return Ok((total, true_residual, hq));
+        }
+        tol = (tol * (params.tol_hq / hq).clamp(0.01, 0.5)).max(floor);
+    }
 }
 
 /// The Hermitian positive definite operator of a staggered multi-shift

@@ -306,15 +306,8 @@ pub unsafe extern "C" fn qudaInvert(
                 &solutions,
             )?
         };
-        for (p, v) in [(final_resid, res), (final_rel_resid, hq)] {
-            not_null(p, "final residual")?;
-            // SAFETY: checked non-null; the caller's output.
-            unsafe { *p = v };
-        }
-        not_null(num_iters, "num_iters")?;
-        // SAFETY: as above.
-        unsafe { *num_iters = iters as c_int };
-        Ok(())
+        // SAFETY: the caller's outputs.
+        unsafe { write_outputs(final_resid, final_rel_resid, num_iters, (iters, res, hq)) }
     })
 }
 
@@ -373,16 +366,38 @@ pub unsafe extern "C" fn qudaInvertMsrc(
                 sols,
             )?
         };
-        for (p, v) in [(final_residual, res), (final_fermilab_residual, hq)] {
-            not_null(p, "final residual")?;
-            // SAFETY: the caller's outputs.
-            unsafe { *p = v };
+        // SAFETY: the caller's outputs.
+        unsafe {
+            write_outputs(
+                final_residual,
+                final_fermilab_residual,
+                num_iters,
+                (iters, res, hq),
+            )
         }
-        not_null(num_iters, "num_iters")?;
-        // SAFETY: as above.
-        unsafe { *num_iters = iters as c_int };
-        Ok(())
     })
+}
+
+/// Writes a parity solve's true and heavy-quark residuals and iterations
+/// into MILC's outputs.
+///
+/// # Safety
+/// Each pointer is NULL (refused) or points to a writable value.
+unsafe fn write_outputs(
+    resid: *mut f64,
+    hq_resid: *mut f64,
+    num_iters: *mut c_int,
+    (iters, res, hq): (usize, f64, f64),
+) -> Result<()> {
+    for (p, v) in [(resid, res), (hq_resid, hq)] {
+        not_null(p, "final residual")?;
+        // SAFETY: checked non-null; the caller's output.
+        unsafe { *p = v };
+    }
+    not_null(num_iters, "num_iters")?;
+    // SAFETY: as above.
+    unsafe { *num_iters = iters as c_int };
+    Ok(())
 }
 
 /// The parity solves of `qudaInvert` / `qudaInvertMsrc`: total iterations
