@@ -200,7 +200,52 @@ impl ContextInner {
     }
 }
 
+/// What a backend's own gauge import gives: its scan and the stored
+/// formats, boxed.
+type ImportedGauge = (crate::backend::GaugeScan, Vec<Box<dyn Any + Send + Sync>>);
+
 impl ContextInner {
+    /// A caller's gauge array checked and stored by the backend itself
+    /// (`Backend::import_gauge`), the stored fields boxed; `None` where the
+    /// host path must do it.
+    pub(crate) fn import_gauge(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        host: &crate::layout::HostGauge,
+        params: &GaugeParams,
+        formats: &[(crate::precision::Precision, crate::precision::Reconstruct)],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<ImportedGauge>> {
+        fn import<B: Backend>(
+            b: &B,
+            lattice: &Arc<crate::lattice::Lattice>,
+            host: &crate::layout::HostGauge,
+            params: &GaugeParams,
+            formats: &[(crate::precision::Precision, crate::precision::Reconstruct)],
+            accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+        ) -> Result<Option<ImportedGauge>>
+        where
+            B::Gauge: 'static,
+        {
+            let t = params.t_boundary;
+            Ok(
+                b.import_gauge(lattice, host, t, params.gauge_fixed, formats, accept)?
+                    .map(|(scan, links)| {
+                        let boxed = links
+                            .into_iter()
+                            .map(|g| Box::new(g) as Box<dyn Any + Send + Sync>)
+                            .collect();
+                        (scan, boxed)
+                    }),
+            )
+        }
+        match &self.backend {
+            AnyBackend::Cpu(b) => import(b, lattice, host, params, formats, accept),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => import(b.as_ref(), lattice, host, params, formats, accept),
+        }
+    }
+
     /// Stores staggered links on the backend (`Backend::upload_staggered`).
     pub(crate) fn upload_staggered(
         &self,

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::context::{Context, ContextInner};
 use super::params::{GaugeParams, Verbosity};
+use crate::backend::GaugeScan;
 use crate::error::{Error, Result};
 use crate::field::GaugeField;
 use crate::lattice::{Lattice, Parity};
-use crate::layout::{self, HostGauge, HostReals};
+use crate::layout::{self, HostGauge};
 
 /// A gauge field loaded into a context.
 pub struct Gauge {
@@ -34,41 +35,51 @@ impl Gauge {
     pub(crate) fn load(ctx: &Context, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
         params.validate()?;
         let lattice = Arc::new(Lattice::new(params.dims)?);
-        let order = match host {
-            HostGauge::Qdp(_) => layout::GaugeOrder::Qdp,
-            HostGauge::Milc(_) => layout::GaugeOrder::Milc,
-            HostGauge::CpsWilson(_) => layout::GaugeOrder::CpsWilson,
-        };
+        let order = host.order();
         if order != params.order {
             return Err(Error::InvalidArgument(format!(
                 "order = {:?} but the host field was passed as {order:?}",
                 params.order
             )));
         }
+        layout::gauge::check_lengths(&lattice, host)?;
         let start = std::time::Instant::now();
-        let field = layout::gauge::import(&lattice, host)?;
-        let imported = start.elapsed().as_secs_f64();
-        check_su3(&field, params, host)?;
-        if params.gauge_fixed {
-            check_temporal_gauge(&field, params, host)?;
-        }
-        let plaquette = field.plaquette();
-        let checked = start.elapsed().as_secs_f64();
-        let storage =
-            ctx.inner
-                .upload_gauge(&field, params, params.precision, params.reconstruct)?;
-        let sloppy = if (params.precision_sloppy, params.reconstruct_sloppy)
+        let mut formats = vec![(params.precision, params.reconstruct)];
+        if (params.precision_sloppy, params.reconstruct_sloppy)
             != (params.precision, params.reconstruct)
         {
-            Some(ctx.inner.upload_gauge(
-                &field,
-                params,
-                params.precision_sloppy,
-                params.reconstruct_sloppy,
-            )?)
-        } else {
-            None
+            formats.push((params.precision_sloppy, params.reconstruct_sloppy));
+        }
+        // The backend's own path first (the CUDA backend: checks and stores
+        // on the device); the host path where it has none, or where a check
+        // fails (it words the error, naming the link).
+        let su3_tol = su3_tolerance(params, host);
+        let temporal_tol = params.gauge_fixed.then(|| link_tolerance(params, host));
+        let accept = |scan: &GaugeScan| {
+            su3_tol.is_none_or(|t| scan.max_su3_deviation <= t)
+                && temporal_tol.is_none_or(|t| scan.max_temporal_deviation <= t)
         };
+        let imported = ctx
+            .inner
+            .import_gauge(&lattice, host, params, &formats, &accept)?;
+        let (plaquette, mut stored, path) = match imported {
+            Some((scan, stored)) => (scan.plaquette, stored, "on the backend"),
+            None => {
+                let field = layout::gauge::import(&lattice, host)?;
+                check_su3(&field, su3_tol, params)?;
+                if params.gauge_fixed {
+                    check_temporal_gauge(&field, params, host)?;
+                }
+                let plaquette = field.plaquette();
+                let stored = formats
+                    .iter()
+                    .map(|&(p, r)| ctx.inner.upload_gauge(&field, params, p, r))
+                    .collect::<Result<Vec<_>>>()?;
+                (plaquette, stored, "on the host")
+            }
+        };
+        let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
+        let storage = stored.pop().expect("one stored");
         ctx.inner.log(
             Verbosity::Verbose,
             &format!(
@@ -79,11 +90,9 @@ impl Gauge {
         ctx.inner.log(
             Verbosity::Debug,
             &format!(
-                "gauge load {:.3} s: host import {imported:.3} s, SU(3) check and plaquette \
-                 {:.3} s, stored on the backend {:.3} s",
+                "gauge load {:.3} s: converted and checked {path}, {} format(s) stored",
                 start.elapsed().as_secs_f64(),
-                checked - imported,
-                start.elapsed().as_secs_f64() - checked
+                formats.len()
             ),
         );
         Ok(Gauge {
@@ -152,38 +161,34 @@ fn check_temporal_gauge(field: &GaugeField, params: &GaugeParams, host: &HostGau
 /// The tolerance of the link checks: the caller's, or 1e-10 for double and
 /// 1e-5 for single host fields.
 fn link_tolerance(params: &GaugeParams, host: &HostGauge) -> f64 {
-    let single_host = matches!(
-        host,
-        HostGauge::Milc(HostReals::F32(_))
-            | HostGauge::CpsWilson(HostReals::F32(_))
-            | HostGauge::Qdp([HostReals::F32(_), ..])
-    );
     match params.su3_tolerance {
         t if t > 0.0 => t,
-        _ if single_host => 1e-5,
+        _ if host.is_single() => 1e-5,
         _ => 1e-10,
     }
 }
 
-/// Refuses links that are not SU(3) within the tolerance.
-fn check_su3(field: &GaugeField, params: &GaugeParams, host: &HostGauge) -> Result<()> {
-    let single_host = matches!(
-        host,
-        HostGauge::Milc(HostReals::F32(_))
-            | HostGauge::CpsWilson(HostReals::F32(_))
-            | HostGauge::Qdp([HostReals::F32(_), ..])
-    );
-    // Compressed links are rebuilt assuming SU(3): the check is not optional.
+/// The tolerance of the SU(3) check, `None` when it is skipped (a negative
+/// `su3_tolerance` with uncompressed links: compressed links are rebuilt
+/// assuming SU(3), so for them the check is not optional).
+fn su3_tolerance(params: &GaugeParams, host: &HostGauge) -> Option<f64> {
     let compressed = params.reconstruct != crate::precision::Reconstruct::Full18
         || params.reconstruct_sloppy != crate::precision::Reconstruct::Full18;
-    let tol = match params.su3_tolerance {
-        t if t < 0.0 && !compressed => return Ok(()),
-        t if t < 0.0 && single_host => 1e-5,
-        t if t < 0.0 => 1e-10,
-        t if t > 0.0 => t,
-        _ if single_host => 1e-5,
-        _ => 1e-10,
+    let default = if host.is_single() { 1e-5 } else { 1e-10 };
+    match params.su3_tolerance {
+        t if t < 0.0 && !compressed => None,
+        t if t > 0.0 => Some(t),
+        _ => Some(default),
+    }
+}
+
+/// Refuses links that are not SU(3) within the tolerance.
+fn check_su3(field: &GaugeField, tol: Option<f64>, params: &GaugeParams) -> Result<()> {
+    let Some(tol) = tol else {
+        return Ok(());
     };
+    let compressed = params.reconstruct != crate::precision::Reconstruct::Full18
+        || params.reconstruct_sloppy != crate::precision::Reconstruct::Full18;
     let (dev, i) = field.max_su3_deviation();
     if dev > tol {
         let lat = field.lattice();

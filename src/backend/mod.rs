@@ -20,9 +20,25 @@ use crate::clover::CloverField;
 use crate::error::Result;
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
-use crate::layout::{DiracOrder, GammaBasis, HostReals, HostRealsMut};
+use crate::layout::{DiracOrder, GammaBasis, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct, TBoundary};
+
+/// What a backend's scan of a caller's gauge array found
+/// (`Backend::import_gauge`): what the host path's checks and plaquette
+/// compute, in the same definitions (`Su3::su3_deviation`,
+/// `GaugeField::plaquette`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GaugeScan {
+    /// Links holding a NaN or an infinity.
+    pub non_finite: usize,
+    /// The largest deviation of a link from SU(3).
+    pub max_su3_deviation: f64,
+    /// The largest deviation from 1 of a T link off the last time slice.
+    pub max_temporal_deviation: f64,
+    /// Average, spatial and temporal plaquette.
+    pub plaquette: [f64; 3],
+}
 
 /// What every backend's spinor field reports about itself.
 pub trait SpinorField: Send {
@@ -125,6 +141,30 @@ pub trait Backend: Send + Sync {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<Self::Gauge>;
+
+    /// A caller's gauge array checked and stored in every format of
+    /// `formats` by the backend itself, with no canonical host copy in
+    /// between (issue 18): the array crosses as it is, and the reordering,
+    /// compression and precision change run where the links will live.
+    /// The scan's numbers (non-finite links, SU(3) and temporal-gauge
+    /// deviations, plaquette) go to `accept` before anything is stored;
+    /// `None` when it refuses them, or when this backend converts on the
+    /// host (the default: the CPU), or could not stage the array: the
+    /// caller then takes the host path (`import`, checks, `upload_gauge`),
+    /// which also words any error. The lengths are the caller's to check.
+    /// `temporal`: the storage of `upload_gauge_temporal` (the caller has
+    /// checked the field is in temporal gauge when `accept` says yes).
+    fn import_gauge(
+        &self,
+        _lattice: &Arc<Lattice>,
+        _host: &HostGauge,
+        _t_boundary: TBoundary,
+        _temporal: bool,
+        _formats: &[(Precision, Reconstruct)],
+        _accept: &dyn Fn(&GaugeScan) -> bool,
+    ) -> Result<Option<(GaugeScan, Vec<Self::Gauge>)>> {
+        Ok(None)
+    }
 
     /// As `upload_gauge`, for a field in temporal gauge: every T link off
     /// the last time slice is the unit matrix (the caller has checked it),

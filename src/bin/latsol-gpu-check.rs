@@ -17,6 +17,10 @@
 //!    mixed-precision and multi-shift solves from every sloppy format
 //!    (single, half, quarter, packed 20- and 30-bit) with the iteration
 //!    counts of both backends compared.
+//! 4. The device's conversions of the caller's arrays: spinors in every
+//!    host order (`check_host_orders`) and gauge fields in every order,
+//!    host precision and stored format (`gpu_check/gauge_import.rs`),
+//!    against the host path.
 //!
 //! ```text
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
@@ -42,6 +46,10 @@ fn main() {
 fn main() -> std::process::ExitCode {
     check::main()
 }
+
+#[cfg(feature = "cuda")]
+#[path = "gpu_check/gauge_import.rs"]
+mod gauge_import;
 
 #[cfg(feature = "cuda")]
 mod check {
@@ -1641,6 +1649,12 @@ mod check {
                 ),
                 r.is_ok(),
             );
+        }
+        if !bench_only {
+            match crate::gauge_import::run(&gpu, &lat, &gauge) {
+                Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
+                Err(err) => rep.flag(&format!("gauge import ran {err}"), false),
+            }
         }
         for prec in ALL_PRECISIONS.into_iter().filter(|p| checked.contains(p)) {
             if bench_only {

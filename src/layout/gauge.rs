@@ -168,22 +168,8 @@ fn check_len(order: GaugeOrder, array: usize, actual: usize, expected: usize) ->
 /// the site coordinates and direction of the first such link in canonical
 /// order, site-major with μ inner).
 pub fn import(lattice: &Arc<Lattice>, host: &HostGauge) -> Result<GaugeField> {
-    let v = lattice.volume();
-    let order = match host {
-        HostGauge::Qdp(_) => GaugeOrder::Qdp,
-        HostGauge::Milc(_) => GaugeOrder::Milc,
-        HostGauge::CpsWilson(_) => GaugeOrder::CpsWilson,
-    };
-    let (_, expected) = array_shape(order, v);
-    match host {
-        HostGauge::Qdp(arrays) => {
-            for (mu, a) in arrays.iter().enumerate() {
-                check_len(order, mu, a.len(), expected)?;
-            }
-        }
-        HostGauge::Milc(a) | HostGauge::CpsWilson(a) => check_len(order, 0, a.len(), expected)?,
-    }
-
+    check_lengths(lattice, host)?;
+    let order = host.order();
     let mut field = GaugeField::try_unit(lattice.clone())?;
     let links = field.links_mut();
     // Canonical index (site·4 + μ) of the first non-finite link.
@@ -219,6 +205,22 @@ pub fn import(lattice: &Arc<Lattice>, host: &HostGauge) -> Result<GaugeField> {
         );
     }
     Ok(field)
+}
+
+/// Refuses host arrays whose lengths do not fit the lattice (the error
+/// names the order and the array).
+pub fn check_lengths(lattice: &Lattice, host: &HostGauge) -> Result<()> {
+    let order = host.order();
+    let (_, expected) = array_shape(order, lattice.volume());
+    match host {
+        HostGauge::Qdp(arrays) => {
+            for (mu, a) in arrays.iter().enumerate() {
+                check_len(order, mu, a.len(), expected)?;
+            }
+            Ok(())
+        }
+        HostGauge::Milc(a) | HostGauge::CpsWilson(a) => check_len(order, 0, a.len(), expected),
+    }
 }
 
 /// Writes the canonical field in a host order: `out` holds 4 arrays of

@@ -133,6 +133,34 @@ pub enum HostGauge<'a> {
     CpsWilson(HostReals<'a>),
 }
 
+impl HostGauge<'_> {
+    pub fn order(&self) -> GaugeOrder {
+        match self {
+            HostGauge::Qdp(_) => GaugeOrder::Qdp,
+            HostGauge::Milc(_) => GaugeOrder::Milc,
+            HostGauge::CpsWilson(_) => GaugeOrder::CpsWilson,
+        }
+    }
+
+    /// Whether the caller's arrays are single precision.
+    pub fn is_single(&self) -> bool {
+        matches!(
+            self,
+            HostGauge::Milc(HostReals::F32(_))
+                | HostGauge::CpsWilson(HostReals::F32(_))
+                | HostGauge::Qdp([HostReals::F32(_), ..])
+        )
+    }
+
+    /// The arrays, in order (one, or four for QDP).
+    pub fn arrays(&self) -> &[HostReals<'_>] {
+        match self {
+            HostGauge::Qdp(a) => a,
+            HostGauge::Milc(a) | HostGauge::CpsWilson(a) => std::slice::from_ref(a),
+        }
+    }
+}
+
 /// Host spinor orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiracOrder {

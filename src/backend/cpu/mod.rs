@@ -245,6 +245,8 @@ impl Backend for CpuBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CpuGauge> {
+        // The hopping term walks the neighbour tables.
+        gauge.lattice().build_neighbour_tables()?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
             links: self
@@ -261,6 +263,8 @@ impl Backend for CpuBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CpuGauge> {
+        // The hopping term walks the neighbour tables.
+        gauge.lattice().build_neighbour_tables()?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
             links: self
@@ -535,6 +539,7 @@ impl Backend for CpuBackend {
         long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CpuStaggeredLinks> {
         use crate::long_links::LongReconstruct;
+        fat.lattice().build_neighbour_tables()?;
         let compression = (long_reconstruct != LongReconstruct::Full18).then_some(long_reconstruct);
         let (fat_links, long_links) = self.pool.install(|| {
             let long = match long {

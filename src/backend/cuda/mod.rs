@@ -20,6 +20,7 @@ mod clover;
 mod dslash;
 #[cfg(test)]
 mod emulation;
+mod host_gauge;
 mod host_spinor;
 mod launch;
 pub mod layout;
@@ -634,6 +635,19 @@ impl CudaBackend {
         }
     }
 
+    /// Links stored in `precision` with `max` their largest stored
+    /// magnitude: the fixed-point type's largest integer and the scale
+    /// (value = stored · scale); (1, 1) for floating point.
+    fn link_scale(precision: Precision, max: f64) -> (f64, f64) {
+        let fixed_max = match precision {
+            Precision::Half | Precision::Packed20 => <i16 as Fixed>::MAX,
+            Precision::Quarter => <i8 as Fixed>::MAX,
+            Precision::Packed30 => <i32 as Fixed>::MAX,
+            _ => return (1.0, 1.0),
+        };
+        (fixed_max, max / fixed_max)
+    }
+
     /// The links of `gauge` as fixed point `T` relative to `max`, by the
     /// CPU backend's rule, in the device layout of `shape`, to device
     /// memory at `dst`.
@@ -757,6 +771,20 @@ impl Backend for CudaBackend {
         self.pool.release_all();
     }
 
+    fn import_gauge(
+        &self,
+        lattice: &Arc<Lattice>,
+        host: &crate::layout::HostGauge,
+        t_boundary: TBoundary,
+        _temporal: bool,
+        formats: &[(Precision, Reconstruct)],
+        accept: &dyn Fn(&super::GaugeScan) -> bool,
+    ) -> Result<Option<(super::GaugeScan, Vec<CudaGauge>)>> {
+        // Temporal-gauge storage is the plain one here (the default
+        // `upload_gauge_temporal`).
+        self.import_gauge_impl(lattice, host, t_boundary, formats, accept)
+    }
+
     fn import_spinor(
         &self,
         dst: &mut CudaSpinor,
@@ -808,17 +836,7 @@ impl Backend for CudaBackend {
                 buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
             })
             .reduce(|| 1.0f64, f64::max);
-        let fixed_max = match precision {
-            Precision::Half | Precision::Packed20 => <i16 as Fixed>::MAX,
-            Precision::Quarter => <i8 as Fixed>::MAX,
-            Precision::Packed30 => <i32 as Fixed>::MAX,
-            _ => 1.0,
-        };
-        let scale = if fixed_max > 1.0 {
-            max / fixed_max
-        } else {
-            1.0
-        };
+        let (_, scale) = Self::link_scale(precision, max);
         let stride = layout::padded_stride(vh);
         let vec = SoaShape::link_vec(precision, reals);
         let shape = SoaShape::link(reals, vec, vh, stride);

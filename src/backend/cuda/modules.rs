@@ -153,6 +153,12 @@ pub const SOURCES: &[Source] = &[
         reconstructs: &[],
     },
     Source {
+        name: "host_gauge",
+        text: include_str!("../../../kernels/host_gauge.cu"),
+        kernels: super::host_gauge::kernel_names,
+        reconstructs: &[],
+    },
+    Source {
         name: "host_spinor",
         text: include_str!("../../../kernels/host_spinor.cu"),
         kernels: super::host_spinor::kernel_names,

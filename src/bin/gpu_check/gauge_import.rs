@@ -1,0 +1,235 @@
+//! latsol-gpu-check, one part: the device's gauge import
+//! (`Backend::import_gauge`, kernels/host_gauge.cu) against the host path
+//! (`layout::gauge::import`, the host's checks and plaquette, then
+//! `upload_gauge` from the canonical field), for every host order and host
+//! precision and every stored format. New link buffers are zeroed and no
+//! stored real of a hot field is zero, so a link the kernel fails to write
+//! shows as a difference.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use latsol::backend::cuda::{CudaBackend, CudaGauge};
+use latsol::backend::{Backend, GaugeScan};
+use latsol::field::GaugeField;
+use latsol::lattice::{Lattice, Parity};
+use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::precision::{Precision, Reconstruct, TBoundary};
+
+/// One compared quantity: what, the error found, its bound.
+pub struct Check {
+    pub what: String,
+    pub err: f64,
+    pub tol: f64,
+}
+
+type R<T> = Result<T, String>;
+
+fn e<T: std::fmt::Display>(x: T) -> String {
+    x.to_string()
+}
+
+/// Every stored format: each precision with each reconstruct.
+fn formats() -> Vec<(Precision, Reconstruct)> {
+    Precision::ALL
+        .iter()
+        .flat_map(|&p| {
+            [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight].map(move |r| (p, r))
+        })
+        .collect()
+}
+
+/// The stored reals of `g` as f64 in units of their own resolution: an
+/// ulp of 1 for floating point, one integer step for fixed point.
+fn stored_units(gpu: &CudaBackend, g: &CudaGauge, p: Precision) -> R<(Vec<f64>, f64)> {
+    let (bytes, scale) = g.stored_bytes(gpu).map_err(e)?;
+    let v: Vec<f64> = match p {
+        Precision::Double => bytemuck::cast_slice::<u8, f64>(&bytes)
+            .iter()
+            .map(|&x| x / f64::EPSILON)
+            .collect(),
+        Precision::Single => bytemuck::cast_slice::<u8, f32>(&bytes)
+            .iter()
+            .map(|&x| x as f64 / f32::EPSILON as f64)
+            .collect(),
+        Precision::Half | Precision::Packed20 => bytemuck::cast_slice::<u8, i16>(&bytes)
+            .iter()
+            .map(|&x| x as f64)
+            .collect(),
+        Precision::Quarter => bytes.iter().map(|&x| x as i8 as f64).collect(),
+        Precision::Packed30 => bytemuck::cast_slice::<u8, i32>(&bytes)
+            .iter()
+            .map(|&x| x as f64)
+            .collect(),
+    };
+    Ok((v, scale))
+}
+
+/// The largest deviation from 1 of a T link off the last time slice, as
+/// `api::gauge`'s temporal-gauge check measures it.
+fn temporal_deviation(field: &GaugeField) -> f64 {
+    let lat = field.lattice();
+    let mut dev: f64 = 0.0;
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            if lat.coords(p, cb)[3] == lat.dims()[3] - 1 {
+                continue;
+            }
+            let u = field.link(p, cb, 3);
+            for i in 0..3 {
+                for j in 0..3 {
+                    let one = if i == j { 1.0 } else { 0.0 };
+                    dev = dev.max((u.0[i][j] - one).norm());
+                }
+            }
+        }
+    }
+    dev
+}
+
+/// The host arrays of `gauge` in `order` (one, or four for QDP), double.
+fn host_arrays(gauge: &GaugeField, order: GaugeOrder) -> R<Vec<Vec<f64>>> {
+    let v = gauge.lattice().volume();
+    let (n, len) = match order {
+        GaugeOrder::Qdp => (4, v * 18),
+        _ => (1, v * 4 * 18),
+    };
+    let mut arrays = vec![vec![0.0; len]; n];
+    let mut outs: Vec<HostRealsMut> = arrays.iter_mut().map(|a| HostRealsMut::F64(a)).collect();
+    layout::gauge::export(gauge, order, &mut outs).map_err(e)?;
+    Ok(arrays)
+}
+
+fn host_gauge<'a>(order: GaugeOrder, arrays: &'a [HostReals<'a>]) -> HostGauge<'a> {
+    match order {
+        GaugeOrder::Qdp => HostGauge::Qdp([arrays[0], arrays[1], arrays[2], arrays[3]]),
+        GaugeOrder::Milc => HostGauge::Milc(arrays[0]),
+        GaugeOrder::CpsWilson => HostGauge::CpsWilson(arrays[0]),
+    }
+}
+
+/// Every check of the device's gauge import on `gauge`.
+pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<Check>> {
+    let mut out = Vec::new();
+    let formats = formats();
+    let t = TBoundary::AntiPeriodic;
+    for order in [GaugeOrder::Qdp, GaugeOrder::Milc, GaugeOrder::CpsWilson] {
+        let doubles = host_arrays(gauge, order)?;
+        let singles: Vec<Vec<f32>> = doubles
+            .iter()
+            .map(|a| a.iter().map(|&x| x as f32).collect())
+            .collect();
+        for single in [false, true] {
+            let arrays: Vec<HostReals> = if single {
+                singles.iter().map(|a| HostReals::F32(a)).collect()
+            } else {
+                doubles.iter().map(|a| HostReals::F64(a)).collect()
+            };
+            let host = host_gauge(order, &arrays);
+            let name = format!(
+                "gauge import {order:?} {}",
+                if single { "f32" } else { "f64" }
+            );
+            // The host path's field, checks and plaquette.
+            let field = layout::gauge::import(lat, &host).map_err(e)?;
+            let (su3, _) = field.max_su3_deviation();
+            let plaq = field.plaquette();
+            let (scan, stored) = gpu
+                .import_gauge(lat, &host, t, false, &formats, &|_| true)
+                .map_err(e)?
+                .ok_or_else(|| format!("{name}: the device path declined a valid field"))?;
+            let plaq_err = (0..3)
+                .map(|k| (scan.plaquette[k] - plaq[k]).abs() / plaq[k].abs().max(1e-3))
+                .fold(0.0, f64::max);
+            out.push(Check {
+                what: format!("{name}: plaquette"),
+                err: plaq_err,
+                tol: 1e-13,
+            });
+            let dev_err = (scan.max_su3_deviation - su3)
+                .abs()
+                .max((scan.max_temporal_deviation - temporal_deviation(&field)).abs())
+                .max(scan.non_finite as f64);
+            out.push(Check {
+                what: format!("{name}: SU(3), temporal deviations"),
+                err: dev_err,
+                tol: 1e-14,
+            });
+            // Each format as the host path stores it.
+            let (mut differing, mut r8_units) = (0usize, 0.0f64);
+            for (&(p, r), g) in formats.iter().zip(&stored) {
+                let want = gpu.upload_gauge(&field, t, p, r).map_err(e)?;
+                let (a, sa) = stored_units(gpu, g, p)?;
+                let (b, sb) = stored_units(gpu, &want, p)?;
+                if a.len() != b.len() || sa != sb {
+                    differing += a.len().max(1);
+                    continue;
+                }
+                for (x, y) in a.iter().zip(&b) {
+                    if r == Reconstruct::Eight {
+                        // The phases: the device's atan2 against the host's.
+                        r8_units = r8_units.max((x - y).abs());
+                    } else if x.to_bits() != y.to_bits() {
+                        differing += 1;
+                    }
+                }
+            }
+            out.push(Check {
+                what: format!("{name}: r18/r12 stored reals differing, 12 formats"),
+                err: differing as f64,
+                tol: 0.0,
+            });
+            out.push(Check {
+                what: format!("{name}: r8, largest difference (ulp of 1 / fixed unit)"),
+                err: r8_units,
+                tol: 2.0,
+            });
+        }
+    }
+
+    // Refusals: a NaN anywhere, and the caller's verdict on the scan.
+    let mut milc = host_arrays(gauge, GaugeOrder::Milc)?.remove(0);
+    let seen = Cell::new(None::<GaugeScan>);
+    let declined = gpu
+        .import_gauge(
+            lat,
+            &HostGauge::Milc(HostReals::F64(&milc)),
+            t,
+            false,
+            &formats[..1],
+            &|s| {
+                seen.set(Some(*s));
+                false
+            },
+        )
+        .map_err(e)?
+        .is_none();
+    out.push(Check {
+        what: "gauge import: a scan the caller refuses stores nothing".into(),
+        err: if declined && seen.get().is_some() {
+            0.0
+        } else {
+            1.0
+        },
+        tol: 0.0,
+    });
+    let k = milc.len() / 2 + 7;
+    milc[k] = f64::NAN;
+    let declined = gpu
+        .import_gauge(
+            lat,
+            &HostGauge::Milc(HostReals::F64(&milc)),
+            t,
+            false,
+            &formats[..1],
+            &|_| true,
+        )
+        .map_err(e)?
+        .is_none();
+    out.push(Check {
+        what: "gauge import: a NaN link is left to the host path".into(),
+        err: if declined { 0.0 } else { 1.0 },
+        tol: 0.0,
+    });
+    Ok(out)
+}
