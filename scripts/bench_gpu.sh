@@ -1,30 +1,45 @@
 #!/usr/bin/env bash
-# The H100 figures of docs/performance.md and docs/multishift.md, in one
-# run on a machine with a GPU (over 20 minutes on an H100: step `dslash`
-# alone took more than 8; the 32^3x64 field takes 3 minutes on 16 cores;
-# step `clover` over 10, split by CLOVER_DSLASH=0, CLOVER_PION=0 and
-# CLOVER_KAPPAS="k1 k2" into calls of under 10 minutes). Binaries from `cargo build --release
-# --bins` (or BIN=dir); tables and logs go to OUT (default ./bench-out).
+# The H100 figures of docs/performance.md and docs/multishift.md, step by
+# step on a machine with a GPU. Every step is sized to finish within one
+# 9-minute call of the device tool (issue 18); run them one call each, or
+# several in a call where their times (below, measured on the H100) add up
+# to less. Binaries from `cargo build --release --bins` (or BIN=dir);
+# tables and logs go to OUT (default ./bench-out); the thermalised fields
+# to FIELDS (default ./bench-out/fields, kept between calls on a warm
+# machine: step `fields` makes them once, and a step that needs one it
+# does not find makes it first, 3 minutes more).
 #
-#   bash scripts/bench_gpu.sh [checks|dslash|dslash-24|dslash-32|mixed|multishift|clover|staggered|staggered-solves|first-start|whole-call]...   (default: all)
+#   bash scripts/bench_gpu.sh STEP...   (default: every step, in order)
+#
+# Steps: fields checks first-start whole-call dslash-24 dslash-32 mixed
+#        clover-dslash clover-pion clover-mixed multishift staggered
+#        staggered-solves   (`dslash` = both dslash steps, `clover` = the
+#        three clover steps: each pair is more than one call)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
 OUT=${OUT:-bench-out}
-mkdir -p "$OUT"
+FIELDS=${FIELDS:-bench-out/fields}
+mkdir -p "$OUT" "$FIELDS"
 export OUT
 # Compiled kernels and tuned launches, kept between the steps.
-export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$OUT/cache}
+export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$FIELDS/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(first-start whole-call checks dslash-24 dslash-32 mixed multishift clover staggered staggered-solves)
+[ ${#steps[@]} -eq 0 ] && steps=(fields checks first-start whole-call dslash-24 dslash-32 mixed
+  clover-dslash clover-pion clover-mixed multishift staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
-# (about 3 minutes on 16 cores, made once per OUT).
-field=$OUT/cfg32/su3_wilson_b6.0000_32x32x32x64_seed2027.000025.nersc
+# (about 3 minutes on 16 cores) and the 24^3x48 one of the staggered solves.
+field=$FIELDS/cfg32/su3_wilson_b6.0000_32x32x32x64_seed2027.000025.nersc
+field24=$FIELDS/cfg24/su3_wilson_b6.0000_24x24x24x48_seed44.000041.nersc
 thermalised_field() {
   [ -f "$field" ] || "$BIN/latsol-heatbath" --dims 32,32,32,64 --beta 6.0 --therm 24 \
-    --sweeps-between 1 --configs 1 --seed 2027 --out "$OUT/cfg32" --threads "$(nproc)" \
+    --sweeps-between 1 --configs 1 --seed 2027 --out "$FIELDS/cfg32" --threads "$(nproc)" \
     >"$OUT/heatbath32.txt"
+}
+thermalised_field24() {
+  [ -f "$field24" ] || "$BIN/latsol-heatbath" --dims 24,24,24,48 --beta 6.0 --therm 40 \
+    --configs 1 --sweeps-between 1 --seed 44 --out "$FIELDS/cfg24" --threads "$(nproc)" >/dev/null
 }
 
 # Times one scheme of latsol-solve on the field: a short solve first tunes
@@ -37,22 +52,30 @@ timed_solve() {
     echo "$*: no summary (see the solver's output)"
 }
 
+expanded=()
 for step in "${steps[@]}"; do
   case "$step" in
+  dslash) expanded+=(dslash-24 dslash-32) ;;
+  clover) expanded+=(clover-dslash clover-pion clover-mixed) ;;
+  *) expanded+=("$step") ;;
+  esac
+done
+
+for step in "${expanded[@]}"; do
+  case "$step" in
+  fields) # the thermalised fields the solve steps read (about 3 + 1 minutes on 16 cores)
+    thermalised_field
+    thermalised_field24
+    ls -la "$FIELDS"/cfg*/
+    ;;
   checks) # every kernel against the CPU backend; GPU and CPU solves side by side
     "$BIN/latsol-gpu-check" --no-bench | tee "$OUT/checks.txt" | grep -E "failure|^start"
     ;;
-  dslash | dslash-24 | dslash-32) # hopping term and vector operations beside the copy roofline
-    # (`dslash` is both volumes; each alone fits one call of the device tool)
-    case "$step" in
-    dslash-24) volumes=(24,24,24,24) ;;
-    dslash-32) volumes=(32,32,32,64) ;;
-    *) volumes=(24,24,24,24 32,32,32,64) ;;
-    esac
-    for dims in "${volumes[@]}"; do
-      "$BIN/latsol-gpu-check" --bench-only --dims "$dims" --tag "$dims" >"$OUT/dslash-$dims.txt"
-      grep -E "^(24x|32x)|^blas" "$OUT/dslash-$dims.txt"
-    done
+  dslash-24 | dslash-32) # hopping term and vector operations beside the copy roofline
+    dims=24,24,24,24
+    [ "$step" = dslash-32 ] && dims=32,32,32,64
+    "$BIN/latsol-gpu-check" --bench-only --dims "$dims" --tag "$dims" >"$OUT/dslash-$dims.txt"
+    grep -E "^(24x|32x)|^blas" "$OUT/dslash-$dims.txt"
     ;;
   mixed) # time to solution of each scheme on a thermalised 32^3x64 field
     thermalised_field
@@ -78,26 +101,25 @@ for step in "${steps[@]}"; do
       timed_solve --kappa 0.155 $s
     done | tee "$OUT/mixed.txt"
     ;;
-  clover) # the Wilson-clover hopping term; pion masses and mixed solves on the thermalised field (c_SW 1.6)
-    # CLOVER_DSLASH=0 skips the hopping-term tables (a call of its own: about 90 s).
-    if [ "${CLOVER_DSLASH:-1}" != 0 ]; then
-      for p in double single half; do
-        for dims in 24,24,24,24 32,32,32,64; do
-          "$BIN/latsol-gpu-check" --bench-only --quick --clover --prec "$p" --dims "$dims" |
-            grep -E "clover A"
-        done
-      done | tee "$OUT/clover-dslash.txt"
-    fi
+  clover-dslash) # the Wilson-clover hopping term, double/single/half at 24^4 and 32^3x64 (about 90 s)
+    for p in double single half; do
+      for dims in 24,24,24,24 32,32,32,64; do
+        "$BIN/latsol-gpu-check" --bench-only --quick --clover --prec "$p" --dims "$dims" |
+          grep -E "clover A"
+      done
+    done | tee "$OUT/clover-dslash.txt"
+    ;;
+  clover-pion) # pion masses on the thermalised field: Wilson at 0.155, clover (c_SW 1.6) at CLOVER_KAPPAS
     thermalised_field
-    # The pion masses: Wilson at the kappa of the mixed step, clover at CLOVER_KAPPAS.
     kappas=${CLOVER_KAPPAS:-0.1355 0.1365}
-    # CLOVER_PION=0 skips them (about 30 s per kappa).
-    if [ "${CLOVER_PION:-1}" != 0 ]; then
-      "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --kappas 0.155 \
-        --tol 1e-10 2>/dev/null | tee "$OUT/pion-wilson.txt"
-      "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --csw "${CSW:-1.6}" \
-        --kappas "${kappas// /,}" --tol 1e-10 2>/dev/null | tee "$OUT/pion-clover.txt"
-    fi
+    "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --kappas 0.155 \
+      --tol 1e-10 2>/dev/null | tee "$OUT/pion-wilson.txt"
+    "$BIN/latsol-bench-mixed" --backend cuda --field "$field" --tables pion --csw "${CSW:-1.6}" \
+      --kappas "${kappas// /,}" --tol 1e-10 2>/dev/null | tee "$OUT/pion-clover.txt"
+    ;;
+  clover-mixed) # clover solves of each scheme on the thermalised field at CLOVER_KAPPAS
+    thermalised_field
+    kappas=${CLOVER_KAPPAS:-0.1355 0.1365}
     for kappa in $kappas; do
       for s in "--solver bicgstab" "--solver bicgstab --sloppy single --reconstruct-sloppy 12" \
         "--solver bicgstab --sloppy half --reconstruct-sloppy 12" "--solver cg" \
@@ -121,9 +143,7 @@ for step in "${steps[@]}"; do
     done
     ;;
   staggered-solves) # CG and multi-shift CG on asqtad links of a 24^3x48 field (about 5 minutes)
-    field24=$OUT/cfg24/su3_wilson_b6.0000_24x24x24x48_seed44.000041.nersc
-    [ -f "$field24" ] || "$BIN/latsol-heatbath" --dims 24,24,24,48 --beta 6.0 --therm 40 \
-      --configs 1 --sweeps-between 1 --seed 44 --out "$OUT/cfg24" --threads "$(nproc)" >/dev/null
+    thermalised_field24
     "$BIN/latsol-bench-staggered" --backend cuda --field "$field24" --masses 0.1,0.03,0.01 \
       --tables cg --tol 1e-10 --repeat 2 | tee "$OUT/staggered-solves.txt"
     "$BIN/latsol-bench-staggered" --backend cuda --field "$field24" --masses 0.01 \
@@ -152,7 +172,7 @@ for step in "${steps[@]}"; do
     done | tee "$OUT/whole-call.txt"
     ;;
   *)
-    echo "unknown step $step (checks|dslash|dslash-24|dslash-32|mixed|multishift|clover|staggered|staggered-solves|first-start|whole-call)" >&2
+    echo "unknown step $step (see the steps at the top of $0)" >&2
     exit 2
     ;;
   esac

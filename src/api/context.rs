@@ -524,30 +524,26 @@ impl Context {
                 crate::field::SPINOR_REALS,
                 &format!("the system ({sub:?})"),
             )?;
-            let scale = layout::normalising_exponent(source.max_abs());
-            let (order, basis) = (params.dirac_order, params.gamma_basis);
-            let src = layout::spinor::import_scaled(&lat, sub, order, basis, source, scale)
-                .map_err(|e| name_field(e, "source"))?;
-            let mut xs: Vec<HostSpinor> = (0..shifts.len())
-                .map(|_| HostSpinor::try_zeros(lat.clone(), sub))
-                .collect::<Result<_>>()?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            // The caller's arrays cross as they are, converted by the
+            // backend (on the device for CUDA), as for one solve.
             let result = with_backend!(inner, fields, |b, f, fs| {
-                dispatch::multishift::invert_multishift(
+                let (src, scale) = import_source(b, &lat, sub, params, source)?;
+                let (r, xs) = dispatch::multishift::invert_multishift(
                     b,
                     f,
                     fs,
                     params,
                     shifts,
                     &tols,
-                    &src,
-                    &mut xs,
+                    src,
                     measure_phase1,
                     &monitor,
-                )?
+                )?;
+                export_all(b, &xs, params, solutions, scale)?;
+                r
             });
-            export_all(&xs, params, solutions, scale)?;
             self.inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -616,23 +612,17 @@ impl Context {
                 crate::field::SPINOR_REALS,
                 &format!("a full field on {:?}", lat.dims()),
             )?;
-            let scale = layout::normalising_exponent(source.max_abs());
-            let (order, basis) = (params.dirac_order, params.gamma_basis);
-            let src =
-                layout::spinor::import_scaled(&lat, Subset::Full, order, basis, source, scale)
-                    .map_err(|e| name_field(e, "source"))?;
-            let mut xs: Vec<HostSpinor> = (0..kappas.len())
-                .map(|_| HostSpinor::try_zeros(lat.clone(), Subset::Full))
-                .collect::<Result<_>>()?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {
                 let (g, gs) = (f.gauge, fs.gauge);
-                dispatch::multimass::invert_multimass(
-                    b, g, gs, params, kappas, &tols, policy, &src, &mut xs, &monitor,
-                )?
+                let (src, scale) = import_source(b, &lat, Subset::Full, params, source)?;
+                let (r, xs) = dispatch::multimass::invert_multimass(
+                    b, g, gs, params, kappas, &tols, policy, src, &monitor,
+                )?;
+                export_all(b, &xs, params, solutions, scale)?;
+                r
             });
-            export_all(&xs, params, solutions, scale)?;
             self.inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -759,22 +749,43 @@ fn check_stored_precisions(
 /// Writes solutions scaled back by `2^-scale` (the source was solved for
 /// at `2^scale`); all are checked to fit the host precision before any is
 /// written, so an error leaves every output as it was.
-fn export_all(
-    xs: &[HostSpinor],
+fn export_all<B: Backend>(
+    backend: &B,
+    xs: &[B::Spinor],
     params: &InvertParams,
     mut outs: Vec<HostRealsMut>,
     scale: i32,
 ) -> Result<()> {
     let (order, basis) = (params.dirac_order, params.gamma_basis);
+    // Every solution checked before any is written.
     for (i, (x, out)) in xs.iter().zip(&outs).enumerate() {
-        layout::spinor::check_export_range(x, out, -scale)
+        backend
+            .check_export(x, out, -scale)
             .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
     }
     for (i, (x, out)) in xs.iter().zip(outs.drain(..)).enumerate() {
-        layout::spinor::export_scaled(x, order, basis, out, -scale)
+        backend
+            .export_spinor(x, out, order, basis, -scale)
             .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
     }
     Ok(())
+}
+
+/// The caller's source on the backend, in `params.precision` on `subset`,
+/// normalised by a power of two (returned) as one solve's is.
+fn import_source<B: Backend>(
+    backend: &B,
+    lat: &Arc<crate::lattice::Lattice>,
+    subset: Subset,
+    params: &InvertParams,
+    source: HostReals,
+) -> Result<(B::Spinor, i32)> {
+    let mut src = backend.alloc_spinor(lat, subset, params.precision)?;
+    let (order, basis) = (params.dirac_order, params.gamma_basis);
+    let scale = backend
+        .import_spinor(&mut src, source, order, basis, None)
+        .map_err(|e| name_field(e, "source"))?;
+    Ok((src, scale))
 }
 
 /// Prefixes an import error with the field it concerns.

@@ -259,6 +259,15 @@ pub trait Backend: Send + Sync {
         crate::layout::spinor::export_scaled(&field, order, basis, out, exp)
     }
 
+    /// Whether `export_spinor(src, out, .., exp)` would fit the host
+    /// precision: the same refusal, with nothing written, so that a call
+    /// with several solutions can check them all before writing any.
+    fn check_export(&self, src: &Self::Spinor, out: &HostRealsMut, exp: i32) -> Result<()> {
+        let mut field = HostSpinor::try_zeros(src.lattice().clone(), src.subset())?;
+        self.download_spinor(src, &mut field)?;
+        crate::layout::spinor::check_export_range(&field, out, exp)
+    }
+
     // ---- vector algebra (BLAS-1) ------------------------------------------
 
     /// `dst = src`, converting precision.

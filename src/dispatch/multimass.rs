@@ -26,12 +26,11 @@ use num_complex::Complex64 as C64;
 use super::invert_on_device;
 use crate::api::multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult};
 use crate::api::params::{InvertParams, MassNormalization, SolveType, SolverType};
-use crate::backend::Backend;
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::wilson::WilsonFull;
 use crate::dirac::WilsonFields;
 use crate::dirac::{Direct, LinearOperator, Shifted};
 use crate::error::{Error, Result};
-use crate::field::HostSpinor;
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::Precision;
 use crate::solver::{bicgstab_m, Monitor};
@@ -61,9 +60,10 @@ pub fn mass_of(kappa: f64) -> f64 {
     0.5 / kappa - 4.0
 }
 
-/// Solves `M(κ_i) x_i = b` for every `kappas[i]` (full host fields in the
-/// canonical order), in `params`' normalization; `params.kappa` is not
-/// used.
+/// Solves `M(κ_i) x_i = b` for every `kappas[i]` (the source a full field
+/// on the backend in `params.precision`), in `params`' normalization;
+/// `params.kappa` is not used. Returns the solutions, in the source's
+/// format.
 #[allow(clippy::too_many_arguments)]
 pub fn invert_multimass<B: Backend>(
     backend: &B,
@@ -73,10 +73,17 @@ pub fn invert_multimass<B: Backend>(
     kappas: &[f64],
     tols: &[f64],
     policy: MultiMassPolicy,
-    source: &HostSpinor,
-    xs: &mut [HostSpinor],
+    source: B::Spinor,
     monitor: &dyn Monitor,
-) -> Result<MultiResult> {
+) -> Result<(MultiResult, Vec<B::Spinor>)> {
+    if (source.subset(), source.precision()) != (Subset::Full, params.precision) {
+        return Err(Error::Internal(format!(
+            "multi-mass source of {:?} in {:?}: a full field in {:?} expected",
+            source.subset(),
+            source.precision(),
+            params.precision
+        )));
+    }
     super::prepare(
         backend,
         WilsonFields::wilson(gauge),
@@ -85,12 +92,12 @@ pub fn invert_multimass<B: Backend>(
     )?;
     let start = Instant::now();
     let chosen = match policy {
-        MultiMassPolicy::Auto => choose(backend, gauge, gauge_sloppy, params, kappas, source)?,
+        MultiMassPolicy::Auto => choose(backend, gauge, gauge_sloppy, params, kappas, &source)?,
         p => p,
     };
-    let mut result = match chosen {
+    let result = match chosen {
         MultiMassPolicy::BiCgStabM | MultiMassPolicy::Auto => {
-            by_bicgstab_m(backend, gauge, params, kappas, tols, source, xs, monitor)?
+            by_bicgstab_m(backend, gauge, params, kappas, tols, source, monitor)?
         }
         MultiMassPolicy::Sequence(guess) => by_sequence(
             backend,
@@ -101,21 +108,20 @@ pub fn invert_multimass<B: Backend>(
             tols,
             guess,
             source,
-            xs,
             monitor,
         )?,
     };
+    let (mut result, mut xs) = result;
     // ψ_i → the caller's normalization.
     if params.mass_normalization == MassNormalization::Kappa {
         for (x, k) in xs.iter_mut().zip(kappas) {
-            let f = 0.5 / k;
-            x.data_mut().iter_mut().for_each(|z| *z *= f);
+            backend.ax(0.5 / k, x)?;
         }
     }
     result.seconds = start.elapsed().as_secs_f64();
     result.policy_used = Some(chosen);
     result.converged = result.shifts.iter().all(|s| s.converged);
-    Ok(result)
+    Ok((result, xs))
 }
 
 /// BiCGstab-M on the full system in `precision`.
@@ -126,19 +132,16 @@ fn by_bicgstab_m<B: Backend>(
     params: &InvertParams,
     kappas: &[f64],
     tols: &[f64],
-    source: &HostSpinor,
-    xs: &mut [HostSpinor],
+    mut b: B::Spinor,
     monitor: &dyn Monitor,
-) -> Result<MultiResult> {
-    let lat = source.lattice().clone();
+) -> Result<(MultiResult, Vec<B::Spinor>)> {
+    let lat = b.lattice().clone();
     let prec = params.precision;
     let masses: Vec<f64> = kappas.iter().map(|&k| mass_of(k)).collect();
     let ks = kappas.iter().copied().fold(f64::MIN, f64::max);
     let ms = mass_of(ks);
     let shifts: Vec<f64> = masses.iter().map(|m| 2.0 * ks * (m - ms)).collect();
-    let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
-    backend.upload_spinor(&mut b, source)?;
-    // Solver time from here: the host reordering above is not in it.
+    // Solver time from here: the source's conversion is not in it.
     let start = Instant::now();
     backend.ax(2.0 * ks, &mut b)?;
     let mut a = Direct(WilsonFull::new(backend, gauge, ks, prec));
@@ -160,8 +163,8 @@ fn by_bicgstab_m<B: Backend>(
     let b2 = backend.norm2(&b)?;
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut out = Vec::with_capacity(kappas.len());
-    // Residuals, then the time, then the copies to the host (as for
-    // multi-shift CG and one solve: host reordering is not solver time).
+    // Residuals, then the time (as for multi-shift CG and one solve: the
+    // solutions' conversion for the caller is not solver time).
     let mut rrs = Vec::with_capacity(x.len());
     for (i, xi) in x.iter().enumerate() {
         let mut ai = Shifted::new(backend, &mut a, shifts[i]);
@@ -169,7 +172,7 @@ fn by_bicgstab_m<B: Backend>(
         rrs.push(backend.xmy_norm2(&b, &mut r)?);
     }
     let seconds = start.elapsed().as_secs_f64();
-    for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
+    for (i, rr) in rrs.into_iter().enumerate() {
         let res = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
         let st = stats.shifts[i];
         out.push(ShiftResult {
@@ -179,9 +182,8 @@ fn by_bicgstab_m<B: Backend>(
             residual_after_multishift: f64::NAN,
             converged: res <= tols[i],
         });
-        backend.download_spinor(xi, &mut xs[i])?;
     }
-    Ok(MultiResult {
+    let result = MultiResult {
         shifts: out,
         iterations: stats.iterations(),
         multishift_iterations: stats.multishift_iterations,
@@ -195,13 +197,13 @@ fn by_bicgstab_m<B: Backend>(
         converged: false,
         reliable_updates: 0,
         policy_used: None,
-    })
+    };
+    Ok((result, x))
 }
 
 /// The single-mass sequence, heaviest mass first. Everything stays on the
-/// backend: the source is uploaded once, each solve starts from a guess
-/// made of the earlier solutions there, and the solutions come back to the
-/// host at the end (not counted in the time, as for every solve).
+/// backend: each solve starts from a guess made of the earlier solutions
+/// there, and the solutions are returned there.
 #[allow(clippy::too_many_arguments)]
 fn by_sequence<B: Backend>(
     backend: &B,
@@ -211,18 +213,15 @@ fn by_sequence<B: Backend>(
     kappas: &[f64],
     tols: &[f64],
     guess: SequenceGuess,
-    source: &HostSpinor,
-    xs: &mut [HostSpinor],
+    b: B::Spinor,
     monitor: &dyn Monitor,
-) -> Result<MultiResult> {
-    let lat = source.lattice().clone();
+) -> Result<(MultiResult, Vec<B::Spinor>)> {
+    let lat = b.lattice().clone();
     let prec = params.precision;
     let masses: Vec<f64> = kappas.iter().map(|&k| mass_of(k)).collect();
     let mut order: Vec<usize> = (0..kappas.len()).collect();
     order.sort_by(|&i, &j| masses[j].total_cmp(&masses[i]));
     let mut out = vec![ShiftResult::default(); kappas.len()];
-    let mut b = backend.alloc_spinor(&lat, Subset::Full, prec)?;
-    backend.upload_spinor(&mut b, source)?;
     let mut x = (0..kappas.len())
         .map(|_| backend.alloc_spinor(&lat, Subset::Full, prec))
         .collect::<Result<Vec<_>>>()?;
@@ -270,10 +269,7 @@ fn by_sequence<B: Backend>(
     // A reduction waits for the device before the clock stops.
     backend.norm2(&x[order[order.len() - 1]])?;
     let seconds = start.elapsed().as_secs_f64();
-    for (xd, xh) in x.iter().zip(xs.iter_mut()) {
-        backend.download_spinor(xd, xh)?;
-    }
-    Ok(MultiResult {
+    let result = MultiResult {
         shifts: out,
         iterations,
         multishift_iterations: 0,
@@ -283,7 +279,8 @@ fn by_sequence<B: Backend>(
         converged: false,
         reliable_updates: reliable,
         policy_used: None,
-    })
+    };
+    Ok((result, x))
 }
 
 /// The solutions other than `i` (by index, `None` at `i`) and solution `i`
@@ -430,7 +427,7 @@ fn choose<B: Backend>(
     gauge_sloppy: &B::Gauge,
     params: &InvertParams,
     kappas: &[f64],
-    source: &HostSpinor,
+    source: &B::Spinor,
 ) -> Result<MultiMassPolicy> {
     let sequence = MultiMassPolicy::Sequence(SequenceGuess::Polynomial);
     let n = kappas.len();

@@ -18,7 +18,6 @@ use crate::api::params::{InvertParams, MassNormalization};
 use crate::backend::{Backend, SpinorField};
 use crate::dirac::{LinearOperator, Normal, Shifted, WilsonFields};
 use crate::error::Result;
-use crate::field::HostSpinor;
 use crate::lattice::Subset;
 use crate::solver::multishift_cg::{self, MultiShiftParams, MultiShiftStats};
 use crate::solver::Monitor;
@@ -43,8 +42,9 @@ pub(crate) fn operator_scale(params: &InvertParams, system: System) -> f64 {
     }
 }
 
-/// Solves every shifted system; `xs[i]` receives the solution of shift `i`
-/// (host canonical fields of the system's subset).
+/// Solves every shifted system for the source `b` (on the backend, in
+/// `params.precision`, of the system's subset: `system_subset`); returns
+/// the solution of each shift, in the same format.
 #[allow(clippy::too_many_arguments)]
 pub fn invert_multishift<B: Backend>(
     backend: &B,
@@ -53,22 +53,26 @@ pub fn invert_multishift<B: Backend>(
     params: &InvertParams,
     shifts: &[f64],
     tols: &[f64],
-    source: &HostSpinor,
-    xs: &mut [HostSpinor],
+    mut b: B::Spinor,
     measure_phase1: bool,
     monitor: &dyn Monitor,
-) -> Result<MultiResult> {
+) -> Result<(MultiResult, Vec<B::Spinor>)> {
     super::prepare(backend, fields, fields_sloppy, params)?;
     let system = system_of(params);
-    let lat = source.lattice().clone();
+    let lat = b.lattice().clone();
     let sub = system_subset(params);
     let (hi, lo) = (params.precision, params.precision_sloppy);
+    if (b.subset(), b.precision()) != (sub, hi) {
+        return Err(crate::error::Error::Internal(format!(
+            "multi-shift source of {:?} in {:?}; the system needs {sub:?} in {hi:?}",
+            b.subset(),
+            b.precision()
+        )));
+    }
     let s2 = operator_scale(params, system).powi(2);
     let internal: Vec<f64> = shifts.iter().map(|s| s * s2).collect();
 
-    let mut b = backend.alloc_spinor(&lat, sub, hi)?;
-    backend.upload_spinor(&mut b, source)?;
-    // Solver time from here: the host reordering above is not in it.
+    // Solver time from here: the source's conversion is not in it.
     let start = Instant::now();
     if s2 != 1.0 {
         backend.ax(s2, &mut b)?;
@@ -101,16 +105,17 @@ pub fn invert_multishift<B: Backend>(
         )?
     };
 
-    finish(
-        backend, &mut a, &internal, tols, &b, &x, xs, &stats, flops, start,
-    )
+    let result = finish(
+        backend, &mut a, &internal, tols, &b, &x, &stats, flops, start,
+    )?;
+    Ok((result, x))
 }
 
 /// What a multi-shift solve of `(A + shifts[i]) x_i = b` did: the true
-/// residuals of each system recomputed in high precision, the solver's
-/// time to the last of them (the copies to the host after it, as for one
-/// solve), the solutions `x` downloaded into `xs`. `flops` is one
-/// application of `A`; shared by the Wilson and the staggered dispatchers.
+/// residuals of each system recomputed in high precision and the solver's
+/// time to the last of them (the copies to the host come after it, as for
+/// one solve). `flops` is one application of `A`; shared by the Wilson and
+/// the staggered dispatchers.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
     backend: &B,
@@ -119,15 +124,14 @@ pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
     tols: &[f64],
     b: &B::Spinor,
     x: &[B::Spinor],
-    xs: &mut [HostSpinor],
     stats: &MultiShiftStats,
     flops: f64,
     start: Instant,
 ) -> Result<MultiResult> {
     let b2 = backend.norm2(b)?;
     let mut r = backend.alloc_field(b.lattice(), b.subset(), b.precision(), b.fermion())?;
-    // The true residuals first (each ends in a reduction, which waits for
-    // the device), then the time, then the copies to the host.
+    // The true residuals (each ends in a reduction, which waits for the
+    // device), then the time.
     let mut rrs = Vec::with_capacity(shifts.len());
     for (i, xi) in x.iter().enumerate() {
         let mut ai = Shifted::new(backend, &mut *a, shifts[i]);
@@ -136,7 +140,7 @@ pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
     }
     let seconds = start.elapsed().as_secs_f64();
     let mut shifts_out = Vec::with_capacity(shifts.len());
-    for (i, (xi, rr)) in x.iter().zip(rrs).enumerate() {
+    for (i, rr) in rrs.into_iter().enumerate() {
         let true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
         let st = stats.shifts[i];
         shifts_out.push(ShiftResult {
@@ -146,7 +150,6 @@ pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
             residual_after_multishift: st.phase1_residual,
             converged: true_residual <= tols[i],
         });
-        backend.download_spinor(xi, &mut xs[i])?;
     }
     let total_flops = flops * (stats.matvecs + shifts.len()) as f64;
     Ok(MultiResult {

@@ -359,7 +359,11 @@ pub fn invert_multishift<B: Backend>(
     let mut a_lo: &mut dyn LinearOperator<B> = &mut *a_lo_box;
     let stats = multishift_cg::solve(backend, &mut a, &mut a_lo, shifts, &mut x, &b, &mp, monitor)?;
 
-    super::multishift::finish(backend, a, shifts, tols, &b, &x, xs, &stats, flops, start)
+    let result = super::multishift::finish(backend, a, shifts, tols, &b, &x, &stats, flops, start)?;
+    for (xd, xh) in x.iter().zip(xs.iter_mut()) {
+        backend.download_spinor(xd, xh)?;
+    }
+    Ok(result)
 }
 
 /// The relative tolerance on a system with source `rhs` that meets `tol`

@@ -226,6 +226,24 @@ impl CudaBackend {
         Ok(exp)
     }
 
+    /// The device side of `Backend::check_export`: the field's largest
+    /// magnitude found on the device.
+    pub(crate) fn check_export_impl(
+        &self,
+        src: &CudaSpinor,
+        out: &HostRealsMut,
+        exp: i32,
+    ) -> Result<()> {
+        if !supported(src) {
+            let mut f = crate::field::HostSpinor::try_zeros(src.lattice.clone(), src.subset)?;
+            crate::backend::Backend::download_spinor(self, src, &mut f)?;
+            return layout::spinor::check_export_range(&f, out, exp);
+        }
+        let double_field = src.precision() == Precision::Double;
+        let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
+        layout::spinor::check_range(max, out, exp)
+    }
+
     /// The device side of `Backend::export_spinor`.
     pub(crate) fn export_spinor_impl(
         &self,

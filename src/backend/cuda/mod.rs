@@ -807,6 +807,15 @@ impl Backend for CudaBackend {
         self.export_spinor_impl(src, out, order, basis, exp)
     }
 
+    fn check_export(
+        &self,
+        src: &CudaSpinor,
+        out: &crate::layout::HostRealsMut,
+        exp: i32,
+    ) -> Result<()> {
+        self.check_export_impl(src, out, exp)
+    }
+
     fn field_allocations(&self) -> (usize, usize) {
         self.pool.counts()
     }
