@@ -872,6 +872,7 @@ mod check {
                         rec.reals()
                     ),
                     us: ms * 1e3,
+                    host_us: last_host_us(),
                     gflops: (1320.0 + 504.0) * vh as f64 / (ms * 1e-3) / 1e9,
                     gbs: gbs / 1e9,
                     frac: gbs / roof,
@@ -914,23 +915,36 @@ mod check {
     }
 
     /// Median of a few timings of `f` (milliseconds per call), with events.
+    /// Host microseconds per call of the last `time_ms`: the time to issue
+    /// the calls (the kernels run behind); a value near the device time
+    /// per call means the host, not the device, set the pace.
+    static LAST_HOST_US: std::sync::Mutex<f64> = std::sync::Mutex::new(0.0);
+
+    fn last_host_us() -> f64 {
+        LAST_HOST_US.lock().map(|v| *v).unwrap_or(f64::NAN)
+    }
+
     fn time_ms(gpu: &CudaBackend, reps: usize, mut f: impl FnMut(usize) -> R<()>) -> R<f64> {
         let ctx = gpu.stream().context();
         let ev = || {
             ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(e)
         };
-        let mut trials = Vec::new();
+        let (mut trials, mut host) = (Vec::new(), Vec::new());
         for _ in 0..5 {
             let (a, b) = (ev()?, ev()?);
             a.record(gpu.stream()).map_err(e)?;
+            let t = Instant::now();
             for i in 0..reps {
                 f(i)?;
             }
+            host.push(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
             b.record(gpu.stream()).map_err(e)?;
             trials.push(a.elapsed_ms(&b).map_err(e)? as f64 / reps as f64);
         }
         trials.sort_by(|x, y| x.total_cmp(y));
+        host.sort_by(|x, y| x.total_cmp(y));
+        *LAST_HOST_US.lock().map_err(e)? = host[host.len() / 2];
         Ok(trials[trials.len() / 2])
     }
 
@@ -950,6 +964,8 @@ mod check {
         prec: Precision,
         form: String,
         us: f64,
+        /// Host microseconds to issue one call (`LAST_HOST_US`).
+        host_us: f64,
         gflops: f64,
         gbs: f64,
         frac: f64,
@@ -1041,6 +1057,7 @@ mod check {
                     rec.reals()
                 ),
                 us: ms * 1e3,
+                host_us: last_host_us(),
                 gflops: 1320.0 * vh as f64 / (ms * 1e-3) / 1e9,
                 gbs: gbs / 1e9,
                 frac: gbs / roof,
@@ -1508,21 +1525,22 @@ mod check {
             );
             let _ = writeln!(
                 out,
-                "{:14} {:7} {:12} {:>9} {:>8} {:>8} {:>6}",
-                "lattice", "prec", "kernel", "us", "Gflops", "GB/s", "roof"
+                "{:14} {:7} {:12} {:>9} {:>8} {:>8} {:>6} {:>8}",
+                "lattice", "prec", "kernel", "us", "Gflops", "GB/s", "roof", "host us"
             );
             for r in rows {
                 let d = r.dims;
                 let _ = writeln!(
                     out,
-                    "{:14} {:7} {:12} {:9.1} {:8.0} {:8.0} {:5.0}%",
+                    "{:14} {:7} {:12} {:9.1} {:8.0} {:8.0} {:5.0}% {:8.1}",
                     format!("{}x{}x{}x{}", d[0], d[1], d[2], d[3]),
                     format!("{:?}", r.prec),
                     &r.form,
                     r.us,
                     r.gflops,
                     r.gbs,
-                    100.0 * r.frac
+                    100.0 * r.frac,
+                    r.host_us
                 );
             }
             let _ = writeln!(
@@ -1617,6 +1635,11 @@ mod check {
                 "kernel {name}: {regs} registers, {local} bytes local memory"
             ));
         }
+        let (raw, tuned) = gpu.launch_overhead_us(2000).map_err(e)?;
+        rep.say(format!(
+            "launch overhead (host, empty kernel): {raw:.2} us through the driver, {tuned:.2} us \
+             through the backend's launch path"
+        ));
         if has("--startup-only") {
             return Ok(0);
         }
@@ -2268,6 +2291,7 @@ mod check {
                         lr.reals()
                     ),
                     us: ms * 1e3,
+                    host_us: last_host_us(),
                     gflops: 1146.0 * vh as f64 / (ms * 1e-3) / 1e9,
                     gbs: gbs / 1e9,
                     frac: gbs / roof,

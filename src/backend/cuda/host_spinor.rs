@@ -174,6 +174,35 @@ impl CudaBackend {
         Ok(f64::from_bits(self.read_flags()?[0]))
     }
 
+    /// Host microseconds per launch of an empty kernel (`max_abs_f64` on
+    /// no elements), issued `n` times: straight through the driver
+    /// (`launch::launch`), and through `launch_tuned` (kernel table, tuner,
+    /// the path every kernel of the backend takes). For latsol-gpu-check:
+    /// a floor under the time of any one operation on a small lattice.
+    pub fn launch_overhead_us(&self, n: usize) -> Result<(f64, f64)> {
+        let params = MaxAbsParams {
+            x: 0,
+            n: 0,
+            flags: self.flags.device_ptr(&self.stream).0,
+        };
+        let kernel = self.kernel("max_abs_f64")?;
+        let n = n.max(1);
+        self.synchronize()?;
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            super::launch::launch(&self.stream, &kernel, 1, 32, &params)?;
+        }
+        let raw = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+        self.synchronize()?;
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            self.launch_tuned("max_abs_f64", 1, 32, &params, None)?;
+        }
+        let tuned = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+        self.synchronize()?;
+        Ok((raw, tuned))
+    }
+
     /// The device side of `Backend::import_spinor`.
     pub(crate) fn import_spinor_impl(
         &self,
