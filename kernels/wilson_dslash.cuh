@@ -48,7 +48,7 @@ struct DslashParams {
   u64 clover;       // clover (or inverse) of all sites, or 0
   u64 clover_norm;  // its fixed-point norms, or 0
   int clover_stride;
-  int prefetch;     // 1: each block first asks L2 for its data (prefetch_block)
+  int pad_;
 };
 static_assert(sizeof(DslashParams) == 112, "DslashParams layout changed: update dslash.rs");
 
@@ -146,112 +146,6 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
 }
 
-/// The spinor formats whose rows prefetch_block knows (not the packed ones).
-template <typename S> struct prefetchable {
-  static constexpr bool value = false;
-  static constexpr bool norm = false;
-};
-template <> struct prefetchable<double> {
-  static constexpr bool value = true;
-  static constexpr bool norm = false;
-};
-template <> struct prefetchable<float> {
-  static constexpr bool value = true;
-  static constexpr bool norm = false;
-};
-template <> struct prefetchable<short> {
-  static constexpr bool value = true;
-  static constexpr bool norm = true;
-};
-template <> struct prefetchable<signed char> {
-  static constexpr bool value = true;
-  static constexpr bool norm = true;
-};
-
-/// Asks L2 for elements [first, first + count) of `elem` bytes from `base`
-/// (rounded out to 16-byte granules): a bulk prefetch of Hopper (sm_90);
-/// nothing before it. No data comes back; it only starts the DRAM reads.
-__device__ __forceinline__ void l2_prefetch(const void *base, long long first, long long count, int elem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned long long a = reinterpret_cast<unsigned long long>(base) + first * elem;
-  unsigned long long e = a + count * elem;
-  a &= ~15ull;
-  e = (e + 15ull) & ~15ull;
-  if (e > a) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"((unsigned)(e - a)) : "memory");
-#endif
-}
-
-/// The first element and count of the checkerboard range that the hops of
-/// sites [c0, c0 + n) along mu (forward or backward) read: shifted by half
-/// the lexicographic step (by up to one site either way along x), wrapped
-/// into [0, vh); the part past the end of the parity block (a range that
-/// wraps) is left to the loads.
-__device__ __forceinline__ void hop_range(const DslashParams &P, int mu, bool fwd, long long c0, int n,
-                                          long long &first, long long &count) {
-  long long step = 1;
-  for (int k = 0; k < mu; k++) step *= P.dims[k];
-  const long long shift = mu == 0 ? -1 : (fwd ? step / 2 : -step / 2);
-  first = ((c0 + shift) % P.vh + P.vh) % P.vh;
-  count = n + (mu == 0 ? 2 : 0);
-  if (first + count > P.vh) count = P.vh - first;
-}
-
-/// Small lattices (one wave of blocks or less) leave each thread with a
-/// chain of eight dependent memory round trips, one per direction, and too
-/// few threads to hide them. Each block therefore first asks L2 for all it
-/// will read, one row range per thread: the neighbours' spinor rows (only
-/// the spin pair a temporal hop reads), the forward links, the backward
-/// links of the other parity, the xpay field; then the hops' loads find
-/// their data on its way (issue 18, "small volumes").
-template <typename S, typename Lk, int R, bool dagger, bool xpay>
-__device__ __forceinline__ void prefetch_block(const DslashParams &P) {
-  typedef SpinorSoA<S> SS;
-  typedef GaugeSoA<Lk, R> G;
-  constexpr int srows = SS::vecs, norm = prefetchable<S>::norm ? 1 : 0, per_hop = srows + norm;
-  constexpr int svec = sizeof(typename SS::Vec);
-  constexpr int grows = G::paired ? R / 4 : R / 2;
-  constexpr int gvec = G::paired ? 2 * sizeof(typename LinkElem<Lk>::Vec) : sizeof(typename LinkElem<Lk>::Vec);
-  constexpr int sf = dagger ? 1 : -1;
-  const long long c0 = (long long)blockIdx.x * blockDim.x;
-  const int n = (int)min((long long)blockDim.x, (long long)P.vh - c0);
-  const char *in = reinterpret_cast<const char *>(P.in);
-  const char *g = reinterpret_cast<const char *>(P.gauge);
-  const int spinor_tasks = 8 * per_hop, link_tasks = 8 * grows, x_tasks = xpay ? per_hop : 0;
-  for (int t = threadIdx.x; t < spinor_tasks + link_tasks + x_tasks; t += blockDim.x) {
-    if (t < spinor_tasks) {
-      const int hop = t / per_hop, r = t % per_hop, mu = hop / 2;
-      const bool fwd = hop % 2 == 0;
-      if (mu == 3 && r < srows) {
-        // A temporal hop reads one spin pair: the upper for s > 0.
-        const int s = fwd ? sf : -sf;
-        if ((r < srows / 2) != (s > 0)) continue;
-      }
-      long long first, count;
-      hop_range(P, mu, fwd, c0, n, first, count);
-      if (r < srows)
-        l2_prefetch(in + (long long)r * P.stride * svec, first, count, svec);
-      else
-        l2_prefetch(in + (long long)srows * P.stride * svec, first, count, 4);
-    } else if (t < spinor_tasks + link_tasks) {
-      const int k = t - spinor_tasks, j = k % grows, dir = k / grows, mu = dir / 2;
-      const bool fwd = dir % 2 == 0;
-      // Forward links: this parity at the sites; backward: the other parity at the neighbours.
-      const int parity = fwd ? P.parity : 1 - P.parity;
-      long long first = c0, count = n;
-      if (!fwd) hop_range(P, mu, false, c0, n, first, count);
-      const char *row = g + ((long long)(parity * 4 + mu) * grows + j) * P.gauge_stride * gvec;
-      l2_prefetch(row, first, count, gvec);
-    } else {
-      const int r = t - spinor_tasks - link_tasks;
-      const char *x = reinterpret_cast<const char *>(P.x);
-      if (r < srows)
-        l2_prefetch(x + (long long)r * P.stride * svec, c0, n, svec);
-      else
-        l2_prefetch(x + (long long)srows * P.stride * svec, c0, n, 4);
-    }
-  }
-}
-
 /// Whether two types are the same (the links' arithmetic must be the spinors').
 template <typename A, typename B> struct same_type {
   static constexpr bool value = false;
@@ -267,9 +161,6 @@ template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0
 __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
-  if constexpr (prefetchable<S>::value) {
-    if (P.prefetch) prefetch_block<S, Lk, R, dagger, xpay>(P);
-  }
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   // Coordinates of the site: two lexicographic sites share each cb index,

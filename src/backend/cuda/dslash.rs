@@ -33,26 +33,10 @@ pub struct DslashParams {
     pub clover: u64,
     pub clover_norm: u64,
     pub clover_stride: i32,
-    /// 1: each block first asks L2 for its data (`prefetch_block` in
-    /// wilson_dslash.cuh); see `prefetch_for`.
-    pub prefetch: i32,
+    pub pad: i32,
 }
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
-
-/// Whether the hopping term on `vh` sites a parity prefetches its blocks'
-/// data into L2 first. `LATSOL_DSLASH_PREFETCH=0|1` (an experiment switch)
-/// decides for every volume.
-pub fn prefetch_for(vh: usize) -> bool {
-    match std::env::var("LATSOL_DSLASH_PREFETCH").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => vh <= PREFETCH_MAX_SITES,
-    }
-}
-
-/// Parity sites up to which the hopping term prefetches (see `prefetch_for`).
-const PREFETCH_MAX_SITES: usize = 0;
 
 /// The kernel's name for a storage format, reconstruction and form.
 pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> String {
@@ -175,7 +159,6 @@ impl CudaBackend {
             vh: vh as i32,
             stride: stride as i32,
             gauge_stride: gauge.stride as i32,
-            prefetch: prefetch_for(vh) as i32,
             ..Default::default()
         };
         Ok(params)
