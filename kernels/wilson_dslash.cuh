@@ -208,8 +208,29 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 #define LATSOL_BOUNDS
 #endif
 
+// A format may bound the plain hopping term per reconstruct instead
+// (LATSOL_DSLASH_BOUNDS_18, _12, _8, defined before this header where
+// LATSOL_DSLASH_BOUNDS is not): the best register budget differs with the
+// links' size (docs/performance.md, "Small volumes").
+#ifdef LATSOL_DSLASH_BOUNDS_18
+#define LATSOL_BOUNDS_OF_18 __launch_bounds__(LATSOL_DSLASH_BOUNDS_18)
+#else
+#define LATSOL_BOUNDS_OF_18 LATSOL_BOUNDS
+#endif
+#ifdef LATSOL_DSLASH_BOUNDS_12
+#define LATSOL_BOUNDS_OF_12 __launch_bounds__(LATSOL_DSLASH_BOUNDS_12)
+#else
+#define LATSOL_BOUNDS_OF_12 LATSOL_BOUNDS
+#endif
+#ifdef LATSOL_DSLASH_BOUNDS_8
+#define LATSOL_BOUNDS_OF_8 __launch_bounds__(LATSOL_DSLASH_BOUNDS_8)
+#else
+#define LATSOL_BOUNDS_OF_8 LATSOL_BOUNDS
+#endif
+#define LATSOL_BOUNDS_OF(R) LATSOL_BOUNDS_OF_##R
+
 #define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
-  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay>(P); }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and
 // reconstruction of one storage format S with its links L (the spinors'

@@ -2,10 +2,13 @@
 // reconstruct 18, 12 and 8.
 // At most 80 registers (three blocks of 256 per SM): the compiler's choice
 // (119 for reconstruct 12) left too few warps in flight to cover the memory
-// latency; 80 measured best on the H100 (docs/performance.md). Overridable
-// for experiments, as in wilson_dslash.cuh.
+// latency; 80 measured best on the H100 (docs/performance.md). Reconstruct
+// 18 at most 102 (five blocks of 128): 65% -> 74% of the roofline at 24^4,
+// 35% -> 41% at 16^4, 83% -> 87% at 32^3x64 (issue 18). Overridable for
+// experiments, as in wilson_dslash.cuh.
 #ifndef LATSOL_DSLASH_BOUNDS
 #define LATSOL_DSLASH_BOUNDS 256, 3
+#define LATSOL_DSLASH_BOUNDS_18 128, 5
 #endif
 #include "wilson_dslash.cuh"
 
