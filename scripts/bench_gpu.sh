@@ -62,6 +62,7 @@ for step in "${steps[@]}"; do
 done
 
 for step in "${expanded[@]}"; do
+  started=$SECONDS
   case "$step" in
   fields) # the thermalised fields the solve steps read (about 3 + 1 minutes on 16 cores)
     thermalised_field
@@ -176,4 +177,5 @@ for step in "${expanded[@]}"; do
     exit 2
     ;;
   esac
+  echo "== step $step: $((SECONDS - started)) s"
 done
