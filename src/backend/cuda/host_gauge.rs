@@ -11,7 +11,8 @@
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::layout::{self, SoaShape};
-use super::{device_err, launch, CudaBackend, CudaGauge, DeviceData};
+use super::{device_err, launch, CudaBackend, CudaGauge, DeviceData, Module};
+use crate::backend::OperatorFamily;
 use crate::backend::GaugeScan;
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
@@ -104,6 +105,12 @@ impl CudaBackend {
         accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<(GaugeScan, Vec<CudaGauge>)>> {
         Self::check_lattice(lattice)?;
+        // This kernel's module, and those a Wilson solve on these formats
+        // will launch, compiled (or loaded from the cache) together and in
+        // parallel: on a first start the solve then finds them ready.
+        let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
+        modules.extend(Module::named("host_gauge"));
+        self.load_modules(&mut *self.loaded()?, &modules)?;
         let arrays = host.arrays();
         let single = host.is_single();
         if arrays
