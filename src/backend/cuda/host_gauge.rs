@@ -12,8 +12,8 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::layout::{self, SoaShape};
 use super::{device_err, launch, CudaBackend, CudaGauge, DeviceData, Module};
-use crate::backend::OperatorFamily;
 use crate::backend::GaugeScan;
+use crate::backend::OperatorFamily;
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
 use crate::layout::{GaugeOrder, HostGauge, HostReals};
