@@ -107,23 +107,35 @@ pub fn decompress(v: &[f64], r: LongReconstruct, scale: f64) -> Su3 {
 /// (relative to `scale`): a field that is not `|s|` times U(3) cannot be
 /// stored compressed.
 pub fn check(links: &[Su3], r: LongReconstruct, scale: f64) -> (f64, usize) {
-    let mut worst = (0.0f64, 0);
-    let mut buf = [0.0; 18];
-    for (i, l) in links.iter().enumerate() {
-        compress(l, r, scale, &mut buf);
-        let back = decompress(&buf, r, scale);
-        let d =
-            l.0.iter()
-                .flatten()
-                .zip(back.0.iter().flatten())
-                .map(|(a, b)| (a - b).norm())
-                .fold(0.0, f64::max)
-                / scale;
-        if d > worst.0 || d.is_nan() {
-            worst = (d, i);
-        }
-    }
-    worst
+    use rayon::prelude::*;
+    // In parallel, reduced in link order: the first link of the largest
+    // deviation, or the last one that is NaN (what a serial scan keeps).
+    links
+        .par_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut buf = [0.0; 18];
+            compress(l, r, scale, &mut buf);
+            let back = decompress(&buf, r, scale);
+            let d =
+                l.0.iter()
+                    .flatten()
+                    .zip(back.0.iter().flatten())
+                    .map(|(a, b)| (a - b).norm())
+                    .fold(0.0, f64::max)
+                    / scale;
+            (d, i)
+        })
+        .reduce(
+            || (0.0, 0),
+            |a, b| {
+                if b.0.is_nan() || (!a.0.is_nan() && b.0 > a.0) {
+                    b
+                } else {
+                    a
+                }
+            },
+        )
 }
 
 #[cfg(test)]
@@ -160,5 +172,13 @@ mod tests {
         bad[3].0[1][2] += C64::new(0.01, 0.0);
         assert_eq!(check(&bad, LongReconstruct::Thirteen, scale).1, 3);
         assert!(check(&bad, LongReconstruct::Nine, scale).0 > 1e-3);
+        // The parallel scan keeps what a serial one does: the first of two
+        // equal worst links, and the last NaN over any number.
+        let mut twice = links.clone();
+        twice[150] = bad[3];
+        twice[40] = bad[3];
+        assert_eq!(check(&twice, LongReconstruct::Thirteen, scale).1, 40);
+        let (d, i) = check(&twice, LongReconstruct::Thirteen, f64::NAN);
+        assert!(d.is_nan() && i == links.len() - 1, "{d} at {i}");
     }
 }

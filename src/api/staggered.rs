@@ -267,6 +267,7 @@ impl StaggeredLinks {
         fat: &HostGauge,
         long: Option<&HostGauge>,
     ) -> Result<StaggeredLinks> {
+        let start = std::time::Instant::now();
         let lattice = Arc::new(Lattice::new(params.dims)?);
         if params.order == GaugeOrder::CpsWilson {
             return Err(Error::InvalidArgument(
@@ -371,9 +372,10 @@ impl StaggeredLinks {
         ctx.inner.log(
             Verbosity::Verbose,
             &format!(
-                "{} staggered links {:?} loaded",
+                "{} staggered links {:?} loaded in {:.3} s",
                 if long.is_some() { "improved" } else { "naive" },
-                params.dims
+                params.dims,
+                start.elapsed().as_secs_f64()
             ),
         );
         Ok(StaggeredLinks {

@@ -179,7 +179,15 @@ fn main() -> latsol::Result<()> {
         )
     };
     let schemes = [Precision::Double, Precision::Single, Precision::Half];
-    let all_links = schemes.map(load);
+    let all_links = schemes.map(|p| {
+        let t = std::time::Instant::now();
+        let links = load(p);
+        eprintln!(
+            "staggered links loaded (double, sloppy {p:?}) in {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+        links
+    });
     let source: Vec<f64> = {
         let mut s = vec![0.0; lat.volume() * 6];
         s[0] = 1.0;

@@ -163,29 +163,59 @@ pub fn links_to_soa<U: Copy + Send + Sync + Default>(
     shape: SoaShape,
     conv: impl Fn(f64) -> U + Sync,
 ) -> crate::error::Result<Vec<U>> {
+    place_links(
+        gauge,
+        shape.block_len(),
+        |u, buf| {
+            crate::reconstruct::compress(u, reconstruct, buf);
+            shape.reals
+        },
+        |cb, n| shape.index(cb, n),
+        conv,
+    )
+}
+
+/// The links of `gauge` placed in a device layout in one parallel pass:
+/// 8 blocks `[parity][mu]` of `block_len` elements; `stored` writes a
+/// link's stored reals into the buffer and returns how many, `index`
+/// gives the place of real `k` of site `cb` within its block (one-to-one,
+/// below `block_len`), `conv` the stored element; zeros elsewhere.
+pub fn place_links<U: Copy + Send + Sync + Default>(
+    gauge: &crate::field::GaugeField,
+    block_len: usize,
+    stored: impl Fn(&crate::su3::Su3, &mut [f64; LINK_REALS]) -> usize + Sync,
+    index: impl Fn(usize, usize) -> usize + Sync,
+    conv: impl Fn(f64) -> U + Sync,
+) -> crate::error::Result<Vec<U>> {
     use crate::lattice::Parity;
-    let vh = shape.sites;
+    let vh = gauge.lattice().half_volume();
     let what = "staging the links for the device";
-    let mut v = crate::alloc::filled(8 * shape.block_len(), U::default(), what)?;
+    let mut v = crate::alloc::filled(8 * block_len, U::default(), what)?;
     const CHUNK: usize = 1024;
+    let chunks = vh.div_ceil(CHUNK);
     let out = SharedOut(v.as_mut_ptr());
     let out = &out;
-    (0..8 * vh.div_ceil(CHUNK))
-        .into_par_iter()
-        .for_each(|task| {
-            let (block, chunk) = (task / vh.div_ceil(CHUNK), task % vh.div_ceil(CHUNK));
-            let (p, mu) = (Parity::from_index(block / 4), block % 4);
-            let base = block * shape.block_len();
-            for cb in chunk * CHUNK..((chunk + 1) * CHUNK).min(vh) {
-                let mut buf = [0.0; LINK_REALS];
-                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
-                for (n, &x) in buf[..shape.reals].iter().enumerate() {
-                    // SAFETY: (block, cb, n) ↦ base + index(cb, n) is one-to-one
-                    // (`index_is_a_bijection_with_site_of`) and within `v`.
-                    unsafe { *out.at(base + shape.index(cb, n)) = conv(x) };
-                }
+    (0..8 * chunks).into_par_iter().for_each(|task| {
+        let (block, chunk) = (task / chunks, task % chunks);
+        let (p, mu) = (Parity::from_index(block / 4), block % 4);
+        let base = block * block_len;
+        for cb in chunk * CHUNK..((chunk + 1) * CHUNK).min(vh) {
+            let mut buf = [0.0; LINK_REALS];
+            let reals = stored(gauge.link(p, cb, mu), &mut buf);
+            for (k, &x) in buf[..reals].iter().enumerate() {
+                let i = index(cb, k);
+                // Bounds kept even in release: the write below is unchecked.
+                assert!(
+                    i < block_len,
+                    "link element {k} of site {cb} outside its block"
+                );
+                // SAFETY: within block `block` of `v` (checked above), and
+                // (cb, k) ↦ i is one-to-one (`index_is_a_bijection_with_site_of`,
+                // `staggered::tests`), so no two threads write one element.
+                unsafe { *out.at(base + i) = conv(x) };
             }
-        });
+        }
+    });
     Ok(v)
 }
 

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use cudarc::driver::DeviceRepr;
 
 use super::dslash::block_of;
-use super::{same_lattice, CudaBackend, CudaSpinor};
+use super::{same_lattice, CudaBackend, CudaSpinor, DeviceData};
 use crate::backend::{Backend, SpinorField, StaggeredStorage};
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity};
 use crate::long_links::LongReconstruct;
 use crate::precision::Precision;
+use rayon::prelude::*;
 
 /// Kernel arguments (`struct StaggeredParams` in staggered_dslash.cuh).
 #[repr(C)]
@@ -130,6 +131,12 @@ fn long_vec(p: Precision) -> usize {
         Precision::Double => 2,
         _ => 4,
     }
+}
+
+/// A stored real as fixed point `T` relative to `max`, by the CPU
+/// backend's rule (`Fixed::from_scaled`).
+fn fixed_point<T: crate::backend::cpu::Fixed>(max: f64) -> impl Fn(f64) -> T + Sync {
+    move |x| T::from_scaled(x / max * T::MAX)
 }
 
 /// Where real `k` of the compressed long link of site `cb` sits in its
@@ -259,52 +266,68 @@ impl CudaBackend {
         compressed: Option<LongReconstruct>,
         stride: usize,
     ) -> Result<FixedLinks> {
-        let lat = field.lattice();
-        let vh = lat.half_volume();
         let reals = compressed.map_or(18, LongReconstruct::reals);
         let u3_scale = crate::long_links::scale_of(field.links());
-        let what = format!("staging the staggered links of a {:?} lattice", lat.dims());
-        let mut canonical = crate::alloc::filled(8 * vh * reals, 0.0f64, &what)?;
-        let mut buf = [0.0; 18];
-        for p in [Parity::Even, Parity::Odd] {
-            for cb in 0..vh {
-                for mu in 0..4 {
-                    let at = ((p.index() * 4 + mu) * vh + cb) * reals;
-                    let u = field.link(p, cb, mu);
-                    match compressed {
-                        None => u.to_row_major(&mut buf),
-                        Some(r) => crate::long_links::compress(u, r, u3_scale, &mut buf),
-                    }
-                    canonical[at..at + reals].copy_from_slice(&buf[..reals]);
-                }
+        let stored = |u: &crate::su3::Su3, buf: &mut [f64; 18]| {
+            match compressed {
+                None => u.to_row_major(buf),
+                Some(r) => crate::long_links::compress(u, r, u3_scale, buf),
             }
-        }
-        let max = canonical.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            reals
+        };
+        // Fixed point relative to the largest stored magnitude: one
+        // parallel pass over the links first.
+        let max = field
+            .links()
+            .par_iter()
+            .map(|u| {
+                let mut buf = [0.0; 18];
+                let n = stored(u, &mut buf);
+                buf[..n].iter().fold(0.0f64, |m, v| m.max(v.abs()))
+            })
+            .reduce(|| 0.0, f64::max);
         let max = if max > 0.0 { max } else { 1.0 };
         let fixed = match precision {
             Precision::Half => max / <i16 as crate::backend::cpu::Fixed>::MAX,
             Precision::Quarter => max / <i8 as crate::backend::cpu::Fixed>::MAX,
             _ => 1.0,
         };
-        let mut data = self.alloc_links(precision, 8 * reals * stride)?;
-        // Placed here in the kernel's layout (`fat_index`, `long_index`),
-        // converted by upload_soa through the identity shape.
+        let data = self.alloc_links(precision, 8 * reals * stride)?;
+        // Placed in the kernel's layout (`fat_index`, `long_index`) and
+        // converted in one parallel pass, then one transfer through the
+        // pinned staging buffers.
         let w = long_vec(precision);
-        let n = 8 * reals * stride;
-        let mut placed = crate::alloc::filled(n, 0.0f64, &what)?;
-        for block in 0..8 {
-            for cb in 0..vh {
-                for k in 0..reals {
-                    let at = match compressed {
-                        None => fat_index(w, stride, cb, k),
-                        Some(r) => long_index(r, w, stride, cb, k),
-                    };
-                    placed[block * reals * stride + at] = canonical[(block * vh + cb) * reals + k];
-                }
+        let index = |cb: usize, k: usize| match compressed {
+            None => fat_index(w, stride, cb, k),
+            Some(r) => long_index(r, w, stride, cb, k),
+        };
+        let block_len = reals * stride;
+        let at = data.ptr(&self.stream);
+        match &data {
+            DeviceData::F64(_) => {
+                let v = super::layout::place_links(field, block_len, stored, index, |x| x)?;
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::F32(_) => {
+                let v = super::layout::place_links(field, block_len, stored, index, |x| x as f32)?;
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::I16(_) => {
+                let conv = fixed_point::<i16>(max);
+                let v = super::layout::place_links(field, block_len, stored, index, conv)?;
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::I8(_) => {
+                let conv = fixed_point::<i8>(max);
+                let v = super::layout::place_links(field, block_len, stored, index, conv)?;
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            _ => {
+                return Err(Error::Internal(
+                    "staggered links are double, single, half or quarter".into(),
+                ))
             }
         }
-        let identity = super::layout::SoaShape::link(1, 1, n, n);
-        self.upload_soa(&mut data, identity, &placed, max)?;
         Ok(FixedLinks { data, fixed })
     }
 
