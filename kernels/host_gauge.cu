@@ -20,7 +20,12 @@
 //   gauge_store: one thread per link: compressed as src/reconstruct.rs
 //                `compress` does, converted as the host path converts (a
 //                cast for double and single, round(x / max · MAX) clamped
-//                for fixed point), written in the SoA layout of core.cuh.
+//                for fixed point), written in the SoA layout of core.cuh,
+//                or (staggered links, 18 reals) in the layout that
+//                staggered_dslash.cuh's `load_link` reads (`fat_index` in
+//                src/backend/cuda/staggered.rs).
+// The scan's maxima start at 0: the Wilson links' scale takes at least 1
+// on the host, the staggered links' none.
 #include "core.cuh"
 
 /// Kernel arguments; mirrored by `HostGaugeParams` in src/backend/cuda/host_gauge.rs.
@@ -34,6 +39,8 @@ struct HostGaugeParams {
   int reals;          // stored reals per link: 18, 12 or 8
   int vec;            // reals per stored vector: 2 or 4
   int kind;           // 0 double, 1 float, 2 short, 3 signed char, 4 int
+  int layout;         // 0 the Wilson links' SoA (core.cuh), 1 the staggered links' (fat_index)
+  int pad;
   double max;         // fixed point: the largest stored magnitude
   double fixed_max;   // fixed point: the integer type's largest value
 };
@@ -147,7 +154,7 @@ __device__ __forceinline__ double plaquette_trace(const double (&a)[18], const d
 }
 
 template <typename H> __device__ void gauge_scan(const HostGaugeParams &P) {
-  double r[SCAN_N] = {0, 0, 0, 1, 1, 1, 0, 0};
+  double r[SCAN_N] = {0, 0, 0, 0, 0, 0, 0, 0};
   const long long volume = 2 * P.vh;
   const long long step = (long long)gridDim.x * SCAN_BLOCK;
   for (long long site = (long long)blockIdx.x * SCAN_BLOCK + threadIdx.x; site < volume; site += step) {
@@ -242,7 +249,9 @@ template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
   }
   const long long base = block * P.reals * P.stride;
   for (int n = 0; n < P.reals; n++) {
-    const long long i = base + ((long long)(n / P.vec) * P.stride + cb) * P.vec + n % P.vec;
+    // Staggered: reals 0..15 in vectors of `vec`, then 16 and 17 side by side.
+    const long long i = base + (P.layout == 1 && n >= 16 ? 16LL * P.stride + 2 * cb + (n - 16)
+                                                        : ((long long)(n / P.vec) * P.stride + cb) * P.vec + n % P.vec);
     switch (P.kind) {
     case 0: reinterpret_cast<double *>(P.out)[i] = z[n]; break;
     case 1: reinterpret_cast<float *>(P.out)[i] = (float)z[n]; break;

@@ -246,6 +246,32 @@ impl ContextInner {
         }
     }
 
+    /// Staggered links stored by the backend itself
+    /// (`Backend::import_staggered`), boxed; `None` where the host path
+    /// must do it.
+    pub(crate) fn import_staggered(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        fat: &crate::layout::HostGauge,
+        long: Option<&crate::layout::HostGauge>,
+        precisions: &[crate::precision::Precision],
+    ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
+        fn boxed<L: Any + Send + Sync>(
+            v: Option<Vec<L>>,
+        ) -> Option<Vec<Box<dyn Any + Send + Sync>>> {
+            v.map(|v| {
+                v.into_iter()
+                    .map(|l| Box::new(l) as Box<dyn Any + Send + Sync>)
+                    .collect()
+            })
+        }
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, precisions)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, precisions)?),
+        })
+    }
+
     /// Stores staggered links on the backend (`Backend::upload_staggered`).
     pub(crate) fn upload_staggered(
         &self,

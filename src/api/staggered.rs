@@ -305,6 +305,61 @@ impl StaggeredLinks {
                 other => other,
             })
         };
+        let improved = long.is_some();
+        let done = |storage, sloppy, path: &str| {
+            ctx.inner.log(
+                Verbosity::Verbose,
+                &format!(
+                    "{} staggered links {:?} converted {path}, loaded in {:.3} s",
+                    if improved { "improved" } else { "naive" },
+                    params.dims,
+                    start.elapsed().as_secs_f64()
+                ),
+            );
+            StaggeredLinks {
+                context: ctx.inner.clone(),
+                params: *params,
+                lattice: lattice.clone(),
+                improved,
+                storage,
+                sloppy,
+            }
+        };
+        // Links used as given, long links of 18 reals: the backend's own
+        // path first (the CUDA backend converts on the device); the host
+        // path where it has none or a link is not finite (it names it).
+        let as_given = params.phases == PhaseFolding::InLinks
+            && params.long_reconstruct == LongReconstruct::Full18
+            && params.long_reconstruct_sloppy == LongReconstruct::Full18;
+        if as_given {
+            let mut precisions = vec![params.precision];
+            if params.precision_sloppy != params.precision {
+                precisions.push(params.precision_sloppy);
+            }
+            for (host, what) in
+                std::iter::once((fat, "fat links")).chain(long.map(|l| (l, "long links")))
+            {
+                if host.order() != params.order {
+                    return Err(Error::InvalidArgument(format!(
+                        "{what}: order = {:?} but the links were passed as {:?}",
+                        params.order,
+                        host.order()
+                    )));
+                }
+                layout::gauge::check_lengths(&lattice, host).map_err(|e| match e {
+                    Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+                    other => other,
+                })?;
+            }
+            if let Some(mut stored) =
+                ctx.inner
+                    .import_staggered(&lattice, fat, long, &precisions)?
+            {
+                let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
+                let storage = stored.pop().expect("one stored");
+                return Ok(done(storage, sloppy, "on the backend"));
+            }
+        }
         let mut fat = import(fat, "fat links")?;
         let mut long = long.map(|l| import(l, "long links")).transpose()?;
         if let PhaseFolding::Fold {
@@ -369,23 +424,7 @@ impl StaggeredLinks {
         } else {
             None
         };
-        ctx.inner.log(
-            Verbosity::Verbose,
-            &format!(
-                "{} staggered links {:?} loaded in {:.3} s",
-                if long.is_some() { "improved" } else { "naive" },
-                params.dims,
-                start.elapsed().as_secs_f64()
-            ),
-        );
-        Ok(StaggeredLinks {
-            context: ctx.inner.clone(),
-            params: *params,
-            lattice,
-            improved: long.is_some(),
-            storage,
-            sloppy,
-        })
+        Ok(done(storage, sloppy, "on the host"))
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {

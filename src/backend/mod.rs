@@ -166,6 +166,22 @@ pub trait Backend: Send + Sync {
         Ok(None)
     }
 
+    /// Staggered links (fat, and long if given; 18 reals a link as the
+    /// caller gives them, phases included) stored in each of `precisions`
+    /// by the backend itself, as `upload_staggered` stores them with long
+    /// links of 18 reals. `None` where this backend converts on the host
+    /// (the default), where a link is not finite or the arrays cannot be
+    /// staged: the caller then takes the host path, which words the error.
+    fn import_staggered(
+        &self,
+        _lattice: &Arc<Lattice>,
+        _fat: &HostGauge,
+        _long: Option<&HostGauge>,
+        _precisions: &[Precision],
+    ) -> Result<Option<Vec<Self::StaggeredLinks>>> {
+        Ok(None)
+    }
+
     /// As `upload_gauge`, for a field in temporal gauge: every T link off
     /// the last time slice is the unit matrix (the caller has checked it),
     /// so a backend may leave those links out of storage and out of the

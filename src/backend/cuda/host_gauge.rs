@@ -32,6 +32,8 @@ struct HostGaugeParams {
     reals: i32,
     vec: i32,
     kind: i32,
+    layout: i32,
+    pad: i32,
     max: f64,
     fixed_max: f64,
 }
@@ -82,7 +84,7 @@ fn kind_code(links: &DeviceData) -> Result<i32> {
 /// The per-block partials folded in block order: counts and plaquette
 /// sums added, the rest the largest.
 fn fold_partials(partials: &[f64]) -> [f64; SCAN_N] {
-    let mut r = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0];
+    let mut r = [0.0; SCAN_N];
     for block in partials.chunks_exact(SCAN_N) {
         for (k, (acc, &x)) in r.iter_mut().zip(block).enumerate() {
             *acc = match k {
@@ -94,7 +96,123 @@ fn fold_partials(partials: &[f64]) -> [f64; SCAN_N] {
     r
 }
 
+/// A caller's gauge array staged on the device, with what the kernels
+/// need to read it.
+struct Staged {
+    /// The array(s), one after another; freed in stream order when dropped.
+    _buffer: cudarc::driver::CudaSlice<u8>,
+    params: HostGaugeParams,
+    /// "f64" or "f32": the kernels' suffix.
+    suffix: &'static str,
+}
+
 impl CudaBackend {
+    /// The caller's array on the device as it is; `None` for QDP arrays of
+    /// mixed precisions or without device memory for it (the host path,
+    /// which needs only the stored links there, takes those).
+    fn stage_gauge(&self, lattice: &Lattice, host: &HostGauge) -> Result<Option<Staged>> {
+        Self::check_lattice(lattice)?;
+        let arrays = host.arrays();
+        let single = host.is_single();
+        if arrays
+            .iter()
+            .any(|a| matches!(a, HostReals::F32(_)) != single)
+        {
+            return Ok(None);
+        }
+        let bytes_per_real = if single { 4 } else { 8 };
+        let total = arrays.iter().map(|a| a.len()).sum::<usize>() * bytes_per_real;
+        let Ok(mut buffer) = self.stream.alloc_zeros::<u8>(total) else {
+            return Ok(None);
+        };
+        let at = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut buffer, &self.stream).0;
+        let mut offset = 0;
+        for a in arrays {
+            let bytes: &[u8] = match a {
+                HostReals::F64(h) => bytemuck::cast_slice(h),
+                HostReals::F32(h) => bytemuck::cast_slice(h),
+            };
+            self.upload_bytes(at + offset as u64, bytes)?;
+            offset += bytes.len();
+        }
+        Ok(Some(Staged {
+            _buffer: buffer,
+            params: HostGaugeParams {
+                host: at,
+                vh: lattice.half_volume() as i64,
+                dims: lattice.dims().map(|x| x as i32),
+                order: order_code(host.order()),
+                ..Default::default()
+            },
+            suffix: if single { "f32" } else { "f64" },
+        }))
+    }
+
+    /// The scan of a staged array, folded (`SCAN_N` numbers, the kernel's
+    /// order).
+    fn scan_gauge(&self, lattice: &Lattice, staged: &Staged) -> Result<[f64; SCAN_N]> {
+        let grid = lattice
+            .volume()
+            .div_ceil(SCAN_BLOCK as usize)
+            .clamp(1, SCAN_GRID);
+        let partials = self
+            .stream
+            .alloc_zeros::<f64>(grid * SCAN_N)
+            .map_err(device_err("device allocation"))?;
+        let scan = HostGaugeParams {
+            out: partials.device_ptr(&self.stream).0,
+            ..staged.params
+        };
+        let kernel = self.kernel(&format!("gauge_scan_{}", staged.suffix))?;
+        launch::launch(&self.stream, &kernel, grid as u32, SCAN_BLOCK, &scan)?;
+        let mut folded = vec![0.0; grid * SCAN_N];
+        self.stream
+            .memcpy_dtoh(&partials, &mut folded)
+            .map_err(device_err("reading the gauge scan"))?;
+        self.synchronize()?;
+        Ok(fold_partials(&folded))
+    }
+
+    /// The staged links stored in `precision`, `reals` reals a link in
+    /// vectors of `vec`, `layout` 0 (Wilson SoA) or 1 (staggered), fixed
+    /// point relative to `max`; blocks of `block_len` elements.
+    #[allow(clippy::too_many_arguments)]
+    fn store_gauge(
+        &self,
+        staged: &Staged,
+        precision: Precision,
+        reals: usize,
+        vec: usize,
+        layout: i32,
+        stride: usize,
+        block_len: usize,
+        max: f64,
+    ) -> Result<DeviceData> {
+        let links = self.alloc_links(precision, 8 * block_len)?;
+        let (fixed_max, _) = Self::link_scale(precision, max);
+        let params = HostGaugeParams {
+            out: links.ptr(&self.stream),
+            stride: stride as i64,
+            reals: reals as i32,
+            vec: vec as i32,
+            kind: kind_code(&links)?,
+            layout,
+            max,
+            fixed_max,
+            ..staged.params
+        };
+        let kernel = self.kernel(&format!("gauge_store_{}", staged.suffix))?;
+        let threads = 8 * staged.params.vh as usize;
+        launch::launch(
+            &self.stream,
+            &kernel,
+            launch::grid_for(threads, 256)?,
+            256,
+            &params,
+        )?;
+        Ok(links)
+    }
+
     /// The device side of `Backend::import_gauge`.
     pub(crate) fn import_gauge_impl(
         &self,
@@ -111,63 +229,11 @@ impl CudaBackend {
         let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
         modules.extend(Module::named("host_gauge"));
         self.load_modules(&mut *self.loaded()?, &modules)?;
-        let arrays = host.arrays();
-        let single = host.is_single();
-        if arrays
-            .iter()
-            .any(|a| matches!(a, HostReals::F32(_)) != single)
-        {
-            // QDP arrays of mixed precisions: the host path reads them.
-            return Ok(None);
-        }
-        let v = lattice.volume();
-        let bytes_per_real = if single { 4 } else { 8 };
-        // The whole array on the device; without room for it, the host path
-        // (which needs only the stored links there).
-        let total = arrays.iter().map(|a| a.len()).sum::<usize>() * bytes_per_real;
-        let Ok(mut staged) = self.stream.alloc_zeros::<u8>(total) else {
+        let Some(staged) = self.stage_gauge(lattice, host)? else {
             return Ok(None);
         };
-        let at = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut staged, &self.stream).0;
-        let mut offset = 0;
-        for a in arrays {
-            let bytes: &[u8] = match a {
-                HostReals::F64(h) => bytemuck::cast_slice(h),
-                HostReals::F32(h) => bytemuck::cast_slice(h),
-            };
-            self.upload_bytes(at + offset as u64, bytes)?;
-            offset += bytes.len();
-        }
-        let d = lattice.dims();
-        let vh = lattice.half_volume();
-        let base = HostGaugeParams {
-            host: at,
-            vh: vh as i64,
-            dims: d.map(|x| x as i32),
-            order: order_code(host.order()),
-            ..Default::default()
-        };
-        let suffix = if single { "f32" } else { "f64" };
-
-        // The scan: one partial of SCAN_N numbers per block.
-        let grid = v.div_ceil(SCAN_BLOCK as usize).clamp(1, SCAN_GRID);
-        let partials = self
-            .stream
-            .alloc_zeros::<f64>(grid * SCAN_N)
-            .map_err(device_err("device allocation"))?;
-        let scan = HostGaugeParams {
-            out: partials.device_ptr(&self.stream).0,
-            ..base
-        };
-        let kernel = self.kernel(&format!("gauge_scan_{suffix}"))?;
-        launch::launch(&self.stream, &kernel, grid as u32, SCAN_BLOCK, &scan)?;
-        let mut folded = vec![0.0; grid * SCAN_N];
-        self.stream
-            .memcpy_dtoh(&partials, &mut folded)
-            .map_err(device_err("reading the gauge scan"))?;
-        self.synchronize()?;
-        let r = fold_partials(&folded);
-        let planes = 3.0 * v as f64;
+        let r = self.scan_gauge(lattice, &staged)?;
+        let planes = 3.0 * lattice.volume() as f64;
         let (s, t) = (r[6] / planes, r[7] / planes);
         let found = GaugeScan {
             non_finite: r[0] as usize,
@@ -178,9 +244,9 @@ impl CudaBackend {
         if found.non_finite > 0 || !accept(&found) {
             return Ok(None);
         }
-
-        // One store per format, from the staged array.
-        let store = self.kernel(&format!("gauge_store_{suffix}"))?;
+        // One store per format; fixed point relative to the largest stored
+        // number, at least 1 (1 for unitary links), as the host path.
+        let vh = lattice.half_volume();
         let mut stored = Vec::with_capacity(formats.len());
         for &(precision, reconstruct) in formats {
             let reals = reconstruct.reals();
@@ -188,29 +254,20 @@ impl CudaBackend {
                 Reconstruct::Full18 => r[3],
                 Reconstruct::Twelve => r[4],
                 Reconstruct::Eight => r[5],
-            };
-            let (fixed_max, scale) = Self::link_scale(precision, max);
+            }
+            .max(1.0);
             let stride = layout::padded_stride(vh);
             let vec = SoaShape::link_vec(precision, reals);
             let shape = SoaShape::link(reals, vec, vh, stride);
-            let links = self.alloc_links(precision, 8 * shape.block_len())?;
-            let params = HostGaugeParams {
-                out: links.ptr(&self.stream),
-                stride: stride as i64,
-                reals: reals as i32,
-                vec: vec as i32,
-                kind: kind_code(&links)?,
+            let links = self.store_gauge(
+                &staged,
+                precision,
+                reals,
+                vec,
+                0,
+                stride,
+                shape.block_len(),
                 max,
-                fixed_max,
-                ..base
-            };
-            let threads = 8 * vh;
-            launch::launch(
-                &self.stream,
-                &store,
-                launch::grid_for(threads, 256)?,
-                256,
-                &params,
             )?;
             stored.push(CudaGauge {
                 lattice: lattice.clone(),
@@ -218,13 +275,69 @@ impl CudaBackend {
                 links,
                 precision,
                 reconstruct,
-                scale,
+                scale: Self::link_scale(precision, max).1,
                 t_sign: t_boundary.sign(),
             });
         }
-        // The staged array is freed in stream order, after the stores.
-        drop(staged);
         Ok(Some((found, stored)))
+    }
+
+    /// The device side of `Backend::import_staggered`: links of 18 reals
+    /// as given (phases in them), stored as `upload_staggered` stores
+    /// uncompressed links. `None` where a link is not finite (the host
+    /// path names it) or the arrays cannot be staged.
+    pub(crate) fn import_staggered_impl(
+        &self,
+        lattice: &std::sync::Arc<Lattice>,
+        fat: &HostGauge,
+        long: Option<&HostGauge>,
+        precisions: &[Precision],
+    ) -> Result<Option<Vec<super::CudaStaggeredLinks>>> {
+        Self::check_lattice(lattice)?;
+        let mut modules = vec![];
+        modules.extend(Module::named("host_gauge"));
+        self.load_modules(&mut *self.loaded()?, &modules)?;
+        let vh = lattice.half_volume();
+        let stride = layout::padded_stride(vh);
+        // Each field staged, scanned and stored in every precision in turn,
+        // so that one staged array is on the device at a time.
+        let mut fields: Vec<Vec<super::staggered::FixedLinks>> = Vec::new();
+        for host in std::iter::once(fat).chain(long) {
+            let Some(staged) = self.stage_gauge(lattice, host)? else {
+                return Ok(None);
+            };
+            let r = self.scan_gauge(lattice, &staged)?;
+            if r[0] > 0.0 {
+                return Ok(None);
+            }
+            let max = if r[3] > 0.0 { r[3] } else { 1.0 };
+            let mut per_precision = Vec::with_capacity(precisions.len());
+            for &precision in precisions {
+                let w = super::staggered::long_vec(precision);
+                let data =
+                    self.store_gauge(&staged, precision, 18, w, 1, stride, 18 * stride, max)?;
+                per_precision.push(super::staggered::FixedLinks::new(data, precision, max));
+            }
+            fields.push(per_precision);
+        }
+        let mut fields = fields.into_iter();
+        let fat = fields.next().unwrap_or_default();
+        let mut long = fields.next().map(|l| l.into_iter());
+        Ok(Some(
+            fat.into_iter()
+                .zip(precisions)
+                .map(|(fat, &precision)| super::CudaStaggeredLinks {
+                    lattice: lattice.clone(),
+                    precision,
+                    stride,
+                    fat,
+                    long: long
+                        .as_mut()
+                        .and_then(|l| l.next())
+                        .map(super::staggered::DeviceLong::Full),
+                })
+                .collect(),
+        ))
     }
 }
 
@@ -255,10 +368,10 @@ mod tests {
 
     #[test]
     fn parameter_struct_matches_the_kernel() {
-        // kernels/host_gauge.cu: 2 u64, 2 long long, 8 int, 2 double.
-        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 80);
+        // kernels/host_gauge.cu: 2 u64, 2 long long, 10 int, 2 double.
+        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 88);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, dims), 32);
-        assert_eq!(std::mem::offset_of!(HostGaugeParams, max), 64);
+        assert_eq!(std::mem::offset_of!(HostGaugeParams, max), 72);
     }
 
     #[test]
@@ -272,10 +385,10 @@ mod tests {
     #[test]
     fn partials_fold_as_the_kernel_defines() {
         let p = [
-            [0.0, 1e-15, 0.0, 1.0, 1.0, 1.0, 2.5, 3.0],
-            [2.0, 3e-15, 1e-9, 1.5, 1.25, 1.0, 0.5, 1.0],
+            [0.0, 1e-15, 0.0, 1.0, 0.5, 0.25, 2.5, 3.0],
+            [2.0, 3e-15, 1e-9, 1.5, 0.25, 0.125, 0.5, 1.0],
         ];
         let r = fold_partials(p.as_flattened());
-        assert_eq!(r, [2.0, 3e-15, 1e-9, 1.5, 1.25, 1.0, 3.0, 4.0]);
+        assert_eq!(r, [2.0, 3e-15, 1e-9, 1.5, 0.5, 0.25, 3.0, 4.0]);
     }
 }

@@ -771,6 +771,16 @@ impl Backend for CudaBackend {
         self.pool.release_all();
     }
 
+    fn import_staggered(
+        &self,
+        lattice: &Arc<Lattice>,
+        fat: &crate::layout::HostGauge,
+        long: Option<&crate::layout::HostGauge>,
+        precisions: &[Precision],
+    ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
+        self.import_staggered_impl(lattice, fat, long, precisions)
+    }
+
     fn import_gauge(
         &self,
         lattice: &Arc<Lattice>,

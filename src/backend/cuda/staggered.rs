@@ -126,7 +126,7 @@ const COLOUR_FORMATS: [Precision; 4] = [
 /// Reals a wide load of compressed long links takes (`LongVec` in
 /// staggered_dslash.cuh): 16 bytes in double and single, 4 reals in half
 /// and quarter.
-fn long_vec(p: Precision) -> usize {
+pub(super) fn long_vec(p: Precision) -> usize {
     match p {
         Precision::Double => 2,
         _ => 4,
@@ -176,7 +176,7 @@ pub(crate) fn block_len(p: Precision, stride: usize) -> usize {
 
 /// Long links on the device: 18 reals (the layout of gauge links), or
 /// compressed to 13 or 9 (`long_links`), one real per load.
-enum DeviceLong {
+pub(super) enum DeviceLong {
     Full(FixedLinks),
     Compressed {
         links: FixedLinks,
@@ -189,19 +189,56 @@ enum DeviceLong {
 /// Links in device memory, any precision: in half and quarter,
 /// `value = stored · fixed` (the largest stored magnitude over the
 /// fixed-point maximum, as `cpu/links.rs` stores staggered links).
-struct FixedLinks {
+pub(super) struct FixedLinks {
     data: super::DeviceData,
     fixed: f64,
 }
 
+impl FixedLinks {
+    /// Links stored in `precision` relative to `max`, their largest
+    /// stored magnitude: fixed point's unit is `max / MAX`.
+    pub(super) fn new(data: super::DeviceData, precision: Precision, max: f64) -> FixedLinks {
+        let fixed = match precision {
+            Precision::Half => max / <i16 as crate::backend::cpu::Fixed>::MAX,
+            Precision::Quarter => max / <i8 as crate::backend::cpu::Fixed>::MAX,
+            _ => 1.0,
+        };
+        FixedLinks { data, fixed }
+    }
+
+    /// The stored elements as they lie on the device.
+    pub(super) fn data(&self) -> &super::DeviceData {
+        &self.data
+    }
+}
+
 /// The links of a staggered operator in device memory.
 pub struct CudaStaggeredLinks {
-    lattice: Arc<Lattice>,
-    precision: Precision,
+    pub(super) lattice: Arc<Lattice>,
+    pub(super) precision: Precision,
     /// Sites between consecutive link elements (Vh plus padding).
-    stride: usize,
-    fat: FixedLinks,
-    long: Option<DeviceLong>,
+    pub(super) stride: usize,
+    pub(super) fat: FixedLinks,
+    pub(super) long: Option<DeviceLong>,
+}
+
+impl CudaStaggeredLinks {
+    /// The stored fat links, then the long ones (if any), as they lie on
+    /// the device, each with its fixed-point unit: for checks that compare
+    /// two ways of storing one field.
+    pub fn stored_bytes(&self, backend: &CudaBackend) -> Result<Vec<(Vec<u8>, f64)>> {
+        let long = self.long.as_ref().map(|l| match l {
+            DeviceLong::Full(f) | DeviceLong::Compressed { links: f, .. } => f,
+        });
+        std::iter::once(&self.fat)
+            .chain(long)
+            .map(|f| {
+                let mut out = vec![0u8; f.data().bytes()];
+                backend.download_bytes(&mut out, f.data().ptr(&backend.stream))?;
+                Ok((out, f.fixed))
+            })
+            .collect()
+    }
 }
 
 impl StaggeredStorage for CudaStaggeredLinks {
@@ -287,11 +324,6 @@ impl CudaBackend {
             })
             .reduce(|| 0.0, f64::max);
         let max = if max > 0.0 { max } else { 1.0 };
-        let fixed = match precision {
-            Precision::Half => max / <i16 as crate::backend::cpu::Fixed>::MAX,
-            Precision::Quarter => max / <i8 as crate::backend::cpu::Fixed>::MAX,
-            _ => 1.0,
-        };
         let data = self.alloc_links(precision, 8 * reals * stride)?;
         // Placed in the kernel's layout (`fat_index`, `long_index`) and
         // converted in one parallel pass, then one transfer through the
@@ -328,7 +360,7 @@ impl CudaBackend {
                 ))
             }
         }
-        Ok(FixedLinks { data, fixed })
+        Ok(FixedLinks::new(data, precision, max))
     }
 
     pub(crate) fn staggered_dslash_impl(

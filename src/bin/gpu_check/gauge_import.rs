@@ -14,6 +14,7 @@ use latsol::backend::{Backend, GaugeScan};
 use latsol::field::GaugeField;
 use latsol::lattice::{Lattice, Parity};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::long_links::LongReconstruct;
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 
 /// One compared quantity: what, the error found, its bound.
@@ -108,6 +109,15 @@ fn host_gauge<'a>(order: GaugeOrder, arrays: &'a [HostReals<'a>]) -> HostGauge<'
     }
 }
 
+/// The arrays as the library takes them: the single or the double copy.
+fn reals_of<'a>(single: bool, d: &'a [Vec<f64>], f: &'a [Vec<f32>]) -> Vec<HostReals<'a>> {
+    if single {
+        f.iter().map(|a| HostReals::F32(a)).collect()
+    } else {
+        d.iter().map(|a| HostReals::F64(a)).collect()
+    }
+}
+
 /// Every check of the device's gauge import on `gauge`.
 pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<Check>> {
     let mut out = Vec::new();
@@ -120,11 +130,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
             .map(|a| a.iter().map(|&x| x as f32).collect())
             .collect();
         for single in [false, true] {
-            let arrays: Vec<HostReals> = if single {
-                singles.iter().map(|a| HostReals::F32(a)).collect()
-            } else {
-                doubles.iter().map(|a| HostReals::F64(a)).collect()
-            };
+            let arrays = reals_of(single, &doubles, &singles);
             let host = host_gauge(order, &arrays);
             let name = format!(
                 "gauge import {order:?} {}",
@@ -183,6 +189,63 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
                 what: format!("{name}: r8, largest difference (ulp of 1 / fixed unit)"),
                 err: r8_units,
                 tol: 2.0,
+            });
+        }
+    }
+
+    // Staggered links (fat and long, 18 reals, as given) against
+    // `upload_staggered` from the host path's fields: bit for bit.
+    let long_field = latsol::random::hot_gauge(lat, 11);
+    let precisions = [
+        Precision::Double,
+        Precision::Single,
+        Precision::Half,
+        Precision::Quarter,
+    ];
+    for order in [GaugeOrder::Qdp, GaugeOrder::Milc] {
+        let fat64 = host_arrays(gauge, order)?;
+        let long64 = host_arrays(&long_field, order)?;
+        let to32 = |v: &Vec<Vec<f64>>| -> Vec<Vec<f32>> {
+            v.iter()
+                .map(|a| a.iter().map(|&x| x as f32).collect())
+                .collect()
+        };
+        let (fat32, long32) = (to32(&fat64), to32(&long64));
+        for single in [false, true] {
+            let (fa, la) = (
+                reals_of(single, &fat64, &fat32),
+                reals_of(single, &long64, &long32),
+            );
+            let (fat, long) = (host_gauge(order, &fa), host_gauge(order, &la));
+            let name = format!(
+                "staggered import {order:?} {}",
+                if single { "f32" } else { "f64" }
+            );
+            let stored = gpu
+                .import_staggered(lat, &fat, Some(&long), &precisions)
+                .map_err(e)?
+                .ok_or_else(|| format!("{name}: the device path declined valid links"))?;
+            let fat_field = layout::gauge::import(lat, &fat).map_err(e)?;
+            let long_field = layout::gauge::import(lat, &long).map_err(e)?;
+            let mut differing = 0usize;
+            for (links, &p) in stored.iter().zip(&precisions) {
+                let want = gpu
+                    .upload_staggered(&fat_field, Some(&long_field), p, LongReconstruct::Full18)
+                    .map_err(e)?;
+                let (a, b) = (
+                    links.stored_bytes(gpu).map_err(e)?,
+                    want.stored_bytes(gpu).map_err(e)?,
+                );
+                for ((x, sx), (y, sy)) in a.iter().zip(&b) {
+                    differing += usize::from(sx != sy) + usize::from(x.len() != y.len());
+                    differing += x.iter().zip(y).filter(|(u, v)| u != v).count();
+                }
+                differing += a.len().abs_diff(b.len());
+            }
+            out.push(Check {
+                what: format!("{name}: stored bytes differing, 4 precisions"),
+                err: differing as f64,
+                tol: 0.0,
             });
         }
     }
