@@ -1,5 +1,5 @@
-// host_spinor.cu: a caller's Wilson spinor array, copied to the device as
-// it is, into a device field, and back (issue 18: the reordering, the basis
+// host_spinor.cu: a caller's Wilson spinor array (or staggered colour
+// vectors), copied to the device as it is, into a device field, and back (issue 18: the reordering, the basis
 // change and the scale run where the field lives, not on the host). The
 // same arithmetic as the host path (src/layout/spinor.rs, `read_sites` and
 // `write_sites`), operation for operation and without contraction into
@@ -134,6 +134,46 @@ __device__ void export_spinor(const HostSpinorParams &P) {
   }
 }
 
+/// Real n (0..6) of canonical site i within a staggered colour-vector
+/// field (double or single): vectors of two reals, vector j of site cb at
+/// `j stride + cb` (src/backend/cuda/mod.rs, `soa_shape`).
+__device__ __forceinline__ long long colour_index(long long i, int n, const HostSpinorParams &P) {
+  const long long block = P.full ? i / P.vh : 0, cb = P.full ? i % P.vh : i;
+  return block * 6 * P.stride + ((long long)(n / 2) * P.stride + cb) * 2 + n % 2;
+}
+
+/// A caller's colour vectors (src/layout/colour.rs: 6 reals a site, sites
+/// even-odd as the field's) into a staggered field: x · s0 · s1 as the
+/// host path, a non-finite number reported by its site.
+template <typename H, typename D> __device__ void import_colour(const HostSpinorParams &P) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= P.sites) return;
+  const H *src = reinterpret_cast<const H *>(P.host) + i * 6;
+  double z[6];
+  bool finite = true;
+#pragma unroll
+  for (int n = 0; n < 6; n++) {
+    z[n] = __dmul_rn(__dmul_rn((double)src[n], P.s0), P.s1);
+    finite = finite && isfinite(z[n]);
+  }
+  if (!finite) {
+    atomicMin(reinterpret_cast<unsigned long long *>(P.flags) + 1, (unsigned long long)i);
+    return;
+  }
+  D *dst = reinterpret_cast<D *>(P.field);
+#pragma unroll
+  for (int n = 0; n < 6; n++) dst[colour_index(i, n, P)] = (D)z[n];
+}
+
+template <typename D, typename H> __device__ void export_colour(const HostSpinorParams &P) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= P.sites) return;
+  const D *src = reinterpret_cast<const D *>(P.field);
+  H *dst = reinterpret_cast<H *>(P.host) + i * 6;
+#pragma unroll
+  for (int n = 0; n < 6; n++) dst[n] = (H)__dmul_rn(__dmul_rn((double)src[colour_index(i, n, P)], P.s0), P.s1);
+}
+
 /// Arguments of the largest-magnitude kernels; mirrored by `MaxAbsParams`.
 struct MaxAbsParams {
   u64 x;
@@ -166,3 +206,11 @@ extern "C" __global__ void export_spinor_f32_to_f64(const HostSpinorParams P) { 
 extern "C" __global__ void export_spinor_f32_to_f32(const HostSpinorParams P) { export_spinor<float, float, 4>(P); }
 extern "C" __global__ void max_abs_f64(const MaxAbsParams P) { max_abs<double>(P); }
 extern "C" __global__ void max_abs_f32(const MaxAbsParams P) { max_abs<float>(P); }
+extern "C" __global__ void import_colour_f64_to_f64(const HostSpinorParams P) { import_colour<double, double>(P); }
+extern "C" __global__ void import_colour_f64_to_f32(const HostSpinorParams P) { import_colour<double, float>(P); }
+extern "C" __global__ void import_colour_f32_to_f64(const HostSpinorParams P) { import_colour<float, double>(P); }
+extern "C" __global__ void import_colour_f32_to_f32(const HostSpinorParams P) { import_colour<float, float>(P); }
+extern "C" __global__ void export_colour_f64_to_f64(const HostSpinorParams P) { export_colour<double, double>(P); }
+extern "C" __global__ void export_colour_f64_to_f32(const HostSpinorParams P) { export_colour<double, float>(P); }
+extern "C" __global__ void export_colour_f32_to_f64(const HostSpinorParams P) { export_colour<float, double>(P); }
+extern "C" __global__ void export_colour_f32_to_f32(const HostSpinorParams P) { export_colour<float, float>(P); }

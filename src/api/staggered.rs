@@ -11,9 +11,9 @@ use super::params::{InvertResult, Verbosity};
 use crate::backend::Backend;
 use crate::dirac::staggered::milc_phase;
 use crate::error::{Error, Result};
-use crate::field::{Fermion, GaugeField, HostSpinor};
+use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity, Subset};
-use crate::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::layout::{self, DiracOrder, GammaBasis, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::{self, LongReconstruct};
 use crate::precision::{Precision, TBoundary};
 
@@ -508,34 +508,48 @@ impl Context {
             let lat = links.lattice.clone();
             // The source scaled to norm near 1 (solves are invariant under
             // scaling; the norms then neither underflow nor overflow).
-            let scale = layout::normalising_exponent(source.max_abs());
-            let src = layout::colour::import_scaled(&lat, Subset::Full, source, scale)
-                .map_err(|e| named(e, "source"))?;
-            let mut x = if params.use_init_guess {
-                let guess = HostReals::from(&solution);
-                layout::colour::import_scaled(&lat, Subset::Full, guess, scale)
-                    .map_err(|e| named(e, "solution (initial guess)"))?
-            } else {
-                HostSpinor::try_zeros_of(lat.clone(), Subset::Full, Fermion::Staggered)?
-            };
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let guess = params.use_init_guess;
+            let sub = Subset::Full;
             let result = match &inner.backend {
                 AnyBackend::Cpu(b) => {
                     let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
-                    crate::dispatch::staggered::invert(b, l, ls, params, &src, &mut x, &monitor)?
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        hi,
+                        source,
+                        solution,
+                        guess,
+                        SOLVE_NAMES,
+                        |src, x| {
+                            crate::dispatch::staggered::invert(b, l, ls, params, src, x, &monitor)
+                        },
+                    )?
                 }
                 #[cfg(feature = "cuda")]
                 AnyBackend::Cuda(b) => {
                     let b: &crate::backend::cuda::CudaBackend = b;
                     let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    crate::dispatch::staggered::invert(b, l, ls, params, &src, &mut x, &monitor)?
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        hi,
+                        source,
+                        solution,
+                        guess,
+                        SOLVE_NAMES,
+                        |src, x| {
+                            crate::dispatch::staggered::invert(b, l, ls, params, src, x, &monitor)
+                        },
+                    )?
                 }
             };
-            layout::colour::export_scaled(&x, solution, -scale)
-                .map_err(|e| named(e, "solution"))?;
             inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -576,24 +590,27 @@ impl Context {
             let (hi, lo) = (params.precision, params.precision_sloppy);
             let lat = links.lattice.clone();
             let sub = Subset::Single(p);
-            let scale = layout::normalising_exponent(source.max_abs());
-            let src = layout::colour::import_scaled(&lat, sub, source, scale)
-                .map_err(|e| named(e, "source"))?;
-            let mut x = if params.use_init_guess {
-                let guess = HostReals::from(&solution);
-                layout::colour::import_scaled(&lat, sub, guess, scale)
-                    .map_err(|e| named(e, "solution (initial guess)"))?
-            } else {
-                HostSpinor::try_zeros_of(lat.clone(), sub, Fermion::Staggered)?
-            };
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let guess = params.use_init_guess;
             let result = match &inner.backend {
                 AnyBackend::Cpu(b) => {
                     let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
-                    crate::dispatch::staggered::invert_parity(
-                        b, l, ls, params, &src, &mut x, &monitor,
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        hi,
+                        source,
+                        solution,
+                        guess,
+                        SOLVE_NAMES,
+                        |src, x| {
+                            crate::dispatch::staggered::invert_parity(
+                                b, l, ls, params, src, x, &monitor,
+                            )
+                        },
                     )?
                 }
                 #[cfg(feature = "cuda")]
@@ -601,13 +618,23 @@ impl Context {
                     let b: &crate::backend::cuda::CudaBackend = b;
                     let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    crate::dispatch::staggered::invert_parity(
-                        b, l, ls, params, &src, &mut x, &monitor,
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        hi,
+                        source,
+                        solution,
+                        guess,
+                        SOLVE_NAMES,
+                        |src, x| {
+                            crate::dispatch::staggered::invert_parity(
+                                b, l, ls, params, src, x, &monitor,
+                            )
+                        },
                     )?
                 }
             };
-            layout::colour::export_scaled(&x, solution, -scale)
-                .map_err(|e| named(e, "solution"))?;
             Ok(result)
         })
     }
@@ -626,7 +653,7 @@ impl Context {
         shifts: &[f64],
         tols: Option<&[f64]>,
         source: HostReals,
-        mut solutions: Vec<HostRealsMut>,
+        solutions: Vec<HostRealsMut>,
     ) -> Result<crate::api::MultiResult> {
         use crate::api::multi;
         self.inner.install(|| {
@@ -659,41 +686,55 @@ impl Context {
                 Fermion::Staggered.reals(),
                 &format!("the system ({sub:?})"),
             )?;
-            let scale = layout::normalising_exponent(source.max_abs());
-            let src =
-                layout::colour::import_scaled(&lat, sub, source, scale).map_err(|e| named(e, "source"))?;
-            let mut xs = (0..shifts.len())
-                .map(|_| HostSpinor::try_zeros_of(lat.clone(), sub, Fermion::Staggered))
-                .collect::<Result<Vec<_>>>()?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let (hi, lo) = (params.precision, params.precision_sloppy);
+            // The source imported and every solution exported on the
+            // backend (on the device for CUDA), all checked before any is
+            // written.
+            fn shifts_on<B: Backend>(
+                b: &B,
+                lat: &Arc<Lattice>,
+                sub: Subset,
+                hi: Precision,
+                source: HostReals,
+                solutions: Vec<HostRealsMut>,
+                solve: impl FnOnce(&B::Spinor) -> Result<(crate::api::MultiResult, Vec<B::Spinor>)>,
+            ) -> Result<crate::api::MultiResult> {
+                let (src, scale) = import_colour(b, lat, sub, hi, source, "source")?;
+                let (r, xs) = solve(&src)?;
+                for (i, (x, out)) in xs.iter().zip(&solutions).enumerate() {
+                    b.check_export(x, out, -scale)
+                        .map_err(|e| named(e, &format!("solutions[{i}]")))?;
+                }
+                for (i, (x, out)) in xs.iter().zip(solutions).enumerate() {
+                    b.export_spinor(x, out, DiracOrder::Dirac, GammaBasis::Ukqcd, -scale)
+                        .map_err(|e| named(e, &format!("solutions[{i}]")))?;
+                }
+                Ok(r)
+            }
             let result = match &inner.backend {
                 AnyBackend::Cpu(b) => {
                     let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
-                    crate::dispatch::staggered::invert_multishift(
-                        b, l, ls, params, shifts, &tols, &src, &mut xs, &monitor,
-                    )?
+                    shifts_on(b, &lat, sub, hi, source, solutions, |src| {
+                        crate::dispatch::staggered::invert_multishift(
+                            b, l, ls, params, shifts, &tols, src, &monitor,
+                        )
+                    })?
                 }
                 #[cfg(feature = "cuda")]
                 AnyBackend::Cuda(b) => {
                     let b: &crate::backend::cuda::CudaBackend = b;
                     let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
                     let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    crate::dispatch::staggered::invert_multishift(
-                        b, l, ls, params, shifts, &tols, &src, &mut xs, &monitor,
-                    )?
+                    shifts_on(b, &lat, sub, hi, source, solutions, |src| {
+                        crate::dispatch::staggered::invert_multishift(
+                            b, l, ls, params, shifts, &tols, src, &monitor,
+                        )
+                    })?
                 }
             };
-            for (i, (x, out)) in xs.iter().zip(&solutions).enumerate() {
-                layout::colour::check_export_range(x, out, -scale)
-                    .map_err(|e| named(e, &format!("solutions[{i}]")))?;
-            }
-            for (i, (x, out)) in xs.iter().zip(solutions.drain(..)).enumerate() {
-                layout::colour::export_scaled(x, out, -scale)
-                    .map_err(|e| named(e, &format!("solutions[{i}]")))?;
-            }
             inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -729,24 +770,98 @@ impl Context {
                 StaggeredOp::MPc(p) => Subset::Single(p),
                 _ => Subset::Full,
             };
-            let scale = layout::normalising_exponent(input.max_abs());
-            let inp = layout::colour::import_scaled(&lat, sub, input, scale)
-                .map_err(|e| named(e, "input"))?;
-            let mut res = HostSpinor::try_zeros_of(lat, sub, Fermion::Staggered)?;
             let prec = links.params.precision;
+            // `out` is not an initial guess: `solve_on` leaves it unread.
             match &self.inner.backend {
                 AnyBackend::Cpu(b) => {
                     let l = links.in_precision::<crate::backend::cpu::CpuBackend>(prec)?;
-                    crate::dispatch::staggered::apply(b, l, mass, op, prec, &inp, &mut res)?
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        prec,
+                        input,
+                        out,
+                        false,
+                        ("input", "out"),
+                        |i, o| crate::dispatch::staggered::apply(b, l, mass, op, prec, i, o),
+                    )
                 }
                 #[cfg(feature = "cuda")]
                 AnyBackend::Cuda(b) => {
                     let b: &crate::backend::cuda::CudaBackend = b;
                     let l = links.in_precision::<crate::backend::cuda::CudaBackend>(prec)?;
-                    crate::dispatch::staggered::apply(b, l, mass, op, prec, &inp, &mut res)?
+                    solve_on(
+                        b,
+                        &lat,
+                        sub,
+                        prec,
+                        input,
+                        out,
+                        false,
+                        ("input", "out"),
+                        |i, o| crate::dispatch::staggered::apply(b, l, mass, op, prec, i, o),
+                    )
                 }
             }
-            layout::colour::export_scaled(&res, out, -scale).map_err(|e| named(e, "out"))
         })
     }
+}
+
+/// The names of a solve's arrays in its errors.
+const SOLVE_NAMES: (&str, &str) = ("source", "solution");
+
+/// The caller's colour vectors on the backend in `precision` on `subset`,
+/// normalised by a power of two (returned), converted there (on the device
+/// for CUDA; `layout::colour` on the host otherwise).
+fn import_colour<B: Backend>(
+    backend: &B,
+    lat: &Arc<Lattice>,
+    subset: Subset,
+    precision: Precision,
+    host: HostReals,
+    what: &str,
+) -> Result<(B::Spinor, i32)> {
+    let mut f = backend.alloc_field(lat, subset, precision, Fermion::Staggered)?;
+    let scale = backend
+        .import_spinor(&mut f, host, DiracOrder::Dirac, GammaBasis::Ukqcd, None)
+        .map_err(|e| named(e, what))?;
+    Ok((f, scale))
+}
+
+/// One solve's conversions on the backend: the source imported (and the
+/// solution as the initial guess with `use_guess`), `solve` run on them,
+/// the solution exported at the source's scale; on an error `solution` is
+/// untouched. `input`, `output`: the arrays' names in errors.
+#[allow(clippy::too_many_arguments)]
+fn solve_on<B: Backend, R>(
+    backend: &B,
+    lat: &Arc<Lattice>,
+    subset: Subset,
+    precision: Precision,
+    source: HostReals,
+    solution: HostRealsMut,
+    use_guess: bool,
+    (input, output): (&str, &str),
+    solve: impl FnOnce(&B::Spinor, &mut B::Spinor) -> Result<R>,
+) -> Result<R> {
+    let (src, scale) = import_colour(backend, lat, subset, precision, source, input)?;
+    let mut x = backend.alloc_field(lat, subset, precision, Fermion::Staggered)?;
+    if use_guess {
+        let guess = HostReals::from(&solution);
+        backend
+            .import_spinor(
+                &mut x,
+                guess,
+                DiracOrder::Dirac,
+                GammaBasis::Ukqcd,
+                Some(scale),
+            )
+            .map_err(|e| named(e, "solution (initial guess)"))?;
+    }
+    let r = solve(&src, &mut x)?;
+    backend
+        .export_spinor(&x, solution, DiracOrder::Dirac, GammaBasis::Ukqcd, -scale)
+        .map_err(|e| named(e, output))?;
+    Ok(r)
 }

@@ -231,7 +231,8 @@ pub trait Backend: Send + Sync {
     fn download_spinor(&self, src: &Self::Spinor, dst: &mut HostSpinor) -> Result<()>;
 
     /// A caller's Wilson spinor array (its order, basis and precision; a
-    /// full field or the parity of `dst`'s subset) into `dst`, scaled by
+    /// full field or the parity of `dst`'s subset), or for a staggered
+    /// `dst` colour vectors (`layout::colour`; order and basis unused), into `dst`, scaled by
     /// `2^exp`; with `exp` None, by the power of two that brings its
     /// largest magnitude near 1 (`layout::normalising_exponent`). Returns
     /// the exponent. Errors (wrong length, a non-finite number, named by
@@ -246,17 +247,7 @@ pub trait Backend: Send + Sync {
         basis: GammaBasis,
         exp: Option<i32>,
     ) -> Result<i32> {
-        let exp = exp.unwrap_or_else(|| crate::layout::normalising_exponent(host.max_abs()));
-        let field = crate::layout::spinor::import_scaled(
-            dst.lattice(),
-            dst.subset(),
-            order,
-            basis,
-            host,
-            exp,
-        )?;
-        self.upload_spinor(dst, &field)?;
-        Ok(exp)
+        import_on_host(self, dst, host, order, basis, exp)
     }
 
     /// `src`, scaled by `2^exp`, into a caller's array in its order, basis
@@ -270,18 +261,14 @@ pub trait Backend: Send + Sync {
         basis: GammaBasis,
         exp: i32,
     ) -> Result<()> {
-        let mut field = HostSpinor::try_zeros(src.lattice().clone(), src.subset())?;
-        self.download_spinor(src, &mut field)?;
-        crate::layout::spinor::export_scaled(&field, order, basis, out, exp)
+        export_on_host(self, src, out, order, basis, exp)
     }
 
     /// Whether `export_spinor(src, out, .., exp)` would fit the host
     /// precision: the same refusal, with nothing written, so that a call
     /// with several solutions can check them all before writing any.
     fn check_export(&self, src: &Self::Spinor, out: &HostRealsMut, exp: i32) -> Result<()> {
-        let mut field = HostSpinor::try_zeros(src.lattice().clone(), src.subset())?;
-        self.download_spinor(src, &mut field)?;
-        crate::layout::spinor::check_export_range(&field, out, exp)
+        check_export_on_host(self, src, out, exp)
     }
 
     // ---- vector algebra (BLAS-1) ------------------------------------------
@@ -479,6 +466,64 @@ pub trait Backend: Send + Sync {
 /// The precision rules of `Backend::axpy_many`, shared by the backends:
 /// one coefficient per field, the fields in one precision, `y` double or
 /// single.
+/// The host path of `Backend::import_spinor` (its default): the caller's
+/// array converted into a canonical host field, then uploaded.
+pub(crate) fn import_on_host<B: Backend + ?Sized>(
+    backend: &B,
+    dst: &mut B::Spinor,
+    host: HostReals,
+    order: DiracOrder,
+    basis: GammaBasis,
+    exp: Option<i32>,
+) -> Result<i32> {
+    let exp = exp.unwrap_or_else(|| crate::layout::normalising_exponent(host.max_abs()));
+    let (lat, sub) = (dst.lattice().clone(), dst.subset());
+    let field = match dst.fermion() {
+        Fermion::Wilson => {
+            crate::layout::spinor::import_scaled(&lat, sub, order, basis, host, exp)?
+        }
+        Fermion::Staggered => crate::layout::colour::import_scaled(&lat, sub, host, exp)?,
+    };
+    backend.upload_spinor(dst, &field)?;
+    Ok(exp)
+}
+
+/// The host path of `Backend::export_spinor` (its default).
+pub(crate) fn export_on_host<B: Backend + ?Sized>(
+    backend: &B,
+    src: &B::Spinor,
+    out: HostRealsMut,
+    order: DiracOrder,
+    basis: GammaBasis,
+    exp: i32,
+) -> Result<()> {
+    let field = download_on_host(backend, src)?;
+    match src.fermion() {
+        Fermion::Wilson => crate::layout::spinor::export_scaled(&field, order, basis, out, exp),
+        Fermion::Staggered => crate::layout::colour::export_scaled(&field, out, exp),
+    }
+}
+
+/// The host path of `Backend::check_export` (its default).
+pub(crate) fn check_export_on_host<B: Backend + ?Sized>(
+    backend: &B,
+    src: &B::Spinor,
+    out: &HostRealsMut,
+    exp: i32,
+) -> Result<()> {
+    let field = download_on_host(backend, src)?;
+    match src.fermion() {
+        Fermion::Wilson => crate::layout::spinor::check_export_range(&field, out, exp),
+        Fermion::Staggered => crate::layout::colour::check_export_range(&field, out, exp),
+    }
+}
+
+fn download_on_host<B: Backend + ?Sized>(backend: &B, src: &B::Spinor) -> Result<HostSpinor> {
+    let mut field = HostSpinor::try_zeros_of(src.lattice().clone(), src.subset(), src.fermion())?;
+    backend.download_spinor(src, &mut field)?;
+    Ok(field)
+}
+
 pub(crate) fn check_many_precisions<S: SpinorField>(
     what: &str,
     coefficients: usize,

@@ -1674,6 +1674,10 @@ mod check {
             );
         }
         if !bench_only {
+            match crate::gauge_import::colour_vectors(&cpu, &gpu, &lat) {
+                Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
+                Err(err) => rep.flag(&format!("colour vectors ran {err}"), false),
+            }
             match crate::gauge_import::run(&gpu, &lat, &gauge) {
                 Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
                 Err(err) => rep.flag(&format!("gauge import ran {err}"), false),

@@ -21,8 +21,9 @@ use crate::backend::{Backend, OperatorFamily, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
 use crate::error::Result;
-use crate::field::{Fermion, HostSpinor};
+use crate::field::Fermion;
 use crate::lattice::Subset;
+use crate::precision::Precision;
 use crate::solver::multishift_cg::{self, MultiShiftParams};
 use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams, SolverStats};
 
@@ -42,21 +43,19 @@ pub fn invert<B: Backend>(
     links: &B::StaggeredLinks,
     links_sloppy: &B::StaggeredLinks,
     params: &StaggeredInvertParams,
-    source: &HostSpinor,
-    x: &mut HostSpinor,
+    b: &B::Spinor,
+    xd: &mut B::Spinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
     prepare(backend, params)?;
-    let lat = source.lattice().clone();
+    let lat = b.lattice().clone();
     let (hi, m) = (params.precision, params.mass);
+    check_field(b, Subset::Full, hi, "source")?;
+    check_field(xd, Subset::Full, hi, "solution")?;
     let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
-    let mut b = alloc(Subset::Full, hi)?;
-    backend.upload_spinor(&mut b, source)?;
-    let mut xd = alloc(Subset::Full, hi)?;
-    backend.upload_spinor(&mut xd, x)?;
 
     let start = std::time::Instant::now();
-    let bb = backend.norm2(&b)?;
+    let bb = backend.norm2(b)?;
     let mut r = alloc(Subset::Full, hi)?;
     let mut flops = 0.0f64;
     let (total, true_residual, hq) = heavy_quark_rounds(params, bb, |tol, left| {
@@ -67,19 +66,18 @@ pub fn invert<B: Backend>(
             params,
             tol,
             left,
-            &b,
-            &mut xd,
+            b,
+            xd,
             monitor,
         )?;
         flops += f * stats.iterations as f64;
         // The true residual of the full system, and its heavy-quark form.
-        StaggeredFull::new(backend, links, m, hi).apply(&mut r, &xd, false)?;
-        let rr = backend.xmy_norm2(&b, &mut r)?;
-        let hq = backend.heavy_quark_residual2(&xd, &r)?.sqrt();
+        StaggeredFull::new(backend, links, m, hi).apply(&mut r, xd, false)?;
+        let rr = backend.xmy_norm2(b, &mut r)?;
+        let hq = backend.heavy_quark_residual2(xd, &r)?.sqrt();
         Ok((stats, rr, hq))
     })?;
     let seconds = start.elapsed().as_secs_f64();
-    backend.download_spinor(&xd, x)?;
     Ok(InvertResult {
         iterations: total.iterations,
         true_residual,
@@ -194,8 +192,8 @@ pub fn invert_parity<B: Backend>(
     links: &B::StaggeredLinks,
     links_sloppy: &B::StaggeredLinks,
     params: &StaggeredInvertParams,
-    source: &HostSpinor,
-    x: &mut HostSpinor,
+    b: &B::Spinor,
+    xp: &mut B::Spinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
     let StaggeredSolve::EvenOdd(p) = params.solve else {
@@ -204,20 +202,18 @@ pub fn invert_parity<B: Backend>(
         ));
     };
     prepare(backend, params)?;
-    let lat = source.lattice().clone();
+    let lat = b.lattice().clone();
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
+    check_field(b, Subset::Single(p), hi, "source")?;
+    check_field(xp, Subset::Single(p), hi, "solution")?;
     let alloc = || backend.alloc_field(&lat, Subset::Single(p), hi, Fermion::Staggered);
-    let mut b = alloc()?;
-    backend.upload_spinor(&mut b, source)?;
-    let mut xp = alloc()?;
-    backend.upload_spinor(&mut xp, x)?;
     let start = std::time::Instant::now();
     let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
     let mut a_lo = (lo != hi)
         .then(|| StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo).map(Direct))
         .transpose()?;
     let flops = a.0.flops();
-    let bb = backend.norm2(&b)?;
+    let bb = backend.norm2(b)?;
     let mut r = alloc()?;
     let (total, true_residual, hq) = heavy_quark_rounds(params, bb, |tol, left| {
         let mixed = MixedParams {
@@ -228,24 +224,23 @@ pub fn invert_parity<B: Backend>(
             tol_inner: 0.1,
         };
         let stats = match a_lo.as_mut() {
-            None => cg::solve(backend, &mut a, &mut xp, &b, &mixed.progress(), monitor)?,
+            None => cg::solve(backend, &mut a, xp, b, &mixed.progress(), monitor)?,
             Some(a_lo) => cg_reliable::solve(
                 backend,
                 &mut a,
                 a_lo,
-                &mut xp,
-                &b,
+                xp,
+                b,
                 &mixed,
                 params.cg_stabilised,
                 monitor,
             )?,
         };
-        let rr = crate::solver::true_residual(backend, &mut a, &xp, &b, &mut r)?;
-        let hq = backend.heavy_quark_residual2(&xp, &r)?.sqrt();
+        let rr = crate::solver::true_residual(backend, &mut a, xp, b, &mut r)?;
+        let hq = backend.heavy_quark_residual2(xp, &r)?.sqrt();
         Ok((stats, rr, hq))
     })?;
     let seconds = start.elapsed().as_secs_f64();
-    backend.download_spinor(&xp, x)?;
     Ok(InvertResult {
         iterations: total.iterations,
         true_residual,
@@ -323,17 +318,15 @@ pub fn invert_multishift<B: Backend>(
     params: &StaggeredInvertParams,
     shifts: &[f64],
     tols: &[f64],
-    source: &HostSpinor,
-    xs: &mut [HostSpinor],
+    b: &B::Spinor,
     monitor: &dyn Monitor,
-) -> Result<MultiResult> {
+) -> Result<(MultiResult, Vec<B::Spinor>)> {
     prepare(backend, params)?;
-    let lat = source.lattice().clone();
-    let sub = source.subset();
+    let lat = b.lattice().clone();
+    let sub = b.subset();
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
+    check_field(b, sub, hi, "source")?;
     let alloc = || backend.alloc_field(&lat, sub, hi, Fermion::Staggered);
-    let mut b = alloc()?;
-    backend.upload_spinor(&mut b, source)?;
     let start = std::time::Instant::now();
     let mut a_box = hpd_operator(backend, links, m, params.solve, hi)?;
     let mut a: &mut dyn LinearOperator<B> = &mut *a_box;
@@ -357,13 +350,29 @@ pub fn invert_multishift<B: Backend>(
         lo,
     )?;
     let mut a_lo: &mut dyn LinearOperator<B> = &mut *a_lo_box;
-    let stats = multishift_cg::solve(backend, &mut a, &mut a_lo, shifts, &mut x, &b, &mp, monitor)?;
+    let stats = multishift_cg::solve(backend, &mut a, &mut a_lo, shifts, &mut x, b, &mp, monitor)?;
 
-    let result = super::multishift::finish(backend, a, shifts, tols, &b, &x, &stats, flops, start)?;
-    for (xd, xh) in x.iter().zip(xs.iter_mut()) {
-        backend.download_spinor(xd, xh)?;
+    let result = super::multishift::finish(backend, a, shifts, tols, b, &x, &stats, flops, start)?;
+    Ok((result, x))
+}
+
+/// Refuses a field of another subset or precision than the solve's.
+fn check_field<S: SpinorField>(
+    f: &S,
+    subset: Subset,
+    precision: Precision,
+    what: &str,
+) -> Result<()> {
+    if (f.subset(), f.precision(), f.fermion()) != (subset, precision, Fermion::Staggered) {
+        return Err(crate::error::Error::Internal(format!(
+            "staggered {what}: a {:?} {:?} {:?} field where {subset:?} {precision:?} colour \
+             vectors are needed",
+            f.subset(),
+            f.precision(),
+            f.fermion()
+        )));
     }
-    Ok(result)
+    Ok(())
 }
 
 /// The relative tolerance on a system with source `rhs` that meets `tol`
@@ -391,28 +400,25 @@ pub fn apply<B: Backend>(
     mass: f64,
     op: StaggeredOp,
     precision: crate::precision::Precision,
-    input: &HostSpinor,
-    out: &mut HostSpinor,
+    i: &B::Spinor,
+    o: &mut B::Spinor,
 ) -> Result<()> {
-    let lat = input.lattice().clone();
-    let sub = input.subset();
-    let alloc = |prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
-    let (mut i, mut o) = (alloc(precision)?, alloc(precision)?);
-    backend.upload_spinor(&mut i, input)?;
+    let sub = i.subset();
+    check_field(i, sub, precision, "input")?;
+    check_field(o, sub, precision, "output")?;
     match op {
         StaggeredOp::Dslash => {
             for p in [crate::lattice::Parity::Even, crate::lattice::Parity::Odd] {
-                backend.staggered_dslash(&mut o, p, links, &i, 1.0, None)?;
+                backend.staggered_dslash(o, p, links, i, 1.0, None)?;
             }
         }
         StaggeredOp::M | StaggeredOp::MDag => {
             let dagger = op == StaggeredOp::MDag;
-            StaggeredFull::new(backend, links, mass, precision).apply(&mut o, &i, dagger)?;
+            StaggeredFull::new(backend, links, mass, precision).apply(o, i, dagger)?;
         }
         StaggeredOp::MPc(p) => {
-            StaggeredEvenOdd::new(backend, links, mass, p, precision)?.apply(&mut o, &i, false)?;
+            StaggeredEvenOdd::new(backend, links, mass, p, precision)?.apply(o, i, false)?;
         }
     }
-    let _ = o.subset();
-    backend.download_spinor(&o, out)
+    Ok(())
 }

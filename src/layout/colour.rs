@@ -24,6 +24,18 @@ fn subset_name(subset: Subset) -> String {
     }
 }
 
+/// Refuses a colour-vector array of the wrong length for `sites` sites.
+pub(crate) fn check_len(sites: usize, subset: Subset, len: usize) -> Result<()> {
+    if len != sites * REALS {
+        return invalid!(
+            "colour-vector array ({} field) has {len} reals, expected {sites} sites * 6 = {}",
+            subset_name(subset),
+            sites * REALS
+        );
+    }
+    Ok(())
+}
+
 /// The host colour-vector field, times `2^exp`, checked finite.
 pub fn import_scaled(
     lattice: &Arc<Lattice>,
@@ -32,14 +44,7 @@ pub fn import_scaled(
     exp: i32,
 ) -> Result<HostSpinor> {
     let sites = lattice.sites(subset);
-    if host.len() != sites * REALS {
-        return invalid!(
-            "colour-vector array ({} field) has {} reals, expected {sites} sites * 6 = {}",
-            subset_name(subset),
-            host.len(),
-            sites * REALS
-        );
-    }
+    check_len(sites, subset, host.len())?;
     let mut field = HostSpinor::try_zeros_of(lattice.clone(), subset, Fermion::Staggered)?;
     let (f1, f2) = power_of_two_factors(exp);
     let value = |k: usize| match host {
@@ -63,20 +68,30 @@ pub fn import_scaled(
 /// Refuses, before anything is written, an output of the wrong length or a
 /// field that times `2^exp` would not fit the output's precision.
 pub fn check_export_range(field: &HostSpinor, out: &HostRealsMut, exp: i32) -> Result<()> {
-    let n = field.sites() * REALS;
+    check_range(field.sites(), field.subset(), field.max_abs(), out, exp)
+}
+
+/// `check_export_range` for a field of `sites` sites whose largest
+/// |component| is `max`.
+pub(crate) fn check_range(
+    sites: usize,
+    subset: Subset,
+    max: f64,
+    out: &HostRealsMut,
+    exp: i32,
+) -> Result<()> {
+    let n = sites * REALS;
     if out.len() != n {
         return invalid!(
-            "colour-vector output ({} field) has {} reals, expected {} sites * 6 = {n}",
-            subset_name(field.subset()),
-            out.len(),
-            field.sites()
+            "colour-vector output ({} field) has {} reals, expected {sites} sites * 6 = {n}",
+            subset_name(subset),
+            out.len()
         );
     }
     let largest = match out {
         HostRealsMut::F64(_) => f64::MAX,
         HostRealsMut::F32(_) => f32::MAX as f64,
     };
-    let max = field.max_abs();
     if max > 0.0 && max.log2() + exp as f64 >= largest.log2() {
         return invalid!(
             "the result ({:.3e} times 2^{exp}) does not fit the output's precision",

@@ -12,7 +12,7 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 use super::{device_err, CudaBackend, CudaSpinor};
 use crate::backend::SpinorField;
 use crate::error::Result;
-use crate::field::{Fermion, SPINOR_REALS};
+use crate::field::Fermion;
 use crate::gamma::SpinMatrix;
 use crate::lattice::Subset;
 use crate::layout::{self, DiracOrder, GammaBasis, HostReals, HostRealsMut};
@@ -61,6 +61,8 @@ pub fn kernel_names() -> Vec<String> {
     ] {
         v.push(format!("import_spinor_{a}_to_{b}"));
         v.push(format!("export_spinor_{a}_to_{b}"));
+        v.push(format!("import_colour_{a}_to_{b}"));
+        v.push(format!("export_colour_{a}_to_{b}"));
     }
     v.push("max_abs_f64".into());
     v.push("max_abs_f32".into());
@@ -85,9 +87,22 @@ fn flatten(m: &SpinMatrix) -> [f64; 32] {
 }
 
 /// The host spinor formats the device converts: the precise fields (double,
-/// single) of Wilson spinors.
+/// single) of Wilson spinors and of staggered colour vectors.
 fn supported(f: &CudaSpinor) -> bool {
-    f.fermion() == Fermion::Wilson && matches!(f.precision(), Precision::Double | Precision::Single)
+    matches!(f.precision(), Precision::Double | Precision::Single)
+}
+
+/// The kernels' word for a field's kind: Wilson spinors or colour vectors.
+fn kind(f: &CudaSpinor) -> &'static str {
+    match f.fermion() {
+        Fermion::Wilson => "spinor",
+        Fermion::Staggered => "colour",
+    }
+}
+
+/// Reals a site of the field's kind.
+fn site_reals(f: &CudaSpinor) -> usize {
+    f.fermion().reals()
 }
 
 fn suffix(p: Precision) -> &'static str {
@@ -128,14 +143,14 @@ impl CudaBackend {
         }
     }
 
-    /// A staging buffer for a host array of `sites` spinors (f64 or f32).
-    fn staging_field(&self, double: bool, sites: usize) -> Result<super::pool::Pooled> {
+    /// A staging buffer for a host array of `reals` numbers (f64 or f32).
+    fn staging_field(&self, double: bool, reals: usize) -> Result<super::pool::Pooled> {
         let p = if double {
             Precision::Double
         } else {
             Precision::Single
         };
-        self.pooled(p, sites * SPINOR_REALS)
+        self.pooled(p, reals)
     }
 
     /// Sets the flags to (0, no bad site).
@@ -214,16 +229,15 @@ impl CudaBackend {
     ) -> Result<i32> {
         if !supported(dst) {
             // Other formats through the host (the trait's default).
-            let exp = exp.unwrap_or_else(|| layout::normalising_exponent(host.max_abs()));
-            let f =
-                layout::spinor::import_scaled(&dst.lattice, dst.subset, order, basis, host, exp)?;
-            crate::backend::Backend::upload_spinor(self, dst, &f)?;
-            return Ok(exp);
+            return crate::backend::import_on_host(self, dst, host, order, basis, exp);
         }
         let sites = dst.lattice.sites(dst.subset);
-        layout::spinor::check_len(sites, dst.subset, order, host.len())?;
+        match dst.fermion() {
+            Fermion::Wilson => layout::spinor::check_len(sites, dst.subset, order, host.len())?,
+            Fermion::Staggered => layout::colour::check_len(sites, dst.subset, host.len())?,
+        }
         let double = matches!(host, HostReals::F64(_));
-        let staged = self.staging_field(double, sites)?;
+        let staged = self.staging_field(double, sites * site_reals(dst))?;
         let at = staged.ptr(&self.stream);
         let bytes: &[u8] = match host {
             HostReals::F64(h) => bytemuck::cast_slice(h),
@@ -232,25 +246,40 @@ impl CudaBackend {
         self.upload_bytes(at, bytes)?;
         let exp = match exp {
             Some(e) => e,
-            None => layout::normalising_exponent(self.device_max_abs(at, sites * 24, double)?),
+            None => layout::normalising_exponent(self.device_max_abs(
+                at,
+                sites * site_reals(dst),
+                double,
+            )?),
         };
-        let m = layout::spinor::rotation_in(basis);
+        let staggered = dst.fermion() == Fermion::Staggered;
+        let m = if staggered {
+            None
+        } else {
+            layout::spinor::rotation_in(basis)
+        };
         self.reset_flags()?;
         let params = self.host_spinor_params(dst, at, order, m, exp);
         let name = format!(
-            "import_spinor_{}_to_{}",
+            "import_{}_{}_to_{}",
+            kind(dst),
             if double { "f64" } else { "f32" },
             suffix(dst.precision())
         );
         self.launch_tuned(&name, sites, 128, &params, None)?;
         let bad = self.read_flags()?[1];
         if bad != u64::MAX {
-            return Err(layout::spinor::non_finite_error(
-                &dst.lattice,
-                dst.subset,
-                order,
-                bad as usize,
-            ));
+            return Err(if staggered {
+                // The host path words it (naming the site) and fails.
+                match layout::colour::import_scaled(&dst.lattice, dst.subset, host, exp) {
+                    Err(e) => e,
+                    Ok(_) => crate::error::Error::Internal(
+                        "the device found a non-finite number the host did not".into(),
+                    ),
+                }
+            } else {
+                layout::spinor::non_finite_error(&dst.lattice, dst.subset, order, bad as usize)
+            });
         }
         Ok(exp)
     }
@@ -264,13 +293,17 @@ impl CudaBackend {
         exp: i32,
     ) -> Result<()> {
         if !supported(src) {
-            let mut f = crate::field::HostSpinor::try_zeros(src.lattice.clone(), src.subset)?;
-            crate::backend::Backend::download_spinor(self, src, &mut f)?;
-            return layout::spinor::check_export_range(&f, out, exp);
+            return crate::backend::check_export_on_host(self, src, out, exp);
         }
         let double_field = src.precision() == Precision::Double;
         let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
-        layout::spinor::check_range(max, out, exp)
+        match src.fermion() {
+            Fermion::Wilson => layout::spinor::check_range(max, out, exp),
+            Fermion::Staggered => {
+                let sites = src.lattice.sites(src.subset);
+                layout::colour::check_range(sites, src.subset, max, out, exp)
+            }
+        }
     }
 
     /// The device side of `Backend::export_spinor`.
@@ -283,21 +316,26 @@ impl CudaBackend {
         exp: i32,
     ) -> Result<()> {
         if !supported(src) {
-            let mut f = crate::field::HostSpinor::try_zeros(src.lattice.clone(), src.subset)?;
-            crate::backend::Backend::download_spinor(self, src, &mut f)?;
-            return layout::spinor::export_scaled(&f, order, basis, out, exp);
+            return crate::backend::export_on_host(self, src, out, order, basis, exp);
         }
         let sites = src.lattice.sites(src.subset);
-        layout::spinor::check_out_len(sites, src.subset, order, out.len())?;
-        let double_field = src.precision() == Precision::Double;
-        let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
-        layout::spinor::check_range(max, &out, exp)?;
+        let staggered = src.fermion() == Fermion::Staggered;
+        if !staggered {
+            layout::spinor::check_out_len(sites, src.subset, order, out.len())?;
+        }
+        // The length (colour vectors) and the range, before anything is written.
+        self.check_export_impl(src, &out, exp)?;
         let double = matches!(out, HostRealsMut::F64(_));
-        let staged = self.staging_field(double, sites)?;
-        let m = layout::spinor::rotation_out(basis);
+        let staged = self.staging_field(double, sites * site_reals(src))?;
+        let m = if staggered {
+            None
+        } else {
+            layout::spinor::rotation_out(basis)
+        };
         let params = self.host_spinor_params(src, staged.ptr(&self.stream), order, m, exp);
         let name = format!(
-            "export_spinor_{}_to_{}",
+            "export_{}_{}_to_{}",
+            kind(src),
             suffix(src.precision()),
             if double { "f64" } else { "f32" }
         );

@@ -296,3 +296,112 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
     });
     Ok(out)
 }
+
+/// Staggered colour vectors through `import_spinor` / `export_spinor`: the
+/// device's conversion (kernels/host_spinor.cu, `import_colour`) against
+/// the CPU backend's host path, bit for bit, for full and single-parity
+/// fields, double and single fields, f64 and f32 arrays.
+pub fn colour_vectors(
+    cpu: &latsol::backend::cpu::CpuBackend,
+    gpu: &CudaBackend,
+    lat: &Arc<Lattice>,
+) -> R<Vec<Check>> {
+    use latsol::field::{Fermion, HostSpinor};
+    use latsol::lattice::Subset;
+    use latsol::layout::{DiracOrder, GammaBasis};
+    let (o, g) = (DiracOrder::Dirac, GammaBasis::Ukqcd);
+    let mut differing = 0usize;
+    for subset in [Subset::Full, Subset::Single(Parity::Odd)] {
+        let n = lat.sites(subset) * 6;
+        let values: Vec<f64> = (0..n)
+            .map(|k| ((k * 7919 % 1000) as f64 - 500.0) * 1e-3 + 1e-7 * k as f64)
+            .collect();
+        let singles: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+        for precision in [Precision::Double, Precision::Single] {
+            for single in [false, true] {
+                let host = if single {
+                    HostReals::F32(&singles)
+                } else {
+                    HostReals::F64(&values)
+                };
+                let mut fc = cpu
+                    .alloc_field(lat, subset, precision, Fermion::Staggered)
+                    .map_err(e)?;
+                let mut fg = gpu
+                    .alloc_field(lat, subset, precision, Fermion::Staggered)
+                    .map_err(e)?;
+                let ec = cpu.import_spinor(&mut fc, host, o, g, None).map_err(e)?;
+                let eg = gpu.import_spinor(&mut fg, host, o, g, None).map_err(e)?;
+                differing += usize::from(ec != eg);
+                let mut hc =
+                    HostSpinor::try_zeros_of(lat.clone(), subset, Fermion::Staggered).map_err(e)?;
+                let mut hg = hc.clone();
+                cpu.download_spinor(&fc, &mut hc).map_err(e)?;
+                gpu.download_spinor(&fg, &mut hg).map_err(e)?;
+                differing += hc
+                    .data()
+                    .iter()
+                    .zip(hg.data())
+                    .filter(|(a, b)| {
+                        a.re.to_bits() != b.re.to_bits() || a.im.to_bits() != b.im.to_bits()
+                    })
+                    .count();
+                // Back out, from the same (GPU-imported) numbers on both.
+                let mut f2 = cpu
+                    .alloc_field(lat, subset, precision, Fermion::Staggered)
+                    .map_err(e)?;
+                cpu.upload_spinor(&mut f2, &hg).map_err(e)?;
+                let (mut oc, mut og) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+                cpu.export_spinor(&f2, HostRealsMut::F64(&mut oc), o, g, -ec)
+                    .map_err(e)?;
+                gpu.export_spinor(&fg, HostRealsMut::F64(&mut og), o, g, -eg)
+                    .map_err(e)?;
+                differing += oc
+                    .iter()
+                    .zip(&og)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                let (mut oc, mut og) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+                cpu.export_spinor(&f2, HostRealsMut::F32(&mut oc), o, g, -ec)
+                    .map_err(e)?;
+                gpu.export_spinor(&fg, HostRealsMut::F32(&mut og), o, g, -eg)
+                    .map_err(e)?;
+                differing += oc
+                    .iter()
+                    .zip(&og)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+        }
+    }
+    // A NaN is refused by both, naming the same site.
+    let mut bad = vec![0.5f64; lat.volume() * 6];
+    bad[6 * 17 + 4] = f64::NAN;
+    let mut fc = cpu
+        .alloc_field(lat, Subset::Full, Precision::Double, Fermion::Staggered)
+        .map_err(e)?;
+    let mut fg = gpu
+        .alloc_field(lat, Subset::Full, Precision::Double, Fermion::Staggered)
+        .map_err(e)?;
+    let rc = cpu
+        .import_spinor(&mut fc, HostReals::F64(&bad), o, g, None)
+        .err()
+        .map(|x| x.to_string());
+    let rg = gpu
+        .import_spinor(&mut fg, HostReals::F64(&bad), o, g, None)
+        .err()
+        .map(|x| x.to_string());
+    let same_error = rc.is_some() && rc == rg;
+    Ok(vec![
+        Check {
+            what: "colour vectors in and out, 16 combinations: numbers differing".into(),
+            err: differing as f64,
+            tol: 0.0,
+        },
+        Check {
+            what: "colour vectors: a NaN refused with the host's message".into(),
+            err: if same_error { 0.0 } else { 1.0 },
+            tol: 0.0,
+        },
+    ])
+}
