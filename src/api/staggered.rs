@@ -468,6 +468,27 @@ impl StaggeredLinks {
     }
 }
 
+/// Runs `$body` with `$b` bound to the concrete backend and `$l`, `$ls` to
+/// the links stored for it in precisions `$hi` and `$lo`.
+macro_rules! with_links {
+    ($inner:expr, $links:expr, $hi:expr, $lo:expr, |$b:ident, $l:ident, $ls:ident| $body:expr) => {
+        match &$inner.backend {
+            AnyBackend::Cpu($b) => {
+                let $l = $links.in_precision::<crate::backend::cpu::CpuBackend>($hi)?;
+                let $ls = $links.in_precision::<crate::backend::cpu::CpuBackend>($lo)?;
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda($b) => {
+                let $b: &crate::backend::cuda::CudaBackend = $b;
+                let $l = $links.in_precision::<crate::backend::cuda::CudaBackend>($hi)?;
+                let $ls = $links.in_precision::<crate::backend::cuda::CudaBackend>($lo)?;
+                $body
+            }
+        }
+    };
+}
+
 impl Context {
     /// Loads staggered links: `fat` one-hop links (thin ones for the naive
     /// operator) and, for the improved operator, `long` three-hop links.
@@ -506,50 +527,26 @@ impl Context {
             self.check_links(links)?;
             let (hi, lo) = (params.precision, params.precision_sloppy);
             let lat = links.lattice.clone();
-            // The source scaled to norm near 1 (solves are invariant under
-            // scaling; the norms then neither underflow nor overflow).
+            // `solve_on` scales the source to norm near 1 (solves are
+            // invariant under scaling; the norms then neither underflow
+            // nor overflow) and the solution back.
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let guess = params.use_init_guess;
             let sub = Subset::Full;
-            let result = match &inner.backend {
-                AnyBackend::Cpu(b) => {
-                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        hi,
-                        source,
-                        solution,
-                        guess,
-                        SOLVE_NAMES,
-                        |src, x| {
-                            crate::dispatch::staggered::invert(b, l, ls, params, src, x, &monitor)
-                        },
-                    )?
-                }
-                #[cfg(feature = "cuda")]
-                AnyBackend::Cuda(b) => {
-                    let b: &crate::backend::cuda::CudaBackend = b;
-                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        hi,
-                        source,
-                        solution,
-                        guess,
-                        SOLVE_NAMES,
-                        |src, x| {
-                            crate::dispatch::staggered::invert(b, l, ls, params, src, x, &monitor)
-                        },
-                    )?
-                }
-            };
+            let result = with_links!(inner, links, hi, lo, |b, l, ls| {
+                solve_on(
+                    b,
+                    &lat,
+                    sub,
+                    hi,
+                    source,
+                    solution,
+                    guess,
+                    SOLVE_NAMES,
+                    |src, x| crate::dispatch::staggered::invert(b, l, ls, params, src, x, &monitor),
+                )?
+            });
             inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -593,48 +590,23 @@ impl Context {
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let guess = params.use_init_guess;
-            let result = match &inner.backend {
-                AnyBackend::Cpu(b) => {
-                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        hi,
-                        source,
-                        solution,
-                        guess,
-                        SOLVE_NAMES,
-                        |src, x| {
-                            crate::dispatch::staggered::invert_parity(
-                                b, l, ls, params, src, x, &monitor,
-                            )
-                        },
-                    )?
-                }
-                #[cfg(feature = "cuda")]
-                AnyBackend::Cuda(b) => {
-                    let b: &crate::backend::cuda::CudaBackend = b;
-                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        hi,
-                        source,
-                        solution,
-                        guess,
-                        SOLVE_NAMES,
-                        |src, x| {
-                            crate::dispatch::staggered::invert_parity(
-                                b, l, ls, params, src, x, &monitor,
-                            )
-                        },
-                    )?
-                }
-            };
+            let result = with_links!(inner, links, hi, lo, |b, l, ls| {
+                solve_on(
+                    b,
+                    &lat,
+                    sub,
+                    hi,
+                    source,
+                    solution,
+                    guess,
+                    SOLVE_NAMES,
+                    |src, x| {
+                        crate::dispatch::staggered::invert_parity(
+                            b, l, ls, params, src, x, &monitor,
+                        )
+                    },
+                )?
+            });
             Ok(result)
         })
     }
@@ -713,28 +685,13 @@ impl Context {
                 }
                 Ok(r)
             }
-            let result = match &inner.backend {
-                AnyBackend::Cpu(b) => {
-                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cpu::CpuBackend>(lo)?;
+            let result = with_links!(inner, links, hi, lo, |b, l, ls| {
                     shifts_on(b, &lat, sub, hi, source, solutions, |src| {
                         crate::dispatch::staggered::invert_multishift(
                             b, l, ls, params, shifts, &tols, src, &monitor,
                         )
                     })?
-                }
-                #[cfg(feature = "cuda")]
-                AnyBackend::Cuda(b) => {
-                    let b: &crate::backend::cuda::CudaBackend = b;
-                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(hi)?;
-                    let ls = links.in_precision::<crate::backend::cuda::CudaBackend>(lo)?;
-                    shifts_on(b, &lat, sub, hi, source, solutions, |src| {
-                        crate::dispatch::staggered::invert_multishift(
-                            b, l, ls, params, shifts, &tols, src, &monitor,
-                        )
-                    })?
-                }
-            };
+            });
             inner.log(
                 Verbosity::Summarize,
                 &format!(
@@ -772,38 +729,19 @@ impl Context {
             };
             let prec = links.params.precision;
             // `out` is not an initial guess: `solve_on` leaves it unread.
-            match &self.inner.backend {
-                AnyBackend::Cpu(b) => {
-                    let l = links.in_precision::<crate::backend::cpu::CpuBackend>(prec)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        prec,
-                        input,
-                        out,
-                        false,
-                        ("input", "out"),
-                        |i, o| crate::dispatch::staggered::apply(b, l, mass, op, prec, i, o),
-                    )
-                }
-                #[cfg(feature = "cuda")]
-                AnyBackend::Cuda(b) => {
-                    let b: &crate::backend::cuda::CudaBackend = b;
-                    let l = links.in_precision::<crate::backend::cuda::CudaBackend>(prec)?;
-                    solve_on(
-                        b,
-                        &lat,
-                        sub,
-                        prec,
-                        input,
-                        out,
-                        false,
-                        ("input", "out"),
-                        |i, o| crate::dispatch::staggered::apply(b, l, mass, op, prec, i, o),
-                    )
-                }
-            }
+            with_links!(self.inner, links, prec, prec, |b, l, _ls| {
+                solve_on(
+                    b,
+                    &lat,
+                    sub,
+                    prec,
+                    input,
+                    out,
+                    false,
+                    ("input", "out"),
+                    |i, o| crate::dispatch::staggered::apply(b, l, mass, op, prec, i, o),
+                )
+            })
         })
     }
 }
