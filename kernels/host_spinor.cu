@@ -144,7 +144,7 @@ __device__ __forceinline__ long long colour_index(long long i, int n, const Host
 
 /// A caller's colour vectors (src/layout/colour.rs: 6 reals a site, sites
 /// even-odd as the field's) into a staggered field: x · s0 · s1 as the
-/// host path, a non-finite number reported by its site.
+/// host path, a non-finite number of the caller's reported by its site.
 template <typename H, typename D> __device__ void import_colour(const HostSpinorParams &P) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= P.sites) return;
@@ -153,8 +153,11 @@ template <typename H, typename D> __device__ void import_colour(const HostSpinor
   bool finite = true;
 #pragma unroll
   for (int n = 0; n < 6; n++) {
-    z[n] = __dmul_rn(__dmul_rn((double)src[n], P.s0), P.s1);
-    finite = finite && isfinite(z[n]);
+    // The caller's number is checked, as the host path checks it (a scale
+    // that overflows a finite number is the caller's choice of guess).
+    const double x = (double)src[n];
+    finite = finite && isfinite(x);
+    z[n] = __dmul_rn(__dmul_rn(x, P.s0), P.s1);
   }
   if (!finite) {
     atomicMin(reinterpret_cast<unsigned long long *>(P.flags) + 1, (unsigned long long)i);

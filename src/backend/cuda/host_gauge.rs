@@ -294,6 +294,14 @@ impl CudaBackend {
         precisions: &[Precision],
     ) -> Result<Option<Vec<super::CudaStaggeredLinks>>> {
         Self::check_lattice(lattice)?;
+        if let Some(p) = precisions
+            .iter()
+            .find(|p| matches!(p, Precision::Packed20 | Precision::Packed30))
+        {
+            return Err(Error::Unsupported(format!(
+                "staggered links in {p:?}: double, single, half or quarter"
+            )));
+        }
         let mut modules = vec![];
         modules.extend(Module::named("host_gauge"));
         self.load_modules(&mut *self.loaded()?, &modules)?;
