@@ -434,9 +434,10 @@ fn choose<B: Backend>(
     let lat = source.lattice().clone();
     let field_bytes = |p: Precision, sites: usize| sites * 24 * p.bytes_per_real() + sites * 4;
     let full = field_bytes(params.precision, lat.volume());
-    let need_m = (2 * (n - 1) + BICGSTAB_M_BASE_FIELDS) * full;
+    // Both counts include the source, already on the backend.
+    let need_m = (2 * (n - 1) + BICGSTAB_M_BASE_FIELDS - 1) * full;
     // The sequence keeps every solution on the backend.
-    let need_seq = (SEQUENCE_FIELDS + n) * full;
+    let need_seq = (SEQUENCE_FIELDS + n - 1) * full;
     if let Some(free) = backend.memory_available() {
         if need_m > free {
             if need_seq > free {

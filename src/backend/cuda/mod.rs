@@ -1238,7 +1238,12 @@ impl Backend for CudaBackend {
     /// Free device memory as the driver reports it (other processes on the
     /// GPU included), so the multi-mass policy sees what it can allocate.
     fn memory_available(&self) -> Option<usize> {
-        self.ctx.mem_get_info().ok().map(|(free, _total)| free)
+        // The pool's kept buffers are the library's to give back.
+        let kept = self.pool.kept_bytes();
+        self.ctx
+            .mem_get_info()
+            .ok()
+            .map(|(free, _total)| free + kept)
     }
 }
 

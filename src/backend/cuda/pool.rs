@@ -49,6 +49,16 @@ impl BufferPool {
         // A poisoned lock drops the buffer: freed, never lost.
     }
 
+    /// Bytes of the kept buffers: free to the library (they go back to
+    /// the driver when an allocation fails), though the driver counts them
+    /// as used.
+    pub fn kept_bytes(&self) -> usize {
+        self.free
+            .lock()
+            .map(|free| free.values().flatten().map(DeviceData::bytes).sum())
+            .unwrap_or(0)
+    }
+
     /// Frees every kept buffer; returns how many there were.
     pub fn release_all(&self) -> usize {
         let Ok(mut free) = self.free.lock() else {
