@@ -40,7 +40,8 @@ struct HostGaugeParams {
   int vec;            // reals per stored vector: 2 or 4
   int kind;           // 0 double, 1 float, 2 short, 3 signed char, 4 int
   int layout;         // 0 the Wilson links' SoA (core.cuh), 1 the staggered links' (fat_index)
-  int pad;
+  int t_sign_given;   // 1: the T links of the last time slice carry the anti-periodic sign (QUDA's
+                      // convention), taken out as they are read
   double max;         // fixed point: the largest stored magnitude
   double fixed_max;   // fixed point: the integer type's largest value
 };
@@ -55,13 +56,19 @@ __device__ __forceinline__ void host_link(const HostGaugeParams &P, long long si
   const H *h = reinterpret_cast<const H *>(P.host);
   const H *src = P.order == 0 ? h + ((long long)mu * 2 * P.vh + site) * 18 : h + (site * 4 + mu) * 18;
   const bool col_major = P.order == 2;
+  // t of the site (src/lattice.rs, `coords`): the checkerboard index's
+  // lexicographic site over one time slice.
+  const long long cb = site >= P.vh ? site - P.vh : site;
+  const bool negate = P.t_sign_given && mu == 3 &&
+                      2 * cb / ((long long)P.dims[0] * P.dims[1] * P.dims[2]) == P.dims[3] - 1;
 #pragma unroll
   for (int r = 0; r < 3; r++) {
 #pragma unroll
     for (int c = 0; c < 3; c++) {
       const int k = col_major ? 3 * c + r : 3 * r + c;
-      u[2 * (3 * r + c)] = (double)src[2 * k];
-      u[2 * (3 * r + c) + 1] = (double)src[2 * k + 1];
+      const double re = (double)src[2 * k], im = (double)src[2 * k + 1];
+      u[2 * (3 * r + c)] = negate ? -re : re;
+      u[2 * (3 * r + c) + 1] = negate ? -im : im;
     }
   }
 }

@@ -11,7 +11,7 @@
 #
 #   bash scripts/bench_gpu.sh STEP...   (default: every step, in order)
 #
-# Steps: fields checks first-start whole-call dslash-24 dslash-32 mixed
+# Steps: fields checks first-start whole-call quda-call dslash-24 dslash-32 mixed
 #        clover-dslash clover-pion clover-mixed multishift staggered
 #        staggered-solves   (`dslash` = both dslash steps, `clover` = the
 #        three clover steps: each pair is more than one call)
@@ -25,7 +25,7 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$FIELDS/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(fields checks first-start whole-call dslash-24 dslash-32 mixed
+[ ${#steps[@]} -eq 0 ] && steps=(fields checks first-start whole-call quda-call dslash-24 dslash-32 mixed
   clover-dslash clover-pion clover-mixed multishift staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
@@ -171,6 +171,13 @@ for step in "${expanded[@]}"; do
         "$BIN/latsol-solve" --dims "$dims" --kappa 0.12 --repeat 3 -q $s | tail -1
       done
     done | tee "$OUT/whole-call.txt"
+    ;;
+  quda-call) # the same through QUDA's interface (loadGaugeQuda, invertQuda), 32^3x64 (about 1 minute)
+    for s in "--solution mat --sloppy half" "--solution matpc --sloppy half" \
+      "--solution mat --sloppy single --cg" "--solution mat --sloppy half --csw 1.0"; do
+      # shellcheck disable=SC2086  # the options are words
+      "$BIN/latsol-bench-quda" --dims 32,32,32,64 --repeat 3 -v $s
+    done | tee "$OUT/quda-call.txt"
     ;;
   *)
     echo "unknown step $step (see the steps at the top of $0)" >&2

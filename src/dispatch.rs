@@ -145,9 +145,6 @@ pub(crate) fn invert_on_device<B: Backend>(
     x: &mut B::Spinor,
     monitor: &dyn Monitor,
 ) -> Result<InvertResult> {
-    // The solver's own time, as QUDA reports it: host-side reordering and
-    // transfers of the source and solution are not part of it.
-    let mut solver_seconds = 0.0;
     let lat = source.lattice().clone();
     let prec = params.precision;
     let kappa = params.kappa;
@@ -178,7 +175,7 @@ pub(crate) fn invert_on_device<B: Backend>(
         )?),
     };
     let rhs2 = backend.norm2(&rhs)?;
-    let mut inner_tol = if rhs2 > 0.0 {
+    let inner_tol = if rhs2 > 0.0 {
         (params.tol * (b2 / rhs2).sqrt()).min(0.5)
     } else {
         params.tol
@@ -193,84 +190,179 @@ pub(crate) fn invert_on_device<B: Backend>(
     };
     let mut r = backend.alloc_spinor(&lat, Subset::Full, prec)?;
     let mut full = fields.full(backend, kappa, prec);
-
-    let mut total = SolverStats::default();
-    let mut flops = 0.0;
-    let mut true_residual = f64::INFINITY;
-    for pass in 0..MAX_REFINEMENTS {
-        let left = params.maxiter.saturating_sub(total.iterations);
-        if left == 0 {
-            break;
-        }
-        // The current solution restricted to the iterated system.
-        match system {
-            System::Full => backend.copy(&mut xs, x)?,
-            System::EvenOdd(p, _) => backend.extract_parity(&mut xs, x, p)?,
-        }
-        let mixed = MixedParams {
-            tol: inner_tol,
-            maxiter: left,
-            progress_every: params.progress_every,
-            delta: params.reliable_delta,
-            tol_inner: params.tol_inner,
-        };
-        let start = Instant::now();
-        let (stats, op_flops) = solve_system(
-            backend,
-            fields,
-            fields_sloppy,
-            params,
-            system,
-            &mut xs,
-            &rhs,
-            &mixed,
-            monitor,
-        )?;
-        solver_seconds += start.elapsed().as_secs_f64();
-        total.iterations += stats.iterations;
-        total.matvecs += stats.matvecs;
-        total.reliable_updates += stats.reliable_updates;
-        total.restarts += stats.restarts + usize::from(pass > 0);
-        total.iterated_residual = stats.iterated_residual;
-        flops += op_flops * stats.matvecs as f64;
-
-        // The full solution.
-        match (system, xq.as_mut(), schur.as_ref()) {
-            (System::EvenOdd(p, _), Some(xq), Some(schur)) => {
-                schur.reconstruct(xq, &xs, &b)?;
-                backend.insert_parity(x, p, &xs)?;
-                backend.insert_parity(x, p.other(), xq)?;
-            }
-            _ => backend.copy(x, &xs)?,
-        }
-
-        // The true residual of the full kappa-normalized system.
-        full.apply(&mut r, x, false)?;
-        let rr = backend.xmy_norm2(&b, &mut r)?;
-        flops += full.flops();
-        true_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
-        if true_residual <= params.tol {
-            break;
-        }
-        // Tighten by the shortfall, with a margin.
-        inner_tol = (inner_tol * 0.5 * params.tol / true_residual).max(f64::MIN_POSITIVE);
+    // The initial guess restricted to the iterated system.
+    match system {
+        System::Full => backend.copy(&mut xs, x)?,
+        System::EvenOdd(p, _) => backend.extract_parity(&mut xs, x, p)?,
     }
-    let seconds = solver_seconds;
-    Ok(InvertResult {
-        iterations: total.iterations,
-        true_residual,
-        iterated_residual: total.iterated_residual,
-        seconds,
-        gflops: if seconds > 0.0 {
-            flops / seconds * 1e-9
-        } else {
-            0.0
+    let passes = Passes {
+        system,
+        rhs: &rhs,
+        inner_tol,
+    };
+    passes.run(
+        backend,
+        fields,
+        fields_sloppy,
+        params,
+        &mut xs,
+        monitor,
+        &mut |xs| {
+            // The full solution.
+            match (system, xq.as_mut(), schur.as_ref()) {
+                (System::EvenOdd(p, _), Some(xq), Some(schur)) => {
+                    schur.reconstruct(xq, xs, &b)?;
+                    backend.insert_parity(x, p, xs)?;
+                    backend.insert_parity(x, p.other(), xq)?;
+                }
+                _ => backend.copy(x, xs)?,
+            }
+            // The true residual of the full kappa-normalized system.
+            full.apply(&mut r, x, false)?;
+            let rr = backend.xmy_norm2(&b, &mut r)?;
+            Ok((if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 }, full.flops()))
         },
-        converged: true_residual <= params.tol,
-        restarts: total.restarts,
-        reliable_updates: total.reliable_updates,
-        true_residual_hq: 0.0,
-    })
+    )
+}
+
+/// Solves the even-odd system itself, `M̂ x_p = b_p` on the parity of
+/// `params.matpc` (`solve_type` DirectPc or NormOpPc, κ normalization),
+/// the source and solution fields of that parity: what QUDA's MATPC
+/// solution asks for, with no Schur source to prepare and no other parity
+/// to reconstruct. `x` holds the initial guess on entry. The true residual
+/// is that of `M̂`.
+pub(crate) fn invert_preconditioned_on_device<B: Backend>(
+    backend: &B,
+    fields: WilsonFields<'_, B>,
+    fields_sloppy: WilsonFields<'_, B>,
+    params: &InvertParams,
+    source: &B::Spinor,
+    x: &mut B::Spinor,
+    monitor: &dyn Monitor,
+) -> Result<InvertResult> {
+    let system = system_of(params);
+    let System::EvenOdd(p, _) = system else {
+        return Err(crate::error::Error::Internal(
+            "a preconditioned solve needs an even-odd solve_type".into(),
+        ));
+    };
+    if source.subset() != Subset::Single(p) || x.subset() != Subset::Single(p) {
+        return Err(crate::error::Error::Internal(format!(
+            "the preconditioned system's fields are of parity {p:?}"
+        )));
+    }
+    let (lat, prec) = (source.lattice().clone(), params.precision);
+    let b2 = backend.norm2(source)?;
+    let mut r = backend.alloc_spinor(&lat, Subset::Single(p), prec)?;
+    let mut m = dirac(backend, fields, params.kappa, prec, system)?;
+    let passes = Passes {
+        system,
+        rhs: source,
+        inner_tol: params.tol.min(0.5),
+    };
+    passes.run(
+        backend,
+        fields,
+        fields_sloppy,
+        params,
+        x,
+        monitor,
+        &mut |xs| {
+            m.apply(&mut r, xs, false)?;
+            let rr = backend.xmy_norm2(source, &mut r)?;
+            Ok((if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 }, m.flops()))
+        },
+    )
+}
+
+/// The passes over an iterated system `A xs = rhs`: solve from the current
+/// `xs`, then `finish(xs)` writes the caller's solution and returns its
+/// true residual (and the flops that took); while it misses the tolerance
+/// (rounding, or the normal equations' weaker criterion) the next pass
+/// goes on from `xs` with a tighter inner tolerance.
+struct Passes<'r, S> {
+    system: System,
+    rhs: &'r S,
+    inner_tol: f64,
+}
+
+impl<S> Passes<'_, S> {
+    #[allow(clippy::too_many_arguments)]
+    fn run<B: Backend<Spinor = S>>(
+        self,
+        backend: &B,
+        fields: WilsonFields<'_, B>,
+        fields_sloppy: WilsonFields<'_, B>,
+        params: &InvertParams,
+        xs: &mut S,
+        monitor: &dyn Monitor,
+        finish: &mut dyn FnMut(&S) -> Result<(f64, f64)>,
+    ) -> Result<InvertResult> {
+        // The solver's own time, as QUDA reports it: host-side reordering
+        // and transfers of the source and solution are not part of it.
+        let mut solver_seconds = 0.0;
+        let mut inner_tol = self.inner_tol;
+        let mut total = SolverStats::default();
+        let mut flops = 0.0;
+        let mut true_residual = f64::INFINITY;
+        for pass in 0..MAX_REFINEMENTS {
+            let left = params.maxiter.saturating_sub(total.iterations);
+            if left == 0 {
+                break;
+            }
+            let mixed = MixedParams {
+                tol: inner_tol,
+                maxiter: left,
+                progress_every: params.progress_every,
+                delta: params.reliable_delta,
+                tol_inner: params.tol_inner,
+            };
+            let start = Instant::now();
+            let (stats, op_flops) = solve_system(
+                backend,
+                fields,
+                fields_sloppy,
+                params,
+                self.system,
+                xs,
+                self.rhs,
+                &mixed,
+                monitor,
+            )?;
+            solver_seconds += start.elapsed().as_secs_f64();
+            total.iterations += stats.iterations;
+            total.matvecs += stats.matvecs;
+            total.reliable_updates += stats.reliable_updates;
+            total.restarts += stats.restarts + usize::from(pass > 0);
+            total.iterated_residual = stats.iterated_residual;
+            flops += op_flops * stats.matvecs as f64;
+
+            let (residual, check_flops) = finish(xs)?;
+            flops += check_flops;
+            true_residual = residual;
+            if true_residual <= params.tol {
+                break;
+            }
+            // Tighten by the shortfall, with a margin.
+            inner_tol = (inner_tol * 0.5 * params.tol / true_residual).max(f64::MIN_POSITIVE);
+        }
+        let seconds = solver_seconds;
+        Ok(InvertResult {
+            iterations: total.iterations,
+            true_residual,
+            iterated_residual: total.iterated_residual,
+            seconds,
+            gflops: if seconds > 0.0 {
+                flops / seconds * 1e-9
+            } else {
+                0.0
+            },
+            converged: true_residual <= params.tol,
+            restarts: total.restarts,
+            reliable_updates: total.reliable_updates,
+            true_residual_hq: 0.0,
+        })
+    }
 }
 
 /// One solve of the iterated system `A x = rhs` with the chosen solver and

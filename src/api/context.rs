@@ -9,7 +9,7 @@ use super::gauge::Gauge;
 use super::multi::{self, MultiMassPolicy, MultiResult};
 use super::params::{
     BackendChoice, DslashType, GaugeParams, InitParams, InvertParams, InvertResult, Logger,
-    OperatorKind, ProgressFn, Verbosity,
+    OperatorKind, ProgressFn, SystemForm, Verbosity,
 };
 use crate::backend::cpu::CpuBackend;
 #[cfg(feature = "cuda")]
@@ -227,17 +227,19 @@ impl ContextInner {
         where
             B::Gauge: 'static,
         {
-            let t = params.t_boundary;
-            Ok(
-                b.import_gauge(lattice, host, t, params.gauge_fixed, formats, accept)?
-                    .map(|(scan, links)| {
-                        let boxed = links
-                            .into_iter()
-                            .map(|g| Box::new(g) as Box<dyn Any + Send + Sync>)
-                            .collect();
-                        (scan, boxed)
-                    }),
-            )
+            let form = crate::backend::GaugeForm {
+                t_boundary: params.t_boundary,
+                temporal: params.gauge_fixed,
+                sign_in_links: params.boundary_sign_in_links,
+            };
+            Ok(b.import_gauge(lattice, host, form, formats, accept)?
+                .map(|(scan, links)| {
+                    let boxed = links
+                        .into_iter()
+                        .map(|g| Box::new(g) as Box<dyn Any + Send + Sync>)
+                        .collect();
+                    (scan, boxed)
+                }))
         }
         match &self.backend {
             AnyBackend::Cpu(b) => import(b, lattice, host, params, formats, accept),
@@ -430,19 +432,46 @@ impl Context {
         source: HostReals,
         solution: HostRealsMut,
     ) -> Result<InvertResult> {
+        self.invert_form(fields, params, source, solution, &SystemForm::default())
+    }
+
+    /// `invert` of the system `form` says: the source scaled, the adjoint
+    /// system through γ5, or the even-odd operator's own system on fields
+    /// of the `matpc` parity (what QUDA's `invertQuda` asks for with its
+    /// solution types); all on the backend, beside the caller's order.
+    pub fn invert_form<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+        form: &SystemForm,
+    ) -> Result<InvertResult> {
         self.inner.install(|| {
             params.validate_solve()?;
             let fields = fields.into();
             self.check_fields(fields, params)?;
+            form.validate(params, fields.clover.is_some())?;
             let lat = fields.gauge.lattice().clone();
             let call = std::time::Instant::now();
-            if solution.len() != lat.volume() * 24 {
-                return Err(Error::InvalidArgument(format!(
-                    "solution holds {} reals; a full field on {:?} needs {}",
-                    solution.len(),
-                    lat.dims(),
-                    lat.volume() * 24
-                )));
+            let subset = if form.preconditioned {
+                Subset::Single(dispatch::matpc_parity(params.matpc))
+            } else {
+                Subset::Full
+            };
+            let reals = lat.sites(subset) * 24;
+            for (len, what) in [(source.len(), "source"), (solution.len(), "solution")] {
+                if len != reals {
+                    return Err(Error::InvalidArgument(format!(
+                        "{what} holds {len} reals; {} on {:?} needs {reals}",
+                        if form.preconditioned {
+                            "a field of one parity"
+                        } else {
+                            "a full field"
+                        },
+                        lat.dims(),
+                    )));
+                }
             }
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
@@ -456,19 +485,45 @@ impl Context {
             let result = with_backend!(inner, fields, |b, f, fs| {
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
-                let mut src = b.alloc_spinor(&lat, Subset::Full, prec)?;
+                let mut src = b.alloc_spinor(&lat, subset, prec)?;
                 let scale = b
                     .import_spinor(&mut src, source, order, basis, None)
                     .map_err(|e| name_field(e, "source"))?;
-                let mut x = b.alloc_spinor(&lat, Subset::Full, prec)?;
+                if form.source_factor != 1.0 {
+                    b.ax(form.source_factor, &mut src)?;
+                }
+                let mut x = b.alloc_spinor(&lat, subset, prec)?;
                 if params.use_initial_guess {
                     let guess = HostReals::from(&solution);
                     b.import_spinor(&mut x, guess, order, basis, Some(scale))
                         .map_err(|e| name_field(e, "solution (initial guess)"))?;
                 }
+                // M† x = b ⇔ M (γ5 x) = γ5 b.
+                let mut g5 = if form.dagger {
+                    let mut t = b.alloc_spinor(&lat, subset, prec)?;
+                    b.gamma5(&mut t, &src)?;
+                    std::mem::swap(&mut t, &mut src);
+                    if params.use_initial_guess {
+                        b.gamma5(&mut t, &x)?;
+                        std::mem::swap(&mut t, &mut x);
+                    }
+                    Some(t)
+                } else {
+                    None
+                };
                 times.0 = call.elapsed().as_secs_f64();
-                let r = dispatch::invert_on_device(b, f, fs, params, &src, &mut x, &monitor)?;
+                let r = if form.preconditioned {
+                    dispatch::invert_preconditioned_on_device(
+                        b, f, fs, params, &src, &mut x, &monitor,
+                    )?
+                } else {
+                    dispatch::invert_on_device(b, f, fs, params, &src, &mut x, &monitor)?
+                };
                 times.1 = call.elapsed().as_secs_f64();
+                if let Some(t) = g5.as_mut() {
+                    b.gamma5(t, &x)?;
+                    std::mem::swap(t, &mut x);
+                }
                 b.export_spinor(&x, solution, order, basis, -scale)
                     .map_err(|e| name_field(e, "solution"))?;
                 r

@@ -65,7 +65,10 @@ impl Gauge {
         let (plaquette, mut stored, path) = match imported {
             Some((scan, stored)) => (scan.plaquette, stored, "on the backend"),
             None => {
-                let field = layout::gauge::import(&lattice, host)?;
+                let mut field = layout::gauge::import(&lattice, host)?;
+                if params.boundary_sign_in_links {
+                    remove_boundary_sign(&mut field);
+                }
                 check_su3(&field, su3_tol, params)?;
                 if params.gauge_fixed {
                     check_temporal_gauge(&field, params, host)?;
@@ -123,6 +126,22 @@ impl Gauge {
     }
     pub(crate) fn storage_sloppy(&self) -> &(dyn Any + Send + Sync) {
         self.sloppy.as_deref().unwrap_or(self.storage.as_ref())
+    }
+}
+
+/// Takes the anti-periodic sign out of the T links of the last time slice
+/// (`boundary_sign_in_links`): every real negated, as the device path does.
+fn remove_boundary_sign(field: &mut GaugeField) {
+    let lat = field.lattice().clone();
+    let t_last = lat.dims()[3] - 1;
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            if lat.coords(p, cb)[3] == t_last {
+                for z in field.link_mut(p, cb, 3).0.iter_mut().flatten() {
+                    *z = -*z;
+                }
+            }
+        }
     }
 }
 

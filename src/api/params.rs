@@ -109,6 +109,12 @@ pub struct GaugeParams {
     /// slice is the unit matrix (checked at load, within `su3_tolerance`),
     /// and the backend need not store or load those links.
     pub gauge_fixed: bool,
+    /// The caller's T links on the last time slice already carry the
+    /// anti-periodic sign (QUDA's convention for `t_boundary` ANTI_PERIODIC,
+    /// used by the QUDA interface): it is taken out at load, and the
+    /// operator puts it back as `t_boundary` says. Only with an
+    /// anti-periodic `t_boundary`.
+    pub boundary_sign_in_links: bool,
 }
 
 impl Default for GaugeParams {
@@ -124,6 +130,7 @@ impl Default for GaugeParams {
             reconstruct_sloppy: Reconstruct::Full18,
             su3_tolerance: 0.0,
             gauge_fixed: false,
+            boundary_sign_in_links: false,
         }
     }
 }
@@ -144,6 +151,13 @@ impl GaugeParams {
         }
         if self.su3_tolerance.is_nan() {
             return Err(Error::InvalidArgument("su3_tolerance is NaN".into()));
+        }
+        if self.boundary_sign_in_links && self.t_boundary != TBoundary::AntiPeriodic {
+            return Err(Error::InvalidArgument(
+                "boundary_sign_in_links with a periodic t_boundary: only an anti-periodic \
+                 boundary puts a sign in the links"
+                    .into(),
+            ));
         }
         if self.precision.is_sloppy_only() {
             return Err(Error::InvalidArgument(format!(
@@ -391,6 +405,71 @@ impl InvertParams {
             MassNormalization::Kappa => 1.0,
             MassNormalization::Mass | MassNormalization::AsymmetricMass => 2.0 * self.kappa,
         }
+    }
+}
+
+/// How the caller's vectors of a solve relate to the system (QUDA's
+/// `solution_type`, `mass_normalization` and `dagger`, for its interface):
+/// applied to the source and the solution on the backend, beside the
+/// conversion from the caller's order, so no host copy is made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SystemForm {
+    /// The source is multiplied by this first (finite, not 0).
+    pub source_factor: f64,
+    /// Solve the adjoint system `M† x = b` as `M (γ5 x) = γ5 b`: γ5 on the
+    /// source and on the solution (`M† = γ5 M γ5`; not for the symmetric
+    /// clover even-odd operator, whose adjoint is not of that form).
+    pub dagger: bool,
+    /// The source and solution are fields of the `matpc` parity (V/2
+    /// sites) and the system is the even-odd operator's own, `M̂ x = b`
+    /// (an even-odd `solve_type`, κ normalization); the true residual is
+    /// that of `M̂`.
+    pub preconditioned: bool,
+}
+
+impl Default for SystemForm {
+    fn default() -> Self {
+        SystemForm {
+            source_factor: 1.0,
+            dagger: false,
+            preconditioned: false,
+        }
+    }
+}
+
+impl SystemForm {
+    pub(crate) fn validate(&self, params: &InvertParams, clover: bool) -> Result<()> {
+        if !(self.source_factor.is_finite() && self.source_factor != 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "source_factor = {}: must be finite and not 0",
+                self.source_factor
+            )));
+        }
+        if self.preconditioned {
+            if !matches!(params.solve_type, SolveType::DirectPc | SolveType::NormOpPc) {
+                return Err(Error::InvalidArgument(format!(
+                    "solve_type = {:?}: the preconditioned system is solved by an even-odd \
+                     solve (DirectPc or NormOpPc)",
+                    params.solve_type
+                )));
+            }
+            if params.mass_normalization != MassNormalization::Kappa {
+                return Err(Error::InvalidArgument(format!(
+                    "mass_normalization = {:?}: the preconditioned system is solved in κ \
+                     normalization (scale the source by source_factor)",
+                    params.mass_normalization
+                )));
+            }
+        }
+        let symmetric = matches!(params.matpc, MatPc::EvenEven | MatPc::OddOdd);
+        if self.dagger && self.preconditioned && clover && symmetric {
+            return Err(Error::Unsupported(
+                "dagger with the symmetric clover even-odd operator: its adjoint (A⁻¹K)† = K†A⁻¹ \
+                 is not γ5 M̂ γ5"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 }
 

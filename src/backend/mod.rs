@@ -40,6 +40,19 @@ pub struct GaugeScan {
     pub plaquette: [f64; 3],
 }
 
+/// What a caller's gauge array stands for, beside its order
+/// (`Backend::import_gauge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaugeForm {
+    /// The boundary the operator applies on the last time slice.
+    pub t_boundary: TBoundary,
+    /// Stored as `upload_gauge_temporal` stores a temporal-gauge field.
+    pub temporal: bool,
+    /// The array's T links on the last time slice carry the anti-periodic
+    /// sign (QUDA's convention), which the import takes out.
+    pub sign_in_links: bool,
+}
+
 /// What every backend's spinor field reports about itself.
 pub trait SpinorField: Send {
     fn lattice(&self) -> &Arc<Lattice>;
@@ -152,14 +165,14 @@ pub trait Backend: Send + Sync {
     /// host (the default: the CPU), or could not stage the array: the
     /// caller then takes the host path (`import`, checks, `upload_gauge`),
     /// which also words any error. The lengths are the caller's to check.
-    /// `temporal`: the storage of `upload_gauge_temporal` (the caller has
-    /// checked the field is in temporal gauge when `accept` says yes).
+    /// `form.temporal`: the storage of `upload_gauge_temporal` (the caller
+    /// has checked the field is in temporal gauge when `accept` says yes);
+    /// `form.sign_in_links`: the sign is taken out before the scan.
     fn import_gauge(
         &self,
         _lattice: &Arc<Lattice>,
         _host: &HostGauge,
-        _t_boundary: TBoundary,
-        _temporal: bool,
+        _form: GaugeForm,
         _formats: &[(Precision, Reconstruct)],
         _accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<(GaugeScan, Vec<Self::Gauge>)>> {

@@ -130,6 +130,7 @@ impl latsol_gauge_param {
                     )))
                 }
             },
+            boundary_sign_in_links: false,
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))

@@ -12,12 +12,12 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::layout::{self, SoaShape};
 use super::{device_err, launch, CudaBackend, CudaGauge, DeviceData, Module};
-use crate::backend::GaugeScan;
 use crate::backend::OperatorFamily;
+use crate::backend::{GaugeForm, GaugeScan};
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
 use crate::layout::{GaugeOrder, HostGauge, HostReals};
-use crate::precision::{Precision, Reconstruct, TBoundary};
+use crate::precision::{Precision, Reconstruct};
 
 /// Mirrors `HostGaugeParams` in kernels/host_gauge.cu.
 #[repr(C)]
@@ -33,7 +33,7 @@ struct HostGaugeParams {
     vec: i32,
     kind: i32,
     layout: i32,
-    pad: i32,
+    t_sign_given: i32,
     max: f64,
     fixed_max: f64,
 }
@@ -218,7 +218,7 @@ impl CudaBackend {
         &self,
         lattice: &std::sync::Arc<Lattice>,
         host: &HostGauge,
-        t_boundary: TBoundary,
+        form: GaugeForm,
         formats: &[(Precision, Reconstruct)],
         accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<(GaugeScan, Vec<CudaGauge>)>> {
@@ -229,9 +229,10 @@ impl CudaBackend {
         let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
         modules.extend(Module::named("host_gauge"));
         self.load_modules(&mut *self.loaded()?, &modules)?;
-        let Some(staged) = self.stage_gauge(lattice, host)? else {
+        let Some(mut staged) = self.stage_gauge(lattice, host)? else {
             return Ok(None);
         };
+        staged.params.t_sign_given = i32::from(form.sign_in_links);
         let r = self.scan_gauge(lattice, &staged)?;
         let planes = 3.0 * lattice.volume() as f64;
         let (s, t) = (r[6] / planes, r[7] / planes);
@@ -276,7 +277,7 @@ impl CudaBackend {
                 precision,
                 reconstruct,
                 scale: Self::link_scale(precision, max).1,
-                t_sign: t_boundary.sign(),
+                t_sign: form.t_boundary.sign(),
             });
         }
         Ok(Some((found, stored)))

@@ -785,14 +785,13 @@ impl Backend for CudaBackend {
         &self,
         lattice: &Arc<Lattice>,
         host: &crate::layout::HostGauge,
-        t_boundary: TBoundary,
-        _temporal: bool,
+        form: super::GaugeForm,
         formats: &[(Precision, Reconstruct)],
         accept: &dyn Fn(&super::GaugeScan) -> bool,
     ) -> Result<Option<(super::GaugeScan, Vec<CudaGauge>)>> {
         // Temporal-gauge storage is the plain one here (the default
         // `upload_gauge_temporal`).
-        self.import_gauge_impl(lattice, host, t_boundary, formats, accept)
+        self.import_gauge_impl(lattice, host, form, formats, accept)
     }
 
     fn import_spinor(

@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use latsol::backend::cuda::{CudaBackend, CudaGauge};
-use latsol::backend::{Backend, GaugeScan};
+use latsol::backend::{Backend, GaugeForm, GaugeScan};
 use latsol::field::GaugeField;
 use latsol::lattice::{Lattice, Parity};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -88,6 +88,21 @@ fn temporal_deviation(field: &GaugeField) -> f64 {
     dev
 }
 
+/// Every real of the T links of the last time slice negated (the
+/// anti-periodic sign put in, or taken out).
+fn negate_last_t_links(field: &mut GaugeField) {
+    let lat = field.lattice().clone();
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            if lat.coords(p, cb)[3] == lat.dims()[3] - 1 {
+                for z in field.link_mut(p, cb, 3).0.iter_mut().flatten() {
+                    *z = -*z;
+                }
+            }
+        }
+    }
+}
+
 /// The host arrays of `gauge` in `order` (one, or four for QDP), double.
 fn host_arrays(gauge: &GaugeField, order: GaugeOrder) -> R<Vec<Vec<f64>>> {
     let v = gauge.lattice().volume();
@@ -123,6 +138,11 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
     let mut out = Vec::new();
     let formats = formats();
     let t = TBoundary::AntiPeriodic;
+    let plain = GaugeForm {
+        t_boundary: t,
+        temporal: false,
+        sign_in_links: false,
+    };
     for order in [GaugeOrder::Qdp, GaugeOrder::Milc, GaugeOrder::CpsWilson] {
         let doubles = host_arrays(gauge, order)?;
         let singles: Vec<Vec<f32>> = doubles
@@ -141,7 +161,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
             let (su3, _) = field.max_su3_deviation();
             let plaq = field.plaquette();
             let (scan, stored) = gpu
-                .import_gauge(lat, &host, t, false, &formats, &|_| true)
+                .import_gauge(lat, &host, plain, &formats, &|_| true)
                 .map_err(e)?
                 .ok_or_else(|| format!("{name}: the device path declined a valid field"))?;
             let plaq_err = (0..3)
@@ -189,6 +209,67 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
                 what: format!("{name}: r8, largest difference (ulp of 1 / fixed unit)"),
                 err: r8_units,
                 tol: 2.0,
+            });
+        }
+    }
+
+    // Links carrying the anti-periodic sign on the last time slice (QUDA's
+    // convention): the sign taken out as they are read, so the scan and the
+    // stored links are those of the field without it, bit for bit.
+    let mut signed = gauge.clone();
+    negate_last_t_links(&mut signed);
+    let with_sign = GaugeForm {
+        sign_in_links: true,
+        ..plain
+    };
+    let (su3, _) = gauge.max_su3_deviation();
+    for order in [GaugeOrder::Qdp, GaugeOrder::CpsWilson] {
+        let doubles = host_arrays(&signed, order)?;
+        let singles: Vec<Vec<f32>> = doubles
+            .iter()
+            .map(|a| a.iter().map(|&x| x as f32).collect())
+            .collect();
+        for single in [false, true] {
+            let arrays = reals_of(single, &doubles, &singles);
+            let host = host_gauge(order, &arrays);
+            let name = format!(
+                "gauge import, sign in the links, {order:?} {}",
+                if single { "f32" } else { "f64" }
+            );
+            let r12 = [
+                (Precision::Double, Reconstruct::Twelve),
+                (Precision::Single, Reconstruct::Full18),
+            ];
+            let (scan, stored) = gpu
+                .import_gauge(lat, &host, with_sign, &r12, &|_| true)
+                .map_err(e)?
+                .ok_or_else(|| format!("{name}: the device path declined the links"))?;
+            // The caller's field (its precision), the sign taken out below.
+            let given = layout::gauge::import(lat, &host).map_err(e)?;
+            let mut differing = 0usize;
+            for (&(p, r), g) in r12.iter().zip(&stored) {
+                let mut want_field = given.clone();
+                negate_last_t_links(&mut want_field);
+                let want = gpu.upload_gauge(&want_field, t, p, r).map_err(e)?;
+                let (a, _) = stored_units(gpu, g, p)?;
+                let (b, _) = stored_units(gpu, &want, p)?;
+                differing += a.len().abs_diff(b.len());
+                differing += a
+                    .iter()
+                    .zip(&b)
+                    .filter(|(x, y)| x.to_bits() != y.to_bits())
+                    .count();
+            }
+            let su3_err = if single { 1e-6 } else { 1e-14 };
+            out.push(Check {
+                what: format!("{name}: stored reals differing (double r12, single r18)"),
+                err: differing as f64,
+                tol: 0.0,
+            });
+            out.push(Check {
+                what: format!("{name}: SU(3) deviation as without the sign"),
+                err: (scan.max_su3_deviation - su3).abs(),
+                tol: su3_err,
             });
         }
     }
@@ -257,8 +338,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
         .import_gauge(
             lat,
             &HostGauge::Milc(HostReals::F64(&milc)),
-            t,
-            false,
+            plain,
             &formats[..1],
             &|s| {
                 seen.set(Some(*s));
@@ -282,8 +362,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
         .import_gauge(
             lat,
             &HostGauge::Milc(HostReals::F64(&milc)),
-            t,
-            false,
+            plain,
             &formats[..1],
             &|_| true,
         )

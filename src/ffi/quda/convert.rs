@@ -266,10 +266,11 @@ pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
     }
     let precision = precision(p.cuda_prec, "param->cuda_prec")?;
     let reconstruct = reconstruct(p.reconstruct, "param->reconstruct")?;
+    let t_boundary = t_boundary(p.t_boundary)?;
     Ok(GaugeParams {
         dims,
         order: gauge_order(p.gauge_order)?,
-        t_boundary: t_boundary(p.t_boundary)?,
+        t_boundary,
         anisotropy: 1.0,
         precision,
         precision_sloppy: precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?,
@@ -286,6 +287,8 @@ pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
             0.0
         },
         gauge_fixed: false,
+        // QUDA's callers put the anti-periodic sign into the links.
+        boundary_sign_in_links: t_boundary == TBoundary::AntiPeriodic,
     })
 }
 

@@ -17,9 +17,8 @@ use super::convert;
 use super::{quda_call, state};
 use crate::api::{CloverParams, CloverSource};
 use crate::error::{Error, Result};
-use crate::lattice::{Lattice, Parity};
+use crate::lattice::Lattice;
 use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
-use crate::precision::TBoundary;
 
 /// `n` host reals at `p` in double or single.
 ///
@@ -101,20 +100,10 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
     }
     let gp = convert::gauge_params(p)?;
     let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
-    let lat = std::sync::Arc::new(Lattice::new(gp.dims)?);
+    let lat = Lattice::new(gp.dims)?;
     let n = lat.volume() * 18;
     // SAFETY: the caller's links in its order.
     let host = unsafe { host_gauge(h_gauge, gp.order, n, double)? };
-    let mut field = crate::layout::gauge::import(&lat, &host)?;
-    if gp.t_boundary == TBoundary::AntiPeriodic {
-        remove_boundary_sign(&lat, &mut field);
-    }
-    let mut links_qdp =
-        crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's copy of the links")?;
-    {
-        let mut parts: Vec<HostRealsMut> = links_qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
-        crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
-    }
     state::with(|s| {
         // A new gauge field replaces the old one. The clover field stays,
         // as in QUDA (its loadGaugeQuda leaves the resident clover alone:
@@ -128,19 +117,11 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
         {
             s.clover = None;
         }
-        let qdp = HostGauge::Qdp(std::array::from_fn(|mu| {
-            HostReals::F64(&links_qdp[mu * n..(mu + 1) * n])
-        }));
-        let params = crate::api::GaugeParams {
-            order: GaugeOrder::Qdp,
-            ..gp
-        };
-        let gauge = s.context.load_gauge(&params, &qdp)?;
-        s.gauge = Some(state::LoadedGauge {
-            gauge,
-            links_qdp,
-            t_boundary: gp.t_boundary,
-        });
+        // The caller's array as it is (the boundary sign in its last time
+        // slice is taken out as the links are read: `gp`).
+        let gauge = s.context.load_gauge(&gp, &host)?;
+        let links = state::HostLinks::copy(&host)?;
+        s.gauge = Some(state::LoadedGauge { gauge, links });
         // Naive staggered links made from the old field are stale.
         if let Some(h) = s.staggered.as_mut() {
             h.stored = None;
@@ -174,20 +155,6 @@ pub(crate) unsafe fn host_gauge<'a>(
             GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
             GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
         })
-    }
-}
-
-/// Multiplies the T links of the last time slice by −1 (the boundary sign
-/// QUDA's caller put in them).
-fn remove_boundary_sign(lat: &Lattice, field: &mut crate::field::GaugeField) {
-    let t_last = lat.dims()[3] - 1;
-    for p in [Parity::Even, Parity::Odd] {
-        for cb in 0..lat.half_volume() {
-            if lat.coords(p, cb)[3] == t_last {
-                let u = field.link_mut(p, cb, 3);
-                *u = u.scale(num_complex::Complex64::new(-1.0, 0.0));
-            }
-        }
     }
 }
 
@@ -308,14 +275,13 @@ pub(crate) unsafe fn load_clover(
                     p.clover_coeff, p.clover_csw
                 )));
             }
-            let n = lat.volume() * 18;
-            let links = HostGauge::Qdp(std::array::from_fn(|mu| {
-                HostReals::F64(&g.links_qdp[mu * n..(mu + 1) * n])
-            }));
+            // The links as given: the boundary sign in them changes
+            // neither the plaquette nor the clover term (each leaf holds
+            // both or none of the T links of the last time slice).
             let source = CloverSource::Computed {
                 c_sw: coeff / kappa,
                 kappa,
-                links,
+                links: g.links.host_gauge(),
             };
             let clover = s.context.load_clover(&g.gauge, &params, source)?;
             // QUDA writes the coefficient it used back.

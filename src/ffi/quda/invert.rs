@@ -7,10 +7,11 @@
 //! `matpc_type` parity), `mass_normalization` rescales the source by a
 //! factor that depends on it, and the answer solves the caller's system.
 //! latsol solves in κ normalization: the source (and the shifts) are
-//! scaled here by that factor, the MATPC systems become full solves whose
-//! source is zero on the other parity (their Schur complement is then the
-//! caller's system), and the normal-equation systems are single-shift
-//! multi-shift solves.
+//! scaled by that factor. MAT and MATPC go to `Context::invert_form` with
+//! the caller's arrays as they are (the factor, γ5 for DAG_YES and the
+//! parity applied on the backend, `SystemForm`; a MATPC solution is the
+//! even-odd operator's own system on the `matpc_type` parity); the
+//! normal-equation systems are single-shift multi-shift solves.
 
 use std::os::raw::{c_int, c_void};
 use std::time::Instant;
@@ -21,6 +22,7 @@ use super::fields::{host_reals, host_reals_mut, no_gauge, not_null};
 use super::{quda_call, state};
 use crate::api::{
     DslashType, InvertParams, MassNormalization, MatPc, MixedScheme, OperatorKind, SolveType,
+    SystemForm,
 };
 use crate::error::{Error, Result};
 use crate::layout::DiracOrder;
@@ -288,78 +290,52 @@ pub(crate) unsafe fn invert(
         } else {
             full
         };
-        // SAFETY: the caller's vectors of the system's size.
-        let mut b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
-        let mut guess = if ip.use_initial_guess {
-            Some(read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0))
-        } else {
-            None
-        };
         // DAG_YES: M† = γ5 M γ5 (also M̂† and the normal operators), so
         // the dagger system's answer is γ5 times that of M for γ5 b.
         let dagger = dagger_of(p, &ip, solution)?;
-        if dagger {
-            gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
-            if let Some(g) = guess.as_mut() {
-                gamma5_host(g, ip.dirac_order, ip.gamma_basis);
-            }
-        }
-        let (x, iterations, true_res, gflop) = match solution {
-            Solution::Mat => {
-                let mut x = guess.unwrap_or_else(|| vec![0.0; n]);
-                let r = s.context.invert(
-                    fields,
-                    &ip,
-                    crate::layout::HostReals::F64(&b),
-                    crate::layout::HostRealsMut::F64(&mut x),
-                )?;
-                (x, r.iterations, r.true_residual, r.gflops * r.seconds)
-            }
-            Solution::MatPc => {
-                if !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc) {
+        let (iterations, true_res, gflop) = match solution {
+            // The caller's arrays straight to the backend: the scale, γ5
+            // and the parity are applied there (`SystemForm`).
+            Solution::Mat | Solution::MatPc => {
+                if solution == Solution::MatPc
+                    && !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc)
+                {
                     return Err(convert::refuse(
                         "param->solve_type",
                         p.solve_type as i64,
                         "a MATPC solution needs a preconditioned solve",
                     ));
                 }
-                let parity = matpc_parity(ip.matpc);
-                let at = block_start(ip.dirac_order, parity, n);
-                let mut src = vec![0.0; full];
-                src[at..at + n].copy_from_slice(&b);
-                // The symmetric clover Schur complement is A_pp⁻¹ times
-                // the one a full solve iterates on.
-                if fields.clover.is_some() && matches!(ip.matpc, MatPc::EvenEven | MatPc::OddOdd) {
-                    let mut a_src = vec![0.0; full];
-                    s.context.apply(
-                        fields,
-                        &ip,
-                        OperatorKind::Clover,
-                        crate::layout::HostReals::F64(&src),
-                        crate::layout::HostRealsMut::F64(&mut a_src),
-                    )?;
-                    src = a_src;
-                }
-                let mut x = vec![0.0; full];
-                if let Some(g) = &guess {
-                    x[at..at + n].copy_from_slice(g);
-                }
-                let r = s.context.invert(
-                    fields,
-                    &ip,
-                    crate::layout::HostReals::F64(&src),
-                    crate::layout::HostRealsMut::F64(&mut x),
-                )?;
-                (
-                    x[at..at + n].to_vec(),
-                    r.iterations,
-                    r.true_residual,
-                    r.gflops * r.seconds,
-                )
+                let form = SystemForm {
+                    source_factor: f,
+                    dagger,
+                    preconditioned: solution == Solution::MatPc,
+                };
+                let bytes = n * if double { 8 } else { 4 };
+                let overlap = (h_b as usize) < (h_x as usize) + bytes
+                    && (h_x as usize) < (h_b as usize) + bytes;
+                // SAFETY: the caller's vectors of the system's size; a
+                // source that shares memory with the solution is copied
+                // first (QUDA reads it before writing the solution).
+                let copy;
+                let b = if overlap {
+                    copy = read_scaled(unsafe { host_reals(h_b, n, double) }, 1.0);
+                    crate::layout::HostReals::F64(&copy)
+                } else {
+                    unsafe { host_reals(h_b, n, double) }
+                };
+                let x = unsafe { host_reals_mut(h_x, n, double) };
+                let r = s.context.invert_form(fields, &ip, b, x, &form)?;
+                (r.iterations, r.true_residual, r.gflops * r.seconds)
             }
             Solution::MatDagMat | Solution::MatPcDagMatPc => {
-                if guess.is_some() {
+                if ip.use_initial_guess {
                     return Err(Error::InvalidArgument("param->use_init_guess = YES: not with the MATDAG_MAT and MATPCDAG_MATPC solutions (as in QUDA)".into()));
+                }
+                // SAFETY: the caller's source of the system's size.
+                let mut b = read_scaled(unsafe { host_reals(h_b, n, double) }, f);
+                if dagger {
+                    gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
                 }
                 ip.solve_type = if solution == Solution::MatDagMat {
                     SolveType::NormOp
@@ -377,16 +353,15 @@ pub(crate) unsafe fn invert(
                     vec![crate::layout::HostRealsMut::F64(&mut x)],
                     false,
                 )?;
+                if dagger {
+                    gamma5_host(&mut x, ip.dirac_order, ip.gamma_basis);
+                }
+                // SAFETY: the caller's solution array of the system's size.
+                write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
                 let t = r.shifts.first().map_or(f64::NAN, |s| s.true_residual);
-                (x, r.iterations, t, r.gflops * r.seconds)
+                (r.iterations, t, r.gflops * r.seconds)
             }
         };
-        let mut x = x;
-        if dagger {
-            gamma5_host(&mut x, ip.dirac_order, ip.gamma_basis);
-        }
-        // SAFETY: the caller's solution array of the system's size.
-        write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
         p.iter = iterations as c_int;
         p.true_res[0] = true_res;
         p.true_res_hq[0] = 0.0;

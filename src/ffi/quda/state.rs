@@ -8,41 +8,90 @@ use std::sync::{Mutex, MutexGuard};
 use crate::api::{Clover, Context, Gauge, InitParams, Verbosity};
 use crate::error::{Error, Result};
 use crate::ffi::status::latsol_status;
-use crate::lattice::Parity;
+use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
 
-/// A gauge field loaded by `loadGaugeQuda`, with the host copy of its links
-/// (QDP order, double, boundary sign removed) that a clover field computed
-/// later (`compute_clover`) is built from: QUDA computes it from its
-/// resident field, and latsol keeps no host copy of a loaded field.
+/// A gauge field loaded by `loadGaugeQuda`, with a copy of the caller's
+/// array as it was given (its order and precision, the boundary sign in
+/// it) for what is later built from the resident field on the host: a
+/// computed clover term (`compute_clover`; QUDA computes it from its
+/// resident field, and latsol keeps no host copy of a loaded field) and
+/// naive staggered links. A plain copy, made in parallel: the conversion
+/// itself runs on the device.
 pub(crate) struct LoadedGauge {
     pub gauge: Gauge,
-    pub links_qdp: Vec<f64>,
-    /// The sign the caller's links carried on the last time slice.
-    pub t_boundary: crate::precision::TBoundary,
+    pub links: HostLinks,
+}
+
+/// The caller's links, copied as they were given: one array, or QDP's four.
+pub(crate) struct HostLinks {
+    order: GaugeOrder,
+    arrays: Vec<HostCopy>,
+}
+
+enum HostCopy {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+/// A parallel copy of `src`, allocated fallibly.
+fn copy_of<T: Copy + Send + Sync>(src: &[T]) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    crate::alloc::par_collect(
+        src.len(),
+        src.par_iter().copied(),
+        "the QUDA interface's copy of the links",
+    )
+}
+
+impl HostLinks {
+    /// A copy of the caller's array(s).
+    pub fn copy(host: &HostGauge) -> Result<HostLinks> {
+        let given: &[HostReals] = match host {
+            HostGauge::Qdp(a) => a,
+            HostGauge::Milc(a) | HostGauge::CpsWilson(a) => std::slice::from_ref(a),
+        };
+        let arrays = given
+            .iter()
+            .map(|a| {
+                Ok(match a {
+                    HostReals::F64(x) => HostCopy::F64(copy_of(x)?),
+                    HostReals::F32(x) => HostCopy::F32(copy_of(x)?),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(HostLinks {
+            order: host.order(),
+            arrays,
+        })
+    }
+
+    /// The copy as a host gauge field in the caller's order.
+    pub fn host_gauge(&self) -> HostGauge<'_> {
+        let reals = |k: usize| match &self.arrays[k] {
+            HostCopy::F64(v) => HostReals::F64(v),
+            HostCopy::F32(v) => HostReals::F32(v),
+        };
+        match self.order {
+            GaugeOrder::Qdp => HostGauge::Qdp(std::array::from_fn(reals)),
+            GaugeOrder::Milc => HostGauge::Milc(reals(0)),
+            GaugeOrder::CpsWilson => HostGauge::CpsWilson(reals(0)),
+        }
+    }
 }
 
 impl LoadedGauge {
-    /// The links as the caller gave them (QDP order, double): the
-    /// boundary sign put back on the T links of the last time slice.
+    /// The links as the caller gave them, in QDP order and double (the
+    /// boundary sign in them).
     pub fn links_as_given(&self) -> Result<Vec<f64>> {
-        let mut v = crate::alloc::collect(
-            self.links_qdp.len(),
-            self.links_qdp.iter().copied(),
-            "the links as given",
-        )?;
-        if self.t_boundary == crate::precision::TBoundary::AntiPeriodic {
-            let lat = self.gauge.lattice();
-            let n = lat.volume() * 18;
-            let t_last = lat.dims()[3] - 1;
-            let vh = lat.half_volume();
-            for (i, link) in v[3 * n..].chunks_mut(18).enumerate() {
-                let p = if i < vh { Parity::Even } else { Parity::Odd };
-                if lat.coords(p, i % vh)[3] == t_last {
-                    link.iter_mut().for_each(|x| *x = -*x);
-                }
-            }
+        let lat = self.gauge.lattice();
+        let field = crate::layout::gauge::import(lat, &self.links.host_gauge())?;
+        let n = lat.volume() * 18;
+        let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the links as given")?;
+        {
+            let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+            crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
         }
-        Ok(v)
+        Ok(qdp)
     }
 }
 

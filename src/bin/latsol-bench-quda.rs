@@ -1,0 +1,246 @@
+//! The whole call through QUDA's interface, as Chroma- and tmLQCD-style
+//! programs make it (issue 18): `loadGaugeQuda` (QDP order, double, the
+//! anti-periodic sign folded into the links as those programs pass them),
+//! optionally `loadCloverQuda` computing the clover term, then `invertQuda`
+//! several times (MAT or MATPC solution), printing each call's wall time
+//! beside QUDA's `secs` and the iterations. With `-v` the library's debug
+//! line splits each call (source in, solver, solution out).
+//!
+//! `latsol-bench-quda --dims 32,32,32,64 --sloppy half --solution matpc`
+
+use std::os::raw::c_void;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use latsol::ffi::quda::abi::*;
+use latsol::lattice::{parse_dims, Lattice};
+use latsol::layout::{self, GaugeOrder, HostRealsMut};
+
+// QUDA's functions, as a caller declares them (quda.h); latsol's library
+// provides them.
+extern "C" {
+    fn initQuda(device: i32);
+    fn endQuda();
+    fn setVerbosityQuda(v: QudaVerbosity, prefix: *const std::os::raw::c_char, out: *mut c_void);
+    fn newQudaGaugeParam() -> QudaGaugeParam;
+    fn newQudaInvertParam() -> QudaInvertParam;
+    fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
+    fn loadCloverQuda(h_clover: *mut c_void, h_clovinv: *mut c_void, param: *mut QudaInvertParam);
+    fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
+    fn latsol_quda_last_status() -> i32;
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Solution {
+    Mat,
+    Matpc,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Sloppy {
+    Double,
+    Single,
+    Half,
+}
+
+/// Time loadGaugeQuda and invertQuda on a smooth field.
+#[derive(Parser, Debug)]
+#[command(name = "latsol-bench-quda", version)]
+struct Options {
+    /// Lattice extents X,Y,Z,T.
+    #[arg(long, value_parser = parse_dims, default_value = "16,16,16,16")]
+    dims: [usize; 4],
+    #[arg(long, default_value_t = 0.12)]
+    kappa: f64,
+    /// Wilson-clover with the clover term computed by loadCloverQuda
+    /// (tmLQCD's way) for this c_SW; Wilson without.
+    #[arg(long)]
+    csw: Option<f64>,
+    #[arg(long, value_enum, default_value = "half")]
+    sloppy: Sloppy,
+    #[arg(long, value_enum, default_value = "mat")]
+    solution: Solution,
+    /// CG on the normal equations instead of BiCGstab.
+    #[arg(long)]
+    cg: bool,
+    #[arg(long, default_value_t = 1e-12)]
+    tol: f64,
+    /// invertQuda calls on the loaded fields.
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// loadGaugeQuda calls (the first compiles the kernels).
+    #[arg(long, default_value_t = 2)]
+    loads: usize,
+    /// The library's debug lines (QUDA_DEBUG_VERBOSE).
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+fn main() -> ExitCode {
+    let o = Options::parse();
+    match run(&o) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("latsol-bench-quda: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    std::env::set_var("LATSOL_QUDA_ON_ERROR", "return");
+    let lat = Arc::new(Lattice::new(o.dims)?);
+    let (v, vh) = (lat.volume(), lat.half_volume());
+    let field = latsol::random::try_smooth_gauge(&lat, 0.2, 2026)?;
+    let mut qdp = latsol::alloc::filled(4 * v * 18, 0.0f64, "the links")?;
+    {
+        let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(v * 18).map(HostRealsMut::F64).collect();
+        layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+    }
+    // The anti-periodic sign in the T links of the last time slice.
+    let t_last = o.dims[3] - 1;
+    for (i, link) in qdp[3 * v * 18..].chunks_mut(18).enumerate() {
+        let p = if i < vh {
+            latsol::lattice::Parity::Even
+        } else {
+            latsol::lattice::Parity::Odd
+        };
+        if lat.coords(p, i % vh)[3] == t_last {
+            link.iter_mut().for_each(|x| *x = -*x);
+        }
+    }
+    let status = || unsafe { latsol_quda_last_status() };
+    let check = |what: &str| -> Result<(), String> {
+        match status() {
+            0 => Ok(()),
+            s => Err(format!("{what} failed (status {s})")),
+        }
+    };
+
+    let started = Instant::now();
+    unsafe {
+        if o.verbose {
+            setVerbosityQuda(
+                QUDA_DEBUG_VERBOSE,
+                c"latsol-bench-quda: ".as_ptr(),
+                std::ptr::null_mut(),
+            );
+        }
+        initQuda(0);
+    }
+    check("initQuda")?;
+    println!("initQuda {:.3} s", started.elapsed().as_secs_f64());
+
+    let sloppy = match o.sloppy {
+        Sloppy::Double => QUDA_DOUBLE_PRECISION,
+        Sloppy::Single => QUDA_SINGLE_PRECISION,
+        Sloppy::Half => QUDA_HALF_PRECISION,
+    };
+    let mut gp = unsafe { newQudaGaugeParam() };
+    gp.X = o.dims.map(|d| d as i32);
+    gp.anisotropy = 1.0;
+    gp.r#type = QUDA_WILSON_LINKS;
+    gp.gauge_order = QUDA_QDP_GAUGE_ORDER;
+    gp.t_boundary = QUDA_ANTI_PERIODIC_T;
+    gp.cpu_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+    gp.reconstruct = QUDA_RECONSTRUCT_NO;
+    gp.cuda_prec_sloppy = sloppy;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_12;
+    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+    let mut parts: Vec<*mut c_void> = qdp
+        .chunks_mut(v * 18)
+        .map(|c| c.as_mut_ptr() as *mut c_void)
+        .collect();
+    for k in 0..o.loads.max(1) {
+        let t = Instant::now();
+        unsafe { loadGaugeQuda(parts.as_mut_ptr() as *mut c_void, &mut gp) };
+        check("loadGaugeQuda")?;
+        println!("loadGaugeQuda {k}: {:.3} s", t.elapsed().as_secs_f64());
+    }
+
+    let mut ip = unsafe { newQudaInvertParam() };
+    ip.dslash_type = if o.csw.is_some() {
+        QUDA_CLOVER_WILSON_DSLASH
+    } else {
+        QUDA_WILSON_DSLASH
+    };
+    ip.kappa = o.kappa;
+    ip.mass_normalization = QUDA_KAPPA_NORMALIZATION;
+    ip.dagger = QUDA_DAG_NO;
+    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec_sloppy = sloppy;
+    ip.dirac_order = QUDA_DIRAC_ORDER;
+    ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
+    ip.solution_type = match o.solution {
+        Solution::Mat => QUDA_MAT_SOLUTION,
+        Solution::Matpc => QUDA_MATPC_SOLUTION,
+    };
+    ip.solve_type = if o.cg {
+        QUDA_NORMOP_PC_SOLVE
+    } else {
+        QUDA_DIRECT_PC_SOLVE
+    };
+    ip.inv_type = if o.cg {
+        QUDA_CG_INVERTER
+    } else {
+        QUDA_BICGSTAB_INVERTER
+    };
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    ip.tol = o.tol;
+    ip.maxiter = 20_000;
+    ip.reliable_delta = 0.1;
+    if let Some(csw) = o.csw {
+        ip.clover_cpu_prec = QUDA_DOUBLE_PRECISION;
+        ip.clover_cuda_prec = QUDA_DOUBLE_PRECISION;
+        ip.clover_cuda_prec_sloppy = sloppy;
+        ip.clover_order = QUDA_PACKED_CLOVER_ORDER;
+        ip.clover_csw = csw;
+        ip.clover_coeff = csw * o.kappa;
+        ip.compute_clover = 1;
+        ip.compute_clover_inverse = 1;
+        let t = Instant::now();
+        unsafe { loadCloverQuda(std::ptr::null_mut(), std::ptr::null_mut(), &mut ip) };
+        check("loadCloverQuda")?;
+        println!(
+            "loadCloverQuda (computed): {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+
+    let n = match o.solution {
+        Solution::Mat => v * 24,
+        Solution::Matpc => vh * 24,
+    };
+    let mut b = latsol::alloc::filled(n, 0.0f64, "the source")?;
+    b[0] = 1.0;
+    let mut x = latsol::alloc::filled(n, 0.0f64, "the solution")?;
+    for k in 0..o.repeat.max(1) {
+        x.iter_mut().for_each(|y| *y = 0.0);
+        let t = Instant::now();
+        unsafe {
+            invertQuda(
+                x.as_mut_ptr() as *mut c_void,
+                b.as_mut_ptr() as *mut c_void,
+                &mut ip,
+            )
+        };
+        check("invertQuda")?;
+        println!(
+            "invertQuda {k}: {:?} {:?} sloppy, {}{}: {} iterations, true_res {:.2e}, wall {:.3} s, secs {:.3} s",
+            o.solution,
+            o.sloppy,
+            if o.cg { "CG" } else { "BiCGstab" },
+            if o.csw.is_some() { ", clover" } else { "" },
+            ip.iter,
+            ip.true_res[0],
+            t.elapsed().as_secs_f64(),
+            ip.secs
+        );
+    }
+    unsafe { endQuda() };
+    Ok(())
+}
