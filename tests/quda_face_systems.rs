@@ -22,6 +22,11 @@ extern "C" {
     fn loadCloverQuda(h_clover: *mut c_void, h_clovinv: *mut c_void, param: *mut QudaInvertParam);
     fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
     fn MatQuda(h_out: *mut c_void, h_in: *mut c_void, param: *mut QudaInvertParam);
+    fn invertMultiSrcQuda(
+        hp_x: *mut *mut c_void,
+        hp_b: *mut *mut c_void,
+        param: *mut QudaInvertParam,
+    );
     fn latsol_quda_last_status() -> i32;
 }
 
@@ -315,5 +320,51 @@ fn every_solution_type_solves_the_callers_system() {
     };
     assert_ne!(unsafe { latsol_quda_last_status() }, 0);
     assert!(x.iter().all(|&v| v == 7.0));
+
+    // invertMultiSrcQuda: the single solves, number for number, per case.
+    for k in [3, 10] {
+        let c = cases[k];
+        let n = if c.solution == QUDA_MAT_SOLUTION {
+            V * 24
+        } else {
+            V * 12
+        };
+        let bs: Vec<Vec<f64>> = (0..3)
+            .map(|j| psi.iter().skip(j * 5).cycle().take(n).copied().collect())
+            .collect();
+        let mut single = vec![vec![0.0; n]; 3];
+        for (b, x) in bs.iter().zip(&mut single) {
+            let mut ip = param(&c);
+            let mut b = b.clone();
+            unsafe {
+                invertQuda(
+                    x.as_mut_ptr() as *mut c_void,
+                    b.as_mut_ptr() as *mut c_void,
+                    &mut ip,
+                )
+            };
+            assert_eq!(unsafe { latsol_quda_last_status() }, 0);
+        }
+        let mut bs = bs;
+        let mut xs = vec![vec![0.0; n]; 3];
+        let mut pb: Vec<*mut c_void> = bs
+            .iter_mut()
+            .map(|b| b.as_mut_ptr() as *mut c_void)
+            .collect();
+        let mut px: Vec<*mut c_void> = xs
+            .iter_mut()
+            .map(|x| x.as_mut_ptr() as *mut c_void)
+            .collect();
+        let mut ip = param(&c);
+        ip.num_src = 3;
+        unsafe { invertMultiSrcQuda(px.as_mut_ptr(), pb.as_mut_ptr(), &mut ip) };
+        assert_eq!(
+            unsafe { latsol_quda_last_status() },
+            0,
+            "invertMultiSrcQuda {c:?}"
+        );
+        assert_eq!(xs, single, "{c:?}");
+        assert!(ip.true_res[..3].iter().all(|&r| r > 0.0 && r <= TOL));
+    }
     unsafe { endQuda() };
 }

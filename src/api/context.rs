@@ -14,7 +14,7 @@ use super::params::{
 use crate::backend::cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaBackend;
-use crate::backend::Backend;
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::WilsonFields;
 use crate::dispatch;
 use crate::error::{Error, Result};
@@ -448,31 +448,11 @@ impl Context {
         form: &SystemForm,
     ) -> Result<InvertResult> {
         self.inner.install(|| {
-            params.validate_solve()?;
             let fields = fields.into();
-            self.check_fields(fields, params)?;
-            form.validate(params, fields.clover.is_some())?;
-            let lat = fields.gauge.lattice().clone();
+            let (lat, subset) = self.check_form(fields, params, form)?;
             let call = std::time::Instant::now();
-            let subset = if form.preconditioned {
-                Subset::Single(dispatch::matpc_parity(params.matpc))
-            } else {
-                Subset::Full
-            };
-            let reals = lat.sites(subset) * 24;
-            for (len, what) in [(source.len(), "source"), (solution.len(), "solution")] {
-                if len != reals {
-                    return Err(Error::InvalidArgument(format!(
-                        "{what} holds {len} reals; {} on {:?} needs {reals}",
-                        if form.preconditioned {
-                            "a field of one parity"
-                        } else {
-                            "a full field"
-                        },
-                        lat.dims(),
-                    )));
-                }
-            }
+            check_len(source.len(), &lat, subset, form, "source")?;
+            check_len(solution.len(), &lat, subset, form, "solution")?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let allocations = inner.field_allocations().0;
@@ -489,41 +469,15 @@ impl Context {
                 let scale = b
                     .import_spinor(&mut src, source, order, basis, None)
                     .map_err(|e| name_field(e, "source"))?;
-                if form.source_factor != 1.0 {
-                    b.ax(form.source_factor, &mut src)?;
-                }
                 let mut x = b.alloc_spinor(&lat, subset, prec)?;
                 if params.use_initial_guess {
                     let guess = HostReals::from(&solution);
                     b.import_spinor(&mut x, guess, order, basis, Some(scale))
                         .map_err(|e| name_field(e, "solution (initial guess)"))?;
                 }
-                // M† x = b ⇔ M (γ5 x) = γ5 b.
-                let mut g5 = if form.dagger {
-                    let mut t = b.alloc_spinor(&lat, subset, prec)?;
-                    b.gamma5(&mut t, &src)?;
-                    std::mem::swap(&mut t, &mut src);
-                    if params.use_initial_guess {
-                        b.gamma5(&mut t, &x)?;
-                        std::mem::swap(&mut t, &mut x);
-                    }
-                    Some(t)
-                } else {
-                    None
-                };
                 times.0 = call.elapsed().as_secs_f64();
-                let r = if form.preconditioned {
-                    dispatch::invert_preconditioned_on_device(
-                        b, f, fs, params, &src, &mut x, &monitor,
-                    )?
-                } else {
-                    dispatch::invert_on_device(b, f, fs, params, &src, &mut x, &monitor)?
-                };
+                let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
                 times.1 = call.elapsed().as_secs_f64();
-                if let Some(t) = g5.as_mut() {
-                    b.gamma5(t, &x)?;
-                    std::mem::swap(t, &mut x);
-                }
                 b.export_spinor(&x, solution, order, basis, -scale)
                     .map_err(|e| name_field(e, "solution"))?;
                 r
@@ -541,23 +495,131 @@ impl Context {
                     inner.field_allocations().0 - allocations
                 ),
             );
-            self.inner.log(
-                Verbosity::Summarize,
-                &format!(
-                    "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
-                    params.solver,
-                    params.solve_type,
-                    self.backend_name(),
-                    result.iterations,
-                    result.true_residual,
-                    params.tol,
-                    result.seconds,
-                    result.gflops,
-                    if result.converged { "" } else { ", NOT converged" }
-                ),
-            );
+            self.log_solve(params, &result);
             Ok(result)
         })
+    }
+
+    /// `invert_form` for several sources on the same fields (QUDA's
+    /// `invertMultiSrcQuda`): solved in turn, the backend moving source
+    /// k + 1 towards itself while solve k runs (`Backend::import_each`: on
+    /// CUDA the raw bytes cross on a second stream behind the solver). The
+    /// solutions stay on the backend until every solve has ended, and are
+    /// written only if each fits the host precision: an error leaves every
+    /// solution array as it was. With `use_initial_guess` each solution
+    /// array holds its guess.
+    pub fn invert_sources<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        sources: &[HostReals],
+        solutions: Vec<HostRealsMut>,
+        form: &SystemForm,
+    ) -> Result<Vec<InvertResult>> {
+        self.inner.install(|| {
+            let fields = fields.into();
+            let (lat, subset) = self.check_form(fields, params, form)?;
+            if sources.is_empty() || sources.len() != solutions.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "{} sources and {} solutions: one solution per source, at least one",
+                    sources.len(),
+                    solutions.len()
+                )));
+            }
+            for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
+                check_len(b.len(), &lat, subset, form, &format!("sources[{k}]"))?;
+                check_len(x.len(), &lat, subset, form, &format!("solutions[{k}]"))?;
+            }
+            let call = std::time::Instant::now();
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let results = with_backend!(inner, fields, |b, f, fs| {
+                dispatch::prepare(b, f, fs, params)?;
+                let prec = params.precision;
+                let mut solved = Vec::with_capacity(sources.len());
+                b.import_each(
+                    sources,
+                    order,
+                    basis,
+                    &mut || b.alloc_spinor(&lat, subset, prec),
+                    &mut |k, src, scale| {
+                        let mut x = b.alloc_spinor(&lat, subset, prec)?;
+                        if params.use_initial_guess {
+                            let guess = HostReals::from(&solutions[k]);
+                            b.import_spinor(&mut x, guess, order, basis, Some(scale))
+                                .map_err(|e| {
+                                    name_field(e, &format!("solutions[{k}] (initial guess)"))
+                                })?;
+                        }
+                        let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                        self.log_solve(params, &r);
+                        solved.push((r, x, scale));
+                        Ok(())
+                    },
+                )?;
+                // Every solution checked before any is written.
+                for (k, ((_, x, scale), out)) in solved.iter().zip(&solutions).enumerate() {
+                    b.check_export(x, out, -scale)
+                        .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
+                }
+                let mut results = Vec::with_capacity(solved.len());
+                for (k, ((r, x, scale), out)) in solved.into_iter().zip(solutions).enumerate() {
+                    b.export_spinor(&x, out, order, basis, -scale)
+                        .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
+                    results.push(r);
+                }
+                results
+            });
+            self.inner.log(
+                Verbosity::Debug,
+                &format!(
+                    "invert call of {} sources {:.3} s, solvers {:.3} s",
+                    results.len(),
+                    call.elapsed().as_secs_f64(),
+                    results.iter().map(|r| r.seconds).sum::<f64>()
+                ),
+            );
+            Ok(results)
+        })
+    }
+
+    /// The checks of a solve in `form`; the lattice and the subset of the
+    /// caller's vectors.
+    fn check_form(
+        &self,
+        fields: OperatorFields,
+        params: &InvertParams,
+        form: &SystemForm,
+    ) -> Result<(Arc<crate::lattice::Lattice>, Subset)> {
+        params.validate_solve()?;
+        self.check_fields(fields, params)?;
+        form.validate(params, fields.clover.is_some())?;
+        let subset = if form.preconditioned {
+            Subset::Single(dispatch::matpc_parity(params.matpc))
+        } else {
+            Subset::Full
+        };
+        Ok((fields.gauge.lattice().clone(), subset))
+    }
+
+    /// The summary line of one solve.
+    fn log_solve(&self, params: &InvertParams, result: &InvertResult) {
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
+                params.solver,
+                params.solve_type,
+                self.backend_name(),
+                result.iterations,
+                result.true_residual,
+                params.tol,
+                result.seconds,
+                result.gflops,
+                if result.converged { "" } else { ", NOT converged" }
+            ),
+        );
     }
 
     /// Solves `(A + σ_i) x_i = b` for every shift `σ_i` (in any order,
@@ -867,6 +929,71 @@ fn import_source<B: Backend>(
         .import_spinor(&mut src, source, order, basis, None)
         .map_err(|e| name_field(e, "source"))?;
     Ok((src, scale))
+}
+
+/// Refuses a caller's vector of the wrong length for `subset`.
+fn check_len(
+    len: usize,
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    form: &SystemForm,
+    what: &str,
+) -> Result<()> {
+    let reals = lat.sites(subset) * 24;
+    if len != reals {
+        return Err(Error::InvalidArgument(format!(
+            "{what} holds {len} reals; {} on {:?} needs {reals}",
+            if form.preconditioned {
+                "a field of one parity"
+            } else {
+                "a full field"
+            },
+            lat.dims(),
+        )));
+    }
+    Ok(())
+}
+
+/// One solve of an imported source in `form` on the backend: the source
+/// scaled, γ5 on the source, the guess and the solution for the adjoint
+/// system (`M† x = b ⇔ M (γ5 x) = γ5 b`), the even-odd system itself or
+/// the full one; returns the solution field.
+#[allow(clippy::too_many_arguments)]
+fn solve_imported<B: Backend>(
+    b: &B,
+    f: WilsonFields<'_, B>,
+    fs: WilsonFields<'_, B>,
+    params: &InvertParams,
+    form: &SystemForm,
+    mut src: B::Spinor,
+    mut x: B::Spinor,
+    monitor: &dyn crate::solver::Monitor,
+) -> Result<(InvertResult, B::Spinor)> {
+    if form.source_factor != 1.0 {
+        b.ax(form.source_factor, &mut src)?;
+    }
+    let mut g5 = if form.dagger {
+        let mut t = b.alloc_spinor(src.lattice(), src.subset(), params.precision)?;
+        b.gamma5(&mut t, &src)?;
+        std::mem::swap(&mut t, &mut src);
+        if params.use_initial_guess {
+            b.gamma5(&mut t, &x)?;
+            std::mem::swap(&mut t, &mut x);
+        }
+        Some(t)
+    } else {
+        None
+    };
+    let r = if form.preconditioned {
+        dispatch::invert_preconditioned_on_device(b, f, fs, params, &src, &mut x, monitor)?
+    } else {
+        dispatch::invert_on_device(b, f, fs, params, &src, &mut x, monitor)?
+    };
+    if let Some(t) = g5.as_mut() {
+        b.gamma5(t, &x)?;
+        std::mem::swap(t, &mut x);
+    }
+    Ok((r, x))
 }
 
 /// Prefixes an import error with the field it concerns.

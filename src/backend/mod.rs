@@ -263,6 +263,24 @@ pub trait Backend: Send + Sync {
         import_on_host(self, dst, host, order, basis, exp)
     }
 
+    /// The caller's sources imported one after another (`import_spinor`,
+    /// each normalised by its own power of two) into fields made by
+    /// `alloc`, each handed with its exponent to `solve` before the next
+    /// is imported. A backend may move source k + 1 towards itself while
+    /// solve k runs (CUDA: the raw bytes over a second stream, behind the
+    /// solver's kernels). Stops at the first error; an import error names
+    /// the source (`sources[k]`).
+    fn import_each(
+        &self,
+        sources: &[HostReals],
+        order: DiracOrder,
+        basis: GammaBasis,
+        alloc: &mut dyn FnMut() -> Result<Self::Spinor>,
+        solve: &mut dyn FnMut(usize, Self::Spinor, i32) -> Result<()>,
+    ) -> Result<()> {
+        import_in_turn(self, sources, order, basis, alloc, solve)
+    }
+
     /// `src`, scaled by `2^exp`, into a caller's array in its order, basis
     /// and precision; refused with nothing written where the result would
     /// not fit the host precision (`layout::spinor::export_scaled`).
@@ -514,6 +532,35 @@ pub(crate) fn export_on_host<B: Backend + ?Sized>(
     match src.fermion() {
         Fermion::Wilson => crate::layout::spinor::export_scaled(&field, order, basis, out, exp),
         Fermion::Staggered => crate::layout::colour::export_scaled(&field, out, exp),
+    }
+}
+
+/// `Backend::import_each` with no overlap: import, solve, next.
+pub(crate) fn import_in_turn<B: Backend + ?Sized>(
+    backend: &B,
+    sources: &[HostReals],
+    order: DiracOrder,
+    basis: GammaBasis,
+    alloc: &mut dyn FnMut() -> Result<B::Spinor>,
+    solve: &mut dyn FnMut(usize, B::Spinor, i32) -> Result<()>,
+) -> Result<()> {
+    for (k, &source) in sources.iter().enumerate() {
+        let mut dst = alloc()?;
+        let exp = backend
+            .import_spinor(&mut dst, source, order, basis, None)
+            .map_err(|e| name_source(e, k))?;
+        solve(k, dst, exp)?;
+    }
+    Ok(())
+}
+
+/// Prefixes an import error with the source it concerns.
+pub(crate) fn name_source(e: crate::error::Error, k: usize) -> crate::error::Error {
+    match e {
+        crate::error::Error::InvalidArgument(m) => {
+            crate::error::Error::InvalidArgument(format!("sources[{k}]: {m}"))
+        }
+        other => other,
     }
 }
 

@@ -29,6 +29,11 @@ extern "C" {
     fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
     fn loadCloverQuda(h_clover: *mut c_void, h_clovinv: *mut c_void, param: *mut QudaInvertParam);
     fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
+    fn invertMultiSrcQuda(
+        hp_x: *mut *mut c_void,
+        hp_b: *mut *mut c_void,
+        param: *mut QudaInvertParam,
+    );
     fn latsol_quda_last_status() -> i32;
 }
 
@@ -73,6 +78,11 @@ struct Options {
     /// loadGaugeQuda calls (the first compiles the kernels).
     #[arg(long, default_value_t = 2)]
     loads: usize,
+    /// Then this many sources: in turn through invertQuda, and in one
+    /// invertMultiSrcQuda (the next source's upload behind the current
+    /// solve), their solutions compared.
+    #[arg(long, default_value_t = 0)]
+    sources: usize,
     /// The library's debug lines (QUDA_DEBUG_VERBOSE).
     #[arg(short, long)]
     verbose: bool,
@@ -241,6 +251,72 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
             ip.secs
         );
     }
+    if o.sources > 0 {
+        several_sources(o, &mut ip, n)?;
+    }
     unsafe { endQuda() };
+    Ok(())
+}
+
+/// `o.sources` point sources (spin-colour 0..12 at sites 0, 1, ...), in
+/// turn and in one invertMultiSrcQuda call: wall times and the largest
+/// difference of the solutions.
+fn several_sources(
+    o: &Options,
+    ip: &mut QudaInvertParam,
+    n: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let k = o.sources;
+    let mut bs: Vec<Vec<f64>> = (0..k)
+        .map(|j| {
+            let mut b = vec![0.0f64; n];
+            b[(j / 12) * 24 + 2 * (j % 12)] = 1.0;
+            b
+        })
+        .collect();
+    let mut in_turn = vec![vec![0.0f64; n]; k];
+    let t = Instant::now();
+    for (b, x) in bs.iter_mut().zip(&mut in_turn) {
+        unsafe {
+            invertQuda(
+                x.as_mut_ptr() as *mut c_void,
+                b.as_mut_ptr() as *mut c_void,
+                ip,
+            )
+        };
+        if unsafe { latsol_quda_last_status() } != 0 {
+            return Err("invertQuda failed".into());
+        }
+    }
+    let turn_s = t.elapsed().as_secs_f64();
+    let mut together = vec![vec![0.0f64; n]; k];
+    let mut pb: Vec<*mut c_void> = bs
+        .iter_mut()
+        .map(|b| b.as_mut_ptr() as *mut c_void)
+        .collect();
+    let mut px: Vec<*mut c_void> = together
+        .iter_mut()
+        .map(|x| x.as_mut_ptr() as *mut c_void)
+        .collect();
+    ip.num_src = k as i32;
+    let t = Instant::now();
+    unsafe { invertMultiSrcQuda(px.as_mut_ptr(), pb.as_mut_ptr(), ip) };
+    if unsafe { latsol_quda_last_status() } != 0 {
+        return Err("invertMultiSrcQuda failed".into());
+    }
+    let multi_s = t.elapsed().as_secs_f64();
+    let diff = together
+        .iter()
+        .flatten()
+        .zip(in_turn.iter().flatten())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f64, f64::max);
+    println!(
+        "{k} sources: invertQuda in turn {turn_s:.3} s ({:.3} s each), invertMultiSrcQuda \
+         {multi_s:.3} s ({:.3} s each, {} iterations); solutions differ by at most {diff:.1e}",
+        turn_s / k as f64,
+        multi_s / k as f64,
+        ip.iter
+    );
     Ok(())
 }

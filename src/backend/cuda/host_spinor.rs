@@ -11,7 +11,7 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::{device_err, CudaBackend, CudaSpinor};
 use crate::backend::SpinorField;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::field::Fermion;
 use crate::gamma::SpinMatrix;
 use crate::lattice::Subset;
@@ -93,6 +93,14 @@ fn supported(f: &CudaSpinor) -> bool {
 }
 
 /// The kernels' word for a field's kind: Wilson spinors or colour vectors.
+/// The raw bytes of a caller's array.
+fn host_bytes<'a>(host: &HostReals<'a>) -> &'a [u8] {
+    match *host {
+        HostReals::F64(h) => bytemuck::cast_slice(h),
+        HostReals::F32(h) => bytemuck::cast_slice(h),
+    }
+}
+
 fn kind(f: &CudaSpinor) -> &'static str {
     match f.fermion() {
         Fermion::Wilson => "spinor",
@@ -239,11 +247,24 @@ impl CudaBackend {
         let double = matches!(host, HostReals::F64(_));
         let staged = self.staging_field(double, sites * site_reals(dst))?;
         let at = staged.ptr(&self.stream);
-        let bytes: &[u8] = match host {
-            HostReals::F64(h) => bytemuck::cast_slice(h),
-            HostReals::F32(h) => bytemuck::cast_slice(h),
-        };
-        self.upload_bytes(at, bytes)?;
+        self.upload_bytes(at, host_bytes(&host))?;
+        self.convert_staged(dst, at, host, order, basis, exp)
+    }
+
+    /// The conversion of a caller's array already staged at `at` (its raw
+    /// bytes) into `dst`: the scale (when `exp` is None), the order, the
+    /// basis, the precision; `host` is read only to word an error.
+    fn convert_staged(
+        &self,
+        dst: &mut CudaSpinor,
+        at: u64,
+        host: HostReals,
+        order: DiracOrder,
+        basis: GammaBasis,
+        exp: Option<i32>,
+    ) -> Result<i32> {
+        let sites = dst.lattice.sites(dst.subset);
+        let double = matches!(host, HostReals::F64(_));
         let exp = match exp {
             Some(e) => e,
             None => layout::normalising_exponent(self.device_max_abs(
@@ -282,6 +303,93 @@ impl CudaBackend {
             });
         }
         Ok(exp)
+    }
+
+    /// The device side of `Backend::import_each`: the raw bytes of source
+    /// k + 1 cross on the copy stream, from a second host thread, while
+    /// the caller's `solve` of source k runs on the backend's stream; the
+    /// conversion of each waits for its bytes (an event) and runs on the
+    /// backend's stream between the solves. Two staging buffers on the
+    /// device, used in turn.
+    pub(crate) fn import_each_impl(
+        &self,
+        sources: &[HostReals],
+        order: DiracOrder,
+        basis: GammaBasis,
+        alloc: &mut dyn FnMut() -> Result<CudaSpinor>,
+        solve: &mut dyn FnMut(usize, CudaSpinor, i32) -> Result<()>,
+    ) -> Result<()> {
+        let name = crate::backend::name_source;
+        let Some(first) = sources.first() else {
+            return Ok(());
+        };
+        let double = matches!(first, HostReals::F64(_));
+        let same = sources
+            .iter()
+            .all(|s| s.len() == first.len() && matches!(s, HostReals::F64(_)) == double);
+        let dst = alloc()?;
+        let sites = dst.lattice.sites(dst.subset);
+        let reals = sites * site_reals(&dst);
+        let fits = match dst.fermion() {
+            Fermion::Wilson => layout::spinor::check_len(sites, dst.subset, order, first.len()),
+            Fermion::Staggered => layout::colour::check_len(sites, dst.subset, first.len()),
+        };
+        let overlap = sources.len() > 1 && same && supported(&dst);
+        let mut first_dst = Some(dst);
+        let mut alloc = || match first_dst.take() {
+            Some(d) => Ok(d),
+            None => alloc(),
+        };
+        if !overlap {
+            return crate::backend::import_in_turn(self, sources, order, basis, &mut alloc, solve);
+        }
+        fits.map_err(|e| name(e, 0))?;
+        let bufs = [
+            self.staging_field(double, reals)?,
+            self.staging_field(double, reals)?,
+        ];
+        let at = [bufs[0].ptr(&self.stream), bufs[1].ptr(&self.stream)];
+        // The buffers are made (and zeroed) on the backend's stream.
+        self.synchronize()?;
+        let copy = self.copy_stream()?;
+        let stage = |k: usize| -> Result<cudarc::driver::CudaEvent> {
+            self.upload_bytes_on(&copy, at[k % 2], host_bytes(&sources[k]))?;
+            copy.record_event(None)
+                .map_err(device_err("recording the upload's event"))
+        };
+        let stage = &stage;
+        let result = std::thread::scope(|scope| -> Result<()> {
+            let mut ready = Some(stage(0)?);
+            let mut pending = None;
+            for k in 0..sources.len() {
+                let event = match (ready.take(), pending.take()) {
+                    (Some(e), _) => e,
+                    (None, Some(h)) => std::thread::ScopedJoinHandle::join(h).map_err(|_| {
+                        Error::Internal("the thread uploading the next source panicked".into())
+                    })??,
+                    (None, None) => unreachable!("each source is staged before its turn"),
+                };
+                self.stream
+                    .wait(&event)
+                    .map_err(device_err("waiting for the source's upload"))?;
+                let mut field = alloc()?;
+                // Buffer k % 2 converted (the call ends synchronised), so
+                // source k + 1 may take the other.
+                let exp = self
+                    .convert_staged(&mut field, at[k % 2], sources[k], order, basis, None)
+                    .map_err(|e| name(e, k))?;
+                if k + 1 < sources.len() {
+                    pending = Some(scope.spawn(move || stage(k + 1)));
+                }
+                solve(k, field, exp)?;
+            }
+            Ok(())
+        });
+        // No upload may still write a buffer that goes back to the pool.
+        copy.synchronize()
+            .map_err(device_err("synchronising the copy stream"))?;
+        drop(bufs);
+        result
     }
 
     /// The device side of `Backend::check_export`: the field's largest

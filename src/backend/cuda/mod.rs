@@ -349,6 +349,10 @@ pub struct CudaBackend {
     flags: CudaSlice<u64>,
     /// Pinned buffers for the caller's arrays (`staging`), made on first use.
     staging: Mutex<Option<staging::Staging>>,
+    /// A second stream for the raw bytes of the next source
+    /// (`import_each`), made on first use; ordered against `stream` by
+    /// events, never by cudarc's per-field tracking (off).
+    copy_stream: std::sync::OnceLock<Arc<CudaStream>>,
     tuner: launch::Tuner,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
@@ -382,9 +386,10 @@ impl CudaBackend {
         let no_device =
             |what: &'static str| move |e: DriverError| Error::NoDevice(format!("{what}: {e}"));
         let ctx = CudaContext::new(ordinal).map_err(no_device("cannot open CUDA device"))?;
-        // One stream, so the per-field events cudarc would record for
-        // cross-stream safety are pure overhead.
-        // SAFETY: called before any allocation, and this backend uses one stream.
+        // Fields are used on one stream, so the per-field events cudarc
+        // would record for cross-stream safety are pure overhead (the copy
+        // stream writes raw staging buffers only, ordered by events).
+        // SAFETY: called before any allocation.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx
             .compute_capability()
@@ -438,12 +443,25 @@ impl CudaBackend {
             pool: Arc::default(),
             flags,
             staging: Mutex::new(None),
+            copy_stream: std::sync::OnceLock::new(),
             builder,
             tuner,
             scratch: Mutex::new(scratch),
             info,
             ctx,
         })
+    }
+
+    /// The copy stream of `import_each`, made on first use.
+    pub(crate) fn copy_stream(&self) -> Result<Arc<CudaStream>> {
+        if let Some(s) = self.copy_stream.get() {
+            return Ok(s.clone());
+        }
+        let s = self
+            .ctx
+            .new_stream()
+            .map_err(device_err("copy stream creation"))?;
+        Ok(self.copy_stream.get_or_init(|| s).clone())
     }
 
     /// The device, the compiler and what start-up compiled or loaded.
@@ -803,6 +821,17 @@ impl Backend for CudaBackend {
         exp: Option<i32>,
     ) -> Result<i32> {
         self.import_spinor_impl(dst, host, order, basis, exp)
+    }
+
+    fn import_each(
+        &self,
+        sources: &[crate::layout::HostReals],
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        alloc: &mut dyn FnMut() -> Result<CudaSpinor>,
+        solve: &mut dyn FnMut(usize, CudaSpinor, i32) -> Result<()>,
+    ) -> Result<()> {
+        self.import_each_impl(sources, order, basis, alloc, solve)
     }
 
     fn export_spinor(

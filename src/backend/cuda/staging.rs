@@ -52,9 +52,14 @@ impl CudaBackend {
     /// `src` into device memory at `dst` (at least `src.len()` bytes);
     /// queued on the stream, the caller's array free on return.
     pub(crate) fn upload_bytes(&self, dst: u64, src: &[u8]) -> Result<()> {
+        self.upload_bytes_on(&self.stream, dst, src)
+    }
+
+    /// `upload_bytes` queued on `stream` (the copy stream of
+    /// `import_each`, which orders it against the solver's by an event).
+    pub(crate) fn upload_bytes_on(&self, stream: &CudaStream, dst: u64, src: &[u8]) -> Result<()> {
         let mut guard = self.staging()?;
         let st = guard.as_mut().expect("made above");
-        let stream: &CudaStream = &self.stream;
         let what = device_err("host-to-device copy");
         for (k, chunk) in src.chunks(CHUNK).enumerate() {
             let b = k % 2;

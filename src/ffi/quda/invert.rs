@@ -132,6 +132,31 @@ fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool
     Ok((ip, double))
 }
 
+/// The `SystemForm` of a MAT or MATPC solution (a MATPC solution needs a
+/// preconditioned solve).
+fn system_form(
+    p: &QudaInvertParam,
+    ip: &InvertParams,
+    solution: Solution,
+    source_factor: f64,
+    dagger: bool,
+) -> Result<SystemForm> {
+    if solution == Solution::MatPc
+        && !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc)
+    {
+        return Err(convert::refuse(
+            "param->solve_type",
+            p.solve_type as i64,
+            "a MATPC solution needs a preconditioned solve",
+        ));
+    }
+    Ok(SystemForm {
+        source_factor,
+        dagger,
+        preconditioned: solution == Solution::MatPc,
+    })
+}
+
 /// The loaded fields of the operator `dslash` (`what` names the call in
 /// the error when one is missing).
 fn operator_fields<'s>(
@@ -297,20 +322,7 @@ pub(crate) unsafe fn invert(
             // The caller's arrays straight to the backend: the scale, γ5
             // and the parity are applied there (`SystemForm`).
             Solution::Mat | Solution::MatPc => {
-                if solution == Solution::MatPc
-                    && !matches!(ip.solve_type, SolveType::DirectPc | SolveType::NormOpPc)
-                {
-                    return Err(convert::refuse(
-                        "param->solve_type",
-                        p.solve_type as i64,
-                        "a MATPC solution needs a preconditioned solve",
-                    ));
-                }
-                let form = SystemForm {
-                    source_factor: f,
-                    dagger,
-                    preconditioned: solution == Solution::MatPc,
-                };
+                let form = system_form(p, &ip, solution, f, dagger)?;
                 let bytes = n * if double { 8 } else { 4 };
                 let overlap = (h_b as usize) < (h_x as usize) + bytes
                     && (h_x as usize) < (h_b as usize) + bytes;
@@ -724,11 +736,18 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
                 std::slice::from_raw_parts(hp_b, n as usize),
             )
         };
-        let (mut iters, mut gflop) = (0, 0.0);
-        let mut res = Vec::with_capacity(xs.len());
         for (i, (&x, &b)) in xs.iter().zip(bs).enumerate() {
             not_null(x, &format!("_hp_x[{i}]"))?;
             not_null(b, &format!("_hp_b[{i}]"))?;
+        }
+        // SAFETY: the caller's vectors; p is the caller's struct.
+        if unsafe { invert_sources(xs, bs, p)? } {
+            p.secs = start.elapsed().as_secs_f64();
+            return Ok(());
+        }
+        let (mut iters, mut gflop) = (0, 0.0);
+        let mut res = Vec::with_capacity(xs.len());
+        for (&x, &b) in xs.iter().zip(bs) {
             // SAFETY: the caller's vectors; p is the caller's struct.
             unsafe { invert(x, b, p)? };
             iters += p.iter;
@@ -743,5 +762,71 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
         p.gflops = gflop;
         p.secs = start.elapsed().as_secs_f64();
         Ok(())
+    })
+}
+
+/// `invertMultiSrcQuda`'s Wilson and clover MAT and MATPC solutions in one
+/// call of `Context::invert_sources` (the next source's upload behind the
+/// current solve; every solution written at the end). `Ok(false)` where
+/// that does not apply (staggered, the normal-equation solutions, vectors
+/// that share memory): the caller then solves the sources in turn.
+///
+/// # Safety
+/// As `invertMultiSrcQuda`.
+unsafe fn invert_sources(
+    xs: &[*mut c_void],
+    bs: &[*mut c_void],
+    p: &mut QudaInvertParam,
+) -> Result<bool> {
+    if super::staggered::is_staggered(p) {
+        return Ok(false);
+    }
+    let (ip, double) = invert_params(p, true)?;
+    let solution = Solution::of(p.solution_type)?;
+    if !matches!(solution, Solution::Mat | Solution::MatPc) {
+        return Ok(false);
+    }
+    let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+    state::with(|s| {
+        let fields = operator_fields(s, ip.dslash, "invertMultiSrcQuda")?;
+        let full = fields.gauge.lattice().volume() * 24;
+        let n = if solution.one_parity() {
+            full / 2
+        } else {
+            full
+        };
+        let bytes = n * if double { 8 } else { 4 };
+        let range = |q: *mut c_void| (q as usize, q as usize + bytes);
+        let all: Vec<(usize, usize)> = xs.iter().chain(bs).map(|&q| range(q)).collect();
+        for (i, a) in all.iter().enumerate() {
+            if all[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1) {
+                return Ok(false);
+            }
+        }
+        let dagger = dagger_of(p, &ip, solution)?;
+        let form = system_form(p, &ip, solution, f, dagger)?;
+        // SAFETY: the caller's vectors of the system's size, none sharing
+        // memory with another (checked above).
+        let sources: Vec<_> = bs
+            .iter()
+            .map(|&b| unsafe { host_reals(b, n, double) })
+            .collect();
+        let solutions: Vec<_> = xs
+            .iter()
+            .map(|&x| unsafe { host_reals_mut(x, n, double) })
+            .collect();
+        let results = s
+            .context
+            .invert_sources(fields, &ip, &sources, solutions, &form)?;
+        for (i, r) in results.iter().enumerate() {
+            p.true_res[i] = r.true_residual;
+            p.true_res_hq[i] = 0.0;
+            if r.iterations >= ip.maxiter && r.true_residual > ip.tol {
+                eprintln!("latsol (QUDA interface) WARNING: invertMultiSrcQuda: source {i} exceeded maxiter = {} (true residual {:.3e})", ip.maxiter, r.true_residual);
+            }
+        }
+        p.iter = results.iter().map(|r| r.iterations as c_int).sum();
+        p.gflops = results.iter().map(|r| r.gflops * r.seconds).sum();
+        Ok(true)
     })
 }

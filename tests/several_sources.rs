@@ -1,0 +1,150 @@
+//! `Context::invert_sources` (QUDA's `invertMultiSrcQuda`): several
+//! sources on one context are the solves `invert_form` gives one by one,
+//! number for number, in every form (full and preconditioned systems,
+//! the adjoint, a source factor, an initial guess); and a failing source
+//! leaves every solution array as it was, those of the sources before it
+//! too.
+
+use std::sync::Arc;
+
+use latsol::api::*;
+use latsol::lattice::Lattice;
+use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::precision::{Precision, Reconstruct, TBoundary};
+use latsol::random;
+
+fn setup() -> (Context, Gauge, Arc<Lattice>) {
+    let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
+    let field = random::smooth_gauge(&lat, 0.3, 17);
+    let ctx = Context::new(InitParams {
+        backend: BackendChoice::Cpu,
+        num_threads: 2,
+        verbosity: Verbosity::Silent,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut milc = vec![0.0f64; lat.volume() * 72];
+    layout::gauge::export(
+        &field,
+        GaugeOrder::Milc,
+        &mut [HostRealsMut::F64(&mut milc)],
+    )
+    .unwrap();
+    let g = ctx
+        .load_gauge(
+            &GaugeParams {
+                dims: lat.dims(),
+                order: GaugeOrder::Milc,
+                t_boundary: TBoundary::AntiPeriodic,
+                precision_sloppy: Precision::Single,
+                reconstruct_sloppy: Reconstruct::Twelve,
+                ..Default::default()
+            },
+            &HostGauge::Milc(HostReals::F64(&milc)),
+        )
+        .unwrap();
+    (ctx, g, lat)
+}
+
+fn sources(n: usize, reals: usize) -> Vec<Vec<f64>> {
+    let mut rng = random::rng(9);
+    (0..n)
+        .map(|_| (0..reals).map(|_| random::gaussian(&mut rng).re).collect())
+        .collect()
+}
+
+#[test]
+fn several_sources_are_the_single_solves() {
+    let (ctx, g, lat) = setup();
+    let params = InvertParams {
+        kappa: 0.12,
+        tol: 1e-10,
+        maxiter: 1000,
+        precision_sloppy: Precision::Single,
+        solve_type: SolveType::DirectPc,
+        ..Default::default()
+    };
+    let forms = [
+        SystemForm::default(),
+        SystemForm {
+            source_factor: 0.24,
+            dagger: true,
+            preconditioned: false,
+        },
+        SystemForm {
+            source_factor: 1.0,
+            dagger: false,
+            preconditioned: true,
+        },
+    ];
+    for form in forms {
+        for guess in [false, true] {
+            let params = InvertParams {
+                use_initial_guess: guess,
+                ..params
+            };
+            let reals = if form.preconditioned {
+                lat.volume() * 12
+            } else {
+                lat.volume() * 24
+            };
+            let bs = sources(3, reals);
+            // A guess: a multiple of the source (not the answer).
+            let start: Vec<Vec<f64>> = bs
+                .iter()
+                .map(|b| b.iter().map(|x| 0.5 * x).collect())
+                .collect();
+            let mut one_by_one = start.clone();
+            for (b, x) in bs.iter().zip(&mut one_by_one) {
+                ctx.invert_form(&g, &params, HostReals::F64(b), HostRealsMut::F64(x), &form)
+                    .unwrap();
+            }
+            let mut together = start.clone();
+            let hosts: Vec<HostReals> = bs.iter().map(|b| HostReals::F64(b)).collect();
+            let outs: Vec<HostRealsMut> =
+                together.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+            let results = ctx
+                .invert_sources(&g, &params, &hosts, outs, &form)
+                .unwrap();
+            assert_eq!(results.len(), 3);
+            assert!(results.iter().all(|r| r.converged), "{form:?}");
+            assert_eq!(together, one_by_one, "{form:?}, guess {guess}");
+        }
+    }
+}
+
+#[test]
+fn a_failing_source_leaves_every_solution_as_it_was() {
+    let (ctx, g, lat) = setup();
+    let params = InvertParams {
+        kappa: 0.12,
+        tol: 1e-10,
+        maxiter: 1000,
+        solve_type: SolveType::DirectPc,
+        ..Default::default()
+    };
+    let mut bs = sources(3, lat.volume() * 24);
+    bs[2][100] = f64::NAN;
+    let mut xs = vec![vec![7.0; lat.volume() * 24]; 3];
+    let hosts: Vec<HostReals> = bs.iter().map(|b| HostReals::F64(b)).collect();
+    let outs: Vec<HostRealsMut> = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+    let e = ctx
+        .invert_sources(&g, &params, &hosts, outs, &SystemForm::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("sources[2]"), "{e}");
+    assert!(xs.iter().flatten().all(|&x| x == 7.0));
+
+    // A solution array of the wrong length is refused before any solve.
+    let mut short = vec![0.0; 24];
+    let mut x0 = vec![0.0; lat.volume() * 24];
+    let e = ctx
+        .invert_sources(
+            &g,
+            &params,
+            &hosts[..2],
+            vec![HostRealsMut::F64(&mut x0), HostRealsMut::F64(&mut short)],
+            &SystemForm::default(),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("solutions[1]"), "{e}");
+}
