@@ -534,6 +534,8 @@ impl Context {
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let mut solving = 0.0;
+            let out_s;
             let results = with_backend!(inner, fields, |b, f, fs| {
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
@@ -552,12 +554,15 @@ impl Context {
                                     name_field(e, &format!("solutions[{k}] (initial guess)"))
                                 })?;
                         }
+                        let t = std::time::Instant::now();
                         let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                        solving += t.elapsed().as_secs_f64();
                         self.log_solve(params, &r);
                         solved.push((r, x, scale));
                         Ok(())
                     },
                 )?;
+                let out = std::time::Instant::now();
                 // Every solution checked before any is written.
                 for (k, ((_, x, scale), out)) in solved.iter().zip(&solutions).enumerate() {
                     b.check_export(x, out, -scale)
@@ -569,14 +574,17 @@ impl Context {
                         .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
                     results.push(r);
                 }
+                out_s = out.elapsed().as_secs_f64();
                 results
             });
+            let total = call.elapsed().as_secs_f64();
             self.inner.log(
                 Verbosity::Debug,
                 &format!(
-                    "invert call of {} sources {:.3} s, solvers {:.3} s",
+                    "invert call of {} sources {total:.3} s: sources in {:.3} s, solves {solving:.3} \
+                     s (solvers {:.3} s), solutions out {out_s:.3} s",
                     results.len(),
-                    call.elapsed().as_secs_f64(),
+                    total - solving - out_s,
                     results.iter().map(|r| r.seconds).sum::<f64>()
                 ),
             );

@@ -80,38 +80,55 @@ fn quantize_block<T: Fixed>(block: &[f64], v: &mut [T]) -> f32 {
     norm
 }
 
-/// Every site's two blocks as fixed point with their norms.
-fn quantize_sites<T: Fixed>(sites: &[[f64; PACKED_REALS]], v: &mut [T], norm: &mut [f32]) {
-    for (i, s) in sites.iter().enumerate() {
-        for k in 0..2 {
-            let r = i * PACKED_REALS + k * BLOCK_REALS;
-            let block = &s[k * BLOCK_REALS..(k + 1) * BLOCK_REALS];
-            norm[2 * i + k] = quantize_block(block, &mut v[r..r + BLOCK_REALS]);
-        }
-    }
+/// Every site's stored numbers (`chiral::storage_site`) rounded to the
+/// fixed-point `v` with their two block norms, one parallel pass.
+fn quantize_sites<T: Fixed + Send>(field: &CloverField, v: &mut [T], norm: &mut [f32]) {
+    use rayon::prelude::*;
+    v.par_chunks_mut(PACKED_REALS)
+        .zip(norm.par_chunks_mut(2))
+        .zip(field.sites().par_iter())
+        .for_each(|((v, norm), site)| {
+            let s = chiral::storage_site(site);
+            for k in 0..2 {
+                let block = &s[k * BLOCK_REALS..(k + 1) * BLOCK_REALS];
+                norm[k] = quantize_block(block, &mut v[k * BLOCK_REALS..(k + 1) * BLOCK_REALS]);
+            }
+        });
+}
+
+/// Every site's stored numbers converted by `conv`, one parallel pass.
+fn convert_sites<T: Copy + Default + Send>(
+    field: &CloverField,
+    what: &str,
+    conv: impl Fn(f64) -> T + Sync,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let mut v = crate::alloc::filled(field.sites().len() * PACKED_REALS, T::default(), what)?;
+    v.par_chunks_mut(PACKED_REALS)
+        .zip(field.sites().par_iter())
+        .for_each(|(out, site)| {
+            let s = chiral::storage_site(site);
+            out.iter_mut().zip(s).for_each(|(o, x)| *o = conv(x));
+        });
+    Ok(v)
 }
 
 impl CloverData {
-    /// The stored form of `field` for `format`.
+    /// The stored form of `field` for `format` (the sites converted in
+    /// parallel straight into the stored arrays).
     pub fn new(field: &CloverField, format: CloverFormat) -> Result<CloverData> {
-        use crate::alloc::{collect, filled, par_collect};
-        use rayon::prelude::*;
+        use crate::alloc::filled;
         let n = field.sites().len();
         let what = &format!("the {format:?} clover field of {n} sites");
-        let stored = field.sites().par_iter().map(chiral::storage_site);
-        let sites: Vec<[f64; PACKED_REALS]> = par_collect(n, stored, what)?;
-        let flat = || sites.iter().flatten().copied();
         Ok(match format {
-            CloverFormat::Double => CloverData::F64(collect(n * PACKED_REALS, flat(), what)?),
-            CloverFormat::Single => {
-                CloverData::F32(collect(n * PACKED_REALS, flat().map(|x| x as f32), what)?)
-            }
+            CloverFormat::Double => CloverData::F64(convert_sites(field, what, |x| x)?),
+            CloverFormat::Single => CloverData::F32(convert_sites(field, what, |x| x as f32)?),
             CloverFormat::Half => {
                 let (mut v, mut norm) = (
                     filled(n * PACKED_REALS, 0i16, what)?,
                     filled(2 * n, 0.0, what)?,
                 );
-                quantize_sites(&sites, &mut v, &mut norm);
+                quantize_sites(field, &mut v, &mut norm);
                 CloverData::Half { v, norm }
             }
             CloverFormat::Quarter => {
@@ -119,7 +136,7 @@ impl CloverData {
                     filled(n * PACKED_REALS, 0i8, what)?,
                     filled(2 * n, 0.0, what)?,
                 );
-                quantize_sites(&sites, &mut v, &mut norm);
+                quantize_sites(field, &mut v, &mut norm);
                 CloverData::Quarter { v, norm }
             }
         })

@@ -154,20 +154,31 @@ impl CudaBackend {
     /// the device.
     fn upload_values<T>(&self, shape: SoaShape, v: &[T]) -> Result<CudaSlice<T>>
     where
-        T: Copy + Default + Send + Sync + DeviceRepr + cudarc::driver::ValidAsZeroBits,
+        T: bytemuck::Pod + Default + Send + Sync + DeviceRepr + cudarc::driver::ValidAsZeroBits,
     {
         let what = "staging the clover field for the device";
         let mut soa = crate::alloc::filled(shape.block_len(), T::default(), what)?;
         to_soa(shape, v, &mut soa, |x| x);
-        self.stream
-            .clone_htod(&soa)
-            .map_err(device_err("host-to-device copy of the clover field"))
+        self.upload_pod(&soa, "host-to-device copy of the clover field")
     }
 
     fn upload_norms(&self, norm: &[f32]) -> Result<CudaSlice<f32>> {
-        self.stream
-            .clone_htod(norm)
-            .map_err(device_err("host-to-device copy of the clover norms"))
+        self.upload_pod(norm, "host-to-device copy of the clover norms")
+    }
+
+    /// `v` in a new device buffer, through the pinned staging buffers (the
+    /// driver's pageable path is several times slower for a lattice field).
+    fn upload_pod<T>(&self, v: &[T], what: &'static str) -> Result<CudaSlice<T>>
+    where
+        T: bytemuck::Pod + DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    {
+        let mut d = self
+            .stream
+            .alloc_zeros::<T>(v.len())
+            .map_err(device_err(what))?;
+        let at = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut d, &self.stream).0;
+        self.upload_bytes(at, bytemuck::cast_slice(v))?;
+        Ok(d)
     }
 
     pub(crate) fn upload_clover_impl(
