@@ -101,6 +101,9 @@ impl Clover {
             )));
         }
         let lattice = gauge.lattice().clone();
+        let start = std::time::Instant::now();
+        // Seconds of each stage, for the debug line: links, field, inverse.
+        let mut stages = [0.0f64; 3];
         let kappa = match source {
             CloverSource::Computed { kappa, .. } => Some(kappa),
             CloverSource::Packed { .. } => None,
@@ -108,6 +111,7 @@ impl Clover {
         let (field, inverse) = match source {
             CloverSource::Packed { clover, inverse } => {
                 let field = clover::packed::import(&lattice, clover, "clover")?;
+                stages = [start.elapsed().as_secs_f64(); 3];
                 let inverse = match inverse {
                     Some(host) => {
                         let inv = clover::packed::import(&lattice, host, "clover inverse")?;
@@ -116,6 +120,7 @@ impl Clover {
                     }
                     None => field.inverse()?,
                 };
+                stages[2] = start.elapsed().as_secs_f64();
                 (field, inverse)
             }
             CloverSource::Computed { c_sw, kappa, links } => {
@@ -137,8 +142,11 @@ impl Clover {
                          the links the gauge field was loaded from"
                     )));
                 }
+                stages[0] = start.elapsed().as_secs_f64();
                 let field = clover::compute::compute(&host, kappa * c_sw)?;
+                stages[1] = start.elapsed().as_secs_f64();
                 let inverse = field.inverse()?;
+                stages[2] = start.elapsed().as_secs_f64();
                 (field, inverse)
             }
         };
@@ -156,6 +164,18 @@ impl Clover {
         ctx.inner.log(
             Verbosity::Verbose,
             &format!("clover field {:?} loaded", lattice.dims()),
+        );
+        let total = start.elapsed().as_secs_f64();
+        ctx.inner.log(
+            Verbosity::Debug,
+            &format!(
+                "clover load {total:.3} s: source read and checked {:.3} s, field computed \
+                 {:.3} s, inverted {:.3} s, stored {:.3} s",
+                stages[0],
+                stages[1] - stages[0],
+                stages[2] - stages[1],
+                total - stages[2]
+            ),
         );
         Ok(Clover {
             context: ctx.inner.clone(),

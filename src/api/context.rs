@@ -506,8 +506,10 @@ impl Context {
     /// CUDA the raw bytes cross on a second stream behind the solver). The
     /// solutions stay on the backend until every solve has ended, and are
     /// written only if each fits the host precision: an error leaves every
-    /// solution array as it was. With `use_initial_guess` each solution
-    /// array holds its guess.
+    /// solution array as it was. Refused as out of memory before any solve
+    /// when the solutions would not fit on the backend with a solve's
+    /// working fields. With `use_initial_guess` each solution array holds
+    /// its guess.
     pub fn invert_sources<'a>(
         &self,
         fields: impl Into<OperatorFields<'a>> + Send,
@@ -537,6 +539,7 @@ impl Context {
             let mut solving = 0.0;
             let out_s;
             let results = with_backend!(inner, fields, |b, f, fs| {
+                check_room(b, &lat, subset, params.precision, sources.len())?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
                 let mut solved = Vec::with_capacity(sources.len());
@@ -937,6 +940,36 @@ fn import_source<B: Backend>(
         .import_spinor(&mut src, source, order, basis, None)
         .map_err(|e| name_field(e, "source"))?;
     Ok((src, scale))
+}
+
+/// Full fields a solve may hold besides its source and solution (the
+/// largest working set of the mixed-precision solvers, counted as fields
+/// of the lattice in the precise precision: an upper bound).
+const SOLVE_WORKING_FIELDS: usize = 24;
+
+/// `invert_sources` keeps every solution on the backend: refused before
+/// any solve, as out of memory, when they and a solve's working fields
+/// cannot fit in what the backend says is free (QUDA's interface then
+/// solves the sources one call each).
+fn check_room<B: Backend>(
+    b: &B,
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    precision: crate::precision::Precision,
+    sources: usize,
+) -> Result<()> {
+    let Some(free) = b.memory_available() else {
+        return Ok(());
+    };
+    let field = |sites: usize| sites * (24 * precision.bytes_per_real() + 4);
+    let need = sources * field(lat.sites(subset)) + SOLVE_WORKING_FIELDS * field(lat.volume());
+    if need > free {
+        return Err(Error::OutOfMemory(format!(
+            "{sources} solutions kept on the backend with a solve's working fields need about \
+             {need} bytes, {free} are free: solve fewer sources per call"
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a caller's vector of the wrong length for `subset`.

@@ -269,14 +269,15 @@ pub trait Backend: Send + Sync {
     /// is imported. A backend may move source k + 1 towards itself while
     /// solve k runs (CUDA: the raw bytes over a second stream, behind the
     /// solver's kernels). Stops at the first error; an import error names
-    /// the source (`sources[k]`).
+    /// the source (`sources[k]`). `solve` runs on the calling thread; the
+    /// backend's own work uses the calling thread's pool only.
     fn import_each(
         &self,
         sources: &[HostReals],
         order: DiracOrder,
         basis: GammaBasis,
         alloc: &mut dyn FnMut() -> Result<Self::Spinor>,
-        solve: &mut dyn FnMut(usize, Self::Spinor, i32) -> Result<()>,
+        solve: &mut SolveEach<'_, Self::Spinor>,
     ) -> Result<()> {
         import_in_turn(self, sources, order, basis, alloc, solve)
     }
@@ -535,6 +536,10 @@ pub(crate) fn export_on_host<B: Backend + ?Sized>(
     }
 }
 
+/// The solve `Backend::import_each` calls for source k with its field and
+/// exponent (`Send`: it may run beside the next source's upload).
+pub type SolveEach<'a, S> = dyn FnMut(usize, S, i32) -> Result<()> + Send + 'a;
+
 /// `Backend::import_each` with no overlap: import, solve, next.
 pub(crate) fn import_in_turn<B: Backend + ?Sized>(
     backend: &B,
@@ -542,7 +547,7 @@ pub(crate) fn import_in_turn<B: Backend + ?Sized>(
     order: DiracOrder,
     basis: GammaBasis,
     alloc: &mut dyn FnMut() -> Result<B::Spinor>,
-    solve: &mut dyn FnMut(usize, B::Spinor, i32) -> Result<()>,
+    solve: &mut SolveEach<'_, B::Spinor>,
 ) -> Result<()> {
     for (k, &source) in sources.iter().enumerate() {
         let mut dst = alloc()?;

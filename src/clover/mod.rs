@@ -128,24 +128,34 @@ impl CloverField {
     /// safely invertible is an error naming its site and block.
     pub fn inverse(&self) -> Result<CloverField> {
         use rayon::prelude::*;
-        let inverted = self.sites.par_iter().enumerate().map(|(i, s)| {
-            let inv = |k: usize| {
-                ldl::invert(&s[k]).map_err(|why| {
-                    Error::InvalidArgument(format!(
-                        "the clover block {k} at x = {:?} is not invertible: {why}",
-                        self.coords_of(i)
-                    ))
-                })
-            };
-            Ok([inv(0)?, inv(1)?])
-        });
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let invert = |i: usize, k: usize| {
+            ldl::invert(&self.sites[i][k]).map_err(|why| {
+                Error::InvalidArgument(format!(
+                    "the clover block {k} at x = {:?} is not invertible: {why}",
+                    self.coords_of(i)
+                ))
+            })
+        };
+        // One parallel pass straight into the result; a failing site is
+        // noted (the first in site order wins) and its error rebuilt.
+        let first_bad = AtomicUsize::new(usize::MAX);
+        let inverted =
+            (0..self.sites.len())
+                .into_par_iter()
+                .map(|i| match (invert(i, 0), invert(i, 1)) {
+                    (Ok(a), Ok(b)) => [a, b],
+                    _ => {
+                        first_bad.fetch_min(i, Ordering::Relaxed);
+                        self.sites[i]
+                    }
+                });
         let what = format!("the clover inverse of a {:?} lattice", self.lattice.dims());
-        let sites: Vec<Result<SiteBlocks>> =
-            crate::alloc::par_collect(self.sites.len(), inverted, &what)?;
-        // The first failing site, in site order.
-        let mut out = crate::alloc::with_capacity(sites.len(), &what)?;
-        for s in sites {
-            out.push(s?);
+        let out = crate::alloc::par_collect(self.sites.len(), inverted, &what)?;
+        let bad = first_bad.into_inner();
+        if bad != usize::MAX {
+            invert(bad, 0)?;
+            invert(bad, 1)?;
         }
         Ok(CloverField {
             lattice: self.lattice.clone(),

@@ -11,7 +11,7 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::{device_err, CudaBackend, CudaSpinor};
 use crate::backend::SpinorField;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::field::Fermion;
 use crate::gamma::SpinMatrix;
 use crate::lattice::Subset;
@@ -306,18 +306,20 @@ impl CudaBackend {
     }
 
     /// The device side of `Backend::import_each`: the raw bytes of source
-    /// k + 1 cross on the copy stream, from a second host thread, while
-    /// the caller's `solve` of source k runs on the backend's stream; the
-    /// conversion of each waits for its bytes (an event) and runs on the
-    /// backend's stream between the solves. Two staging buffers on the
-    /// device, used in turn.
+    /// k + 1 cross on the copy stream while the caller's `solve` of source
+    /// k runs on the backend's stream (`rayon::join`: the solve on this
+    /// thread, the upload on another thread of the same pool, so the
+    /// context's thread count holds; with one thread they run in turn);
+    /// the conversion of each source waits for its bytes (an event) and
+    /// runs on the backend's stream between the solves. Two staging
+    /// buffers on the device, used in turn.
     pub(crate) fn import_each_impl(
         &self,
         sources: &[HostReals],
         order: DiracOrder,
         basis: GammaBasis,
         alloc: &mut dyn FnMut() -> Result<CudaSpinor>,
-        solve: &mut dyn FnMut(usize, CudaSpinor, i32) -> Result<()>,
+        solve: &mut crate::backend::SolveEach<'_, CudaSpinor>,
     ) -> Result<()> {
         let name = crate::backend::name_source;
         let Some(first) = sources.first() else {
@@ -353,24 +355,19 @@ impl CudaBackend {
         self.synchronize()?;
         let copy = self.copy_stream()?;
         let stage = |k: usize| -> Result<cudarc::driver::CudaEvent> {
+            // Any thread of the pool may run this.
+            self.ctx
+                .bind_to_thread()
+                .map_err(device_err("binding the device to an upload thread"))?;
             self.upload_bytes_on(&copy, at[k % 2], host_bytes(&sources[k]))?;
             copy.record_event(None)
                 .map_err(device_err("recording the upload's event"))
         };
-        let stage = &stage;
-        let result = std::thread::scope(|scope| -> Result<()> {
-            let mut ready = Some(stage(0)?);
-            let mut pending = None;
+        let result = (|| -> Result<()> {
+            let mut ready = stage(0)?;
             for k in 0..sources.len() {
-                let event = match (ready.take(), pending.take()) {
-                    (Some(e), _) => e,
-                    (None, Some(h)) => std::thread::ScopedJoinHandle::join(h).map_err(|_| {
-                        Error::Internal("the thread uploading the next source panicked".into())
-                    })??,
-                    (None, None) => unreachable!("each source is staged before its turn"),
-                };
                 self.stream
-                    .wait(&event)
+                    .wait(&ready)
                     .map_err(device_err("waiting for the source's upload"))?;
                 let mut field = alloc()?;
                 // Buffer k % 2 converted (the call ends synchronised), so
@@ -379,12 +376,15 @@ impl CudaBackend {
                     .convert_staged(&mut field, at[k % 2], sources[k], order, basis, None)
                     .map_err(|e| name(e, k))?;
                 if k + 1 < sources.len() {
-                    pending = Some(scope.spawn(move || stage(k + 1)));
+                    let (solved, staged) = rayon::join(|| solve(k, field, exp), || stage(k + 1));
+                    solved?;
+                    ready = staged?;
+                } else {
+                    solve(k, field, exp)?;
                 }
-                solve(k, field, exp)?;
             }
             Ok(())
-        });
+        })();
         // No upload may still write a buffer that goes back to the pool.
         copy.synchronize()
             .map_err(device_err("synchronising the copy stream"))?;

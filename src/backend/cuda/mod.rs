@@ -829,7 +829,7 @@ impl Backend for CudaBackend {
         order: crate::layout::DiracOrder,
         basis: crate::layout::GammaBasis,
         alloc: &mut dyn FnMut() -> Result<CudaSpinor>,
-        solve: &mut dyn FnMut(usize, CudaSpinor, i32) -> Result<()>,
+        solve: &mut crate::backend::SolveEach<'_, CudaSpinor>,
     ) -> Result<()> {
         self.import_each_impl(sources, order, basis, alloc, solve)
     }

@@ -769,7 +769,8 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
 /// call of `Context::invert_sources` (the next source's upload behind the
 /// current solve; every solution written at the end). `Ok(false)` where
 /// that does not apply (staggered, the normal-equation solutions, vectors
-/// that share memory): the caller then solves the sources in turn.
+/// that share memory, solutions that would not all fit on the device):
+/// the caller then solves the sources in turn.
 ///
 /// # Safety
 /// As `invertMultiSrcQuda`.
@@ -815,9 +816,15 @@ unsafe fn invert_sources(
             .iter()
             .map(|&x| unsafe { host_reals_mut(x, n, double) })
             .collect();
-        let results = s
+        // Too many sources to keep every solution on the device: one
+        // invertQuda per source (nothing was written).
+        let results = match s
             .context
-            .invert_sources(fields, &ip, &sources, solutions, &form)?;
+            .invert_sources(fields, &ip, &sources, solutions, &form)
+        {
+            Err(Error::OutOfMemory(_)) => return Ok(false),
+            other => other?,
+        };
         for (i, r) in results.iter().enumerate() {
             p.true_res[i] = r.true_residual;
             p.true_res_hq[i] = 0.0;
