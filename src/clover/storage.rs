@@ -66,7 +66,7 @@ pub enum CloverData {
 }
 
 /// The per-block norm and fixed-point integers of one block.
-fn quantize_block<T: Fixed>(block: &[f64], v: &mut [T]) -> f32 {
+pub(crate) fn quantize_block<T: Fixed>(block: &[f64], v: &mut [T]) -> f32 {
     let max = block.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let norm = max as f32;
     if norm == 0.0 {

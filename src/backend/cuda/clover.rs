@@ -8,11 +8,12 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 
 use super::blas::suffix;
 use super::dslash::{block_of, DslashParams};
-use super::layout::{padded_stride, to_soa, SoaShape};
+use super::layout::{padded_stride, SharedOut, SoaShape};
 use super::{device_err, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{CloverForm, CloverStorage, GaugeStorage, SpinorField};
-use crate::clover::storage::{CloverData, CloverFormat};
-use crate::clover::{CloverField, PACKED_REALS};
+use crate::clover::packed::BLOCK_REALS;
+use crate::clover::storage::{quantize_block, CloverFormat};
+use crate::clover::{chiral, CloverField, PACKED_REALS};
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
 use crate::precision::{Precision, Reconstruct};
@@ -116,54 +117,136 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
     v
 }
 
+/// A stored site in floating point: the numbers, rounded once.
+fn float<T: Copy>(s: &[f64; PACKED_REALS], t: &mut [T; PACKED_REALS], _: &mut [f32; 2])
+where
+    f64: AsFloat<T>,
+{
+    for (o, x) in t.iter_mut().zip(s) {
+        *o = x.as_float();
+    }
+}
+
+/// `f64` as the stored float type (`as`, as `CloverData` rounds).
+trait AsFloat<T> {
+    fn as_float(&self) -> T;
+}
+impl AsFloat<f64> for f64 {
+    fn as_float(&self) -> f64 {
+        *self
+    }
+}
+impl AsFloat<f32> for f64 {
+    fn as_float(&self) -> f32 {
+        *self as f32
+    }
+}
+
+/// A stored site in fixed point: each chiral block relative to its norm
+/// (`storage::quantize_block`).
+fn fixed<T: crate::backend::cpu::Fixed>(
+    s: &[f64; PACKED_REALS],
+    t: &mut [T; PACKED_REALS],
+    norm: &mut [f32; 2],
+) {
+    for (k, n) in norm.iter_mut().enumerate() {
+        let r = k * BLOCK_REALS..(k + 1) * BLOCK_REALS;
+        *n = quantize_block(&s[r.clone()], &mut t[r]);
+    }
+}
+
+/// Every site's stored numbers (`chiral::storage_site`, then `store`)
+/// placed straight into the device layout `shape` (zeros in the padding),
+/// with two norms a site: one parallel pass over the sites, no site-major
+/// copy in between.
+fn soa_of<T: Copy + Default + Send + Sync>(
+    field: &CloverField,
+    shape: SoaShape,
+    store: impl Fn(&[f64; PACKED_REALS], &mut [T; PACKED_REALS], &mut [f32; 2]) + Sync,
+) -> Result<(Vec<T>, Vec<f32>)> {
+    use rayon::prelude::*;
+    let what = "staging the clover field for the device";
+    let n = field.sites().len();
+    assert_eq!(n, shape.sites, "the layout is the field's");
+    let mut v = crate::alloc::filled(shape.block_len(), T::default(), what)?;
+    let mut norms = crate::alloc::filled(2 * n, 0.0f32, what)?;
+    let out = SharedOut(v.as_mut_ptr());
+    let out = &out;
+    let len = shape.block_len();
+    norms
+        .par_chunks_mut(2)
+        .zip(field.sites().par_iter())
+        .enumerate()
+        .for_each(|(i, (norm, site))| {
+            let s = chiral::storage_site(site);
+            let (mut t, mut nn) = ([T::default(); PACKED_REALS], [0.0f32; 2]);
+            store(&s, &mut t, &mut nn);
+            norm.copy_from_slice(&nn);
+            for (j, &x) in t.iter().enumerate() {
+                let k = shape.index(i, j);
+                // Kept in release: the write below is unchecked.
+                assert!(k < len, "clover element {j} of site {i} outside its block");
+                // SAFETY: within `v` (checked above), and (site, real) ↦ k
+                // is one-to-one (`SoaShape::index`), so no two threads
+                // write one element.
+                unsafe { *out.at(k) = x };
+            }
+        });
+    Ok((v, norms))
+}
+
 impl CudaBackend {
-    fn upload_clover_data(
+    /// One stored field (A or A⁻¹) in `format` on the device: its stored
+    /// numbers (`CloverData`'s, bit for bit) placed straight into the
+    /// device layout on the host in one parallel pass, then through the
+    /// pinned buffers.
+    fn upload_clover_field(
         &self,
-        data: &CloverData,
-        sites: usize,
+        field: &CloverField,
+        format: CloverFormat,
         stride: usize,
     ) -> Result<DeviceClover> {
-        let vec = clover_vec(data.format());
         let shape = SoaShape {
             reals: PACKED_REALS,
-            vec,
-            sites,
+            vec: clover_vec(format),
+            sites: field.sites().len(),
             stride,
         };
-        Ok(match data {
-            CloverData::F64(v) => DeviceClover {
-                values: super::DeviceData::F64(self.upload_values(shape, v)?),
+        let what = "host-to-device copy of the clover field";
+        let norms = |n: Vec<f32>| -> Result<Option<CudaSlice<f32>>> {
+            Ok(Some(self.upload_pod(
+                &n,
+                "host-to-device copy of the clover norms",
+            )?))
+        };
+        Ok(match format {
+            CloverFormat::Double => DeviceClover {
+                values: super::DeviceData::F64(
+                    self.upload_pod(&soa_of(field, shape, float)?.0, what)?,
+                ),
                 norms: None,
             },
-            CloverData::F32(v) => DeviceClover {
-                values: super::DeviceData::F32(self.upload_values(shape, v)?),
+            CloverFormat::Single => DeviceClover {
+                values: super::DeviceData::F32(
+                    self.upload_pod(&soa_of(field, shape, float)?.0, what)?,
+                ),
                 norms: None,
             },
-            CloverData::Half { v, norm } => DeviceClover {
-                values: super::DeviceData::I16(self.upload_values(shape, v)?),
-                norms: Some(self.upload_norms(norm)?),
-            },
-            CloverData::Quarter { v, norm } => DeviceClover {
-                values: super::DeviceData::I8(self.upload_values(shape, v)?),
-                norms: Some(self.upload_norms(norm)?),
-            },
+            CloverFormat::Half => {
+                let (v, n) = soa_of::<i16>(field, shape, fixed)?;
+                DeviceClover {
+                    values: super::DeviceData::I16(self.upload_pod(&v, what)?),
+                    norms: norms(n)?,
+                }
+            }
+            CloverFormat::Quarter => {
+                let (v, n) = soa_of::<i8>(field, shape, fixed)?;
+                DeviceClover {
+                    values: super::DeviceData::I8(self.upload_pod(&v, what)?),
+                    norms: norms(n)?,
+                }
+            }
         })
-    }
-
-    /// Canonical site-major values in the structure-of-arrays `shape`, on
-    /// the device.
-    fn upload_values<T>(&self, shape: SoaShape, v: &[T]) -> Result<CudaSlice<T>>
-    where
-        T: bytemuck::Pod + Default + Send + Sync + DeviceRepr + cudarc::driver::ValidAsZeroBits,
-    {
-        let what = "staging the clover field for the device";
-        let mut soa = crate::alloc::filled(shape.block_len(), T::default(), what)?;
-        to_soa(shape, v, &mut soa, |x| x);
-        self.upload_pod(&soa, "host-to-device copy of the clover field")
-    }
-
-    fn upload_norms(&self, norm: &[f32]) -> Result<CudaSlice<f32>> {
-        self.upload_pod(norm, "host-to-device copy of the clover norms")
     }
 
     /// `v` in a new device buffer, through the pinned staging buffers (the
@@ -192,8 +275,8 @@ impl CudaBackend {
         let format = CloverFormat::for_spinors(precision);
         let sites = lat.volume();
         let stride = padded_stride(sites);
-        let direct = self.upload_clover_data(&CloverData::new(clover, format)?, sites, stride)?;
-        let inverse = self.upload_clover_data(&CloverData::new(inverse, format)?, sites, stride)?;
+        let direct = self.upload_clover_field(clover, format, stride)?;
+        let inverse = self.upload_clover_field(inverse, format, stride)?;
         Ok(CudaClover {
             lattice: lat,
             precision,
@@ -307,6 +390,61 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stored numbers placed straight into the device layout are those
+    /// of `CloverData` (what the CPU backend applies) put through `to_soa`,
+    /// bit for bit, in every format, with the same norms.
+    #[test]
+    fn the_device_layout_holds_the_cpu_backends_numbers() {
+        use crate::backend::cuda::layout::to_soa;
+        use crate::clover::storage::CloverData;
+        let lat = std::sync::Arc::new(Lattice::new([4, 2, 2, 2]).unwrap());
+        let gauge = crate::random::hot_gauge(&lat, 3);
+        let field = crate::clover::compute::compute(&gauge, 0.2).unwrap();
+        for format in [
+            CloverFormat::Double,
+            CloverFormat::Single,
+            CloverFormat::Half,
+            CloverFormat::Quarter,
+        ] {
+            let shape = SoaShape {
+                reals: PACKED_REALS,
+                vec: clover_vec(format),
+                sites: lat.volume(),
+                stride: padded_stride(lat.volume()),
+            };
+            fn old<T: Copy + Default + Send + Sync>(shape: SoaShape, v: &[T]) -> Vec<T> {
+                let mut soa = vec![T::default(); shape.block_len()];
+                to_soa(shape, v, &mut soa, |x| x);
+                soa
+            }
+            let bits = |v: Vec<u64>| v;
+            let (new, want, norms, want_norms) = match CloverData::new(&field, format).unwrap() {
+                CloverData::F64(v) => {
+                    let (n, _) = soa_of::<f64>(&field, shape, float).unwrap();
+                    let b = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect();
+                    (bits(b(n)), bits(b(old(shape, &v))), vec![], vec![])
+                }
+                CloverData::F32(v) => {
+                    let (n, _) = soa_of::<f32>(&field, shape, float).unwrap();
+                    let b = |v: Vec<f32>| v.iter().map(|x| x.to_bits() as u64).collect();
+                    (b(n), b(old(shape, &v)), vec![], vec![])
+                }
+                CloverData::Half { v, norm } => {
+                    let (n, ns) = soa_of::<i16>(&field, shape, fixed).unwrap();
+                    let b = |v: Vec<i16>| v.iter().map(|&x| x as u64).collect();
+                    (b(n), b(old(shape, &v)), ns, norm)
+                }
+                CloverData::Quarter { v, norm } => {
+                    let (n, ns) = soa_of::<i8>(&field, shape, fixed).unwrap();
+                    let b = |v: Vec<i8>| v.iter().map(|&x| x as u64).collect();
+                    (b(n), b(old(shape, &v)), ns, norm)
+                }
+            };
+            assert_eq!(new, want, "{format:?}");
+            assert_eq!(norms, want_norms, "{format:?}");
+        }
+    }
 
     #[test]
     fn parameter_struct_matches_the_kernel() {

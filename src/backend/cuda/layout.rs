@@ -140,13 +140,13 @@ pub fn to_soa<T: Copy + Send + Sync, U: Copy + Send + Sync + Default>(
     });
 }
 
-/// A raw pointer shared by the threads of `links_to_soa`, each writing
-/// its own elements.
-struct SharedOut<U>(*mut U);
+/// A raw pointer shared by the threads of `links_to_soa` (and the clover
+/// field's `soa_of`), each writing its own elements.
+pub(crate) struct SharedOut<U>(pub(crate) *mut U);
 // SAFETY: the threads write disjoint elements of one live allocation.
 unsafe impl<U> Sync for SharedOut<U> {}
 impl<U> SharedOut<U> {
-    fn at(&self, i: usize) -> *mut U {
+    pub(crate) fn at(&self, i: usize) -> *mut U {
         // SAFETY: callers index within the allocation.
         unsafe { self.0.add(i) }
     }
