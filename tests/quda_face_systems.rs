@@ -22,6 +22,7 @@ extern "C" {
     fn loadCloverQuda(h_clover: *mut c_void, h_clovinv: *mut c_void, param: *mut QudaInvertParam);
     fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
     fn MatQuda(h_out: *mut c_void, h_in: *mut c_void, param: *mut QudaInvertParam);
+    fn MatDagMatQuda(h_out: *mut c_void, h_in: *mut c_void, param: *mut QudaInvertParam);
     fn invertMultiSrcQuda(
         hp_x: *mut *mut c_void,
         hp_b: *mut *mut c_void,
@@ -320,6 +321,65 @@ fn every_solution_type_solves_the_callers_system() {
     };
     assert_ne!(unsafe { latsol_quda_last_status() }, 0);
     assert!(x.iter().all(|&v| v == 7.0));
+
+    // The normal-equation solutions (κ normalization: the caller's arrays
+    // straight through; MASS: through host copies), checked by
+    // MatDagMatQuda: `|b − M†M x| / |b|`.
+    for clover in [false, true] {
+        for (solution, n) in [
+            (QUDA_MATDAG_MAT_SOLUTION, V * 24),
+            (QUDA_MATPCDAG_MATPC_SOLUTION, V * 12),
+        ] {
+            for normalization in [QUDA_KAPPA_NORMALIZATION, QUDA_MASS_NORMALIZATION] {
+                let c = Case {
+                    clover,
+                    solution,
+                    matpc: QUDA_MATPC_ODD_ODD_ASYMMETRIC,
+                    dagger: QUDA_DAG_NO,
+                    normalization,
+                    single_host: false,
+                };
+                let c = if clover {
+                    c
+                } else {
+                    Case {
+                        matpc: QUDA_MATPC_EVEN_EVEN,
+                        ..c
+                    }
+                };
+                let mut ip = param(&c);
+                ip.inv_type = QUDA_CG_INVERTER;
+                ip.solve_type = QUDA_NORMOP_PC_SOLVE;
+                let mut b = psi[..n].to_vec();
+                let mut x = vec![0.0; n];
+                unsafe {
+                    invertQuda(
+                        x.as_mut_ptr() as *mut c_void,
+                        b.as_mut_ptr() as *mut c_void,
+                        &mut ip,
+                    )
+                };
+                assert_eq!(unsafe { latsol_quda_last_status() }, 0, "{c:?}");
+                let mut out = vec![0.0; n];
+                let mut check = param(&c);
+                unsafe {
+                    MatDagMatQuda(
+                        out.as_mut_ptr() as *mut c_void,
+                        x.as_mut_ptr() as *mut c_void,
+                        &mut check,
+                    )
+                };
+                assert_eq!(
+                    unsafe { latsol_quda_last_status() },
+                    0,
+                    "MatDagMatQuda {c:?}"
+                );
+                let r = rel_diff(&out, &psi[..n]);
+                // CG on the normal equations: the tolerance holds for them.
+                assert!(r <= 2.0 * TOL, "{c:?}: |b - M†M x|/|b| = {r:.2e}");
+            }
+        }
+    }
 
     // invertMultiSrcQuda: the single solves, number for number, per case.
     for k in [3, 10] {

@@ -41,6 +41,9 @@ extern "C" {
 enum Solution {
     Mat,
     Matpc,
+    /// The normal equations on one parity (Chroma's HMC force solves):
+    /// CG whatever `--cg` says.
+    Matpcdagmatpc,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -188,6 +191,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
     ip.solution_type = match o.solution {
         Solution::Mat => QUDA_MAT_SOLUTION,
         Solution::Matpc => QUDA_MATPC_SOLUTION,
+        Solution::Matpcdagmatpc => QUDA_MATPCDAG_MATPC_SOLUTION,
     };
     ip.solve_type = if o.cg {
         QUDA_NORMOP_PC_SOLVE
@@ -223,7 +227,7 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
 
     let n = match o.solution {
         Solution::Mat => v * 24,
-        Solution::Matpc => vh * 24,
+        Solution::Matpc | Solution::Matpcdagmatpc => vh * 24,
     };
     let mut b = latsol::alloc::filled(n, 0.0f64, "the source")?;
     b[0] = 1.0;
