@@ -95,6 +95,8 @@ impl CudaBackend {
         // Chunk k + 1 is on its way while chunk k is copied out.
         let issue = |st: &mut Staging, k: usize| -> Result<()> {
             let b = k % 2;
+            // The copy that last used this buffer (on any stream) is done.
+            st.done[b].synchronize().map_err(&what)?;
             let buf = &mut st.bufs[b].as_mut_slice().map_err(&what)?[..len(k)];
             // SAFETY: the device range is within the field's allocation;
             // the buffer is read only after `done[b]`.
