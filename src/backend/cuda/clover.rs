@@ -117,28 +117,15 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
     v
 }
 
-/// A stored site in floating point: the numbers, rounded once.
-fn float<T: Copy>(s: &[f64; PACKED_REALS], t: &mut [T; PACKED_REALS], _: &mut [f32; 2])
-where
-    f64: AsFloat<T>,
-{
-    for (o, x) in t.iter_mut().zip(s) {
-        *o = x.as_float();
-    }
+/// A stored site in double: the numbers as they are.
+fn as_f64(s: &[f64; PACKED_REALS], t: &mut [f64; PACKED_REALS], _: &mut [f32; 2]) {
+    *t = *s;
 }
 
-/// `f64` as the stored float type (`as`, as `CloverData` rounds).
-trait AsFloat<T> {
-    fn as_float(&self) -> T;
-}
-impl AsFloat<f64> for f64 {
-    fn as_float(&self) -> f64 {
-        *self
-    }
-}
-impl AsFloat<f32> for f64 {
-    fn as_float(&self) -> f32 {
-        *self as f32
+/// A stored site in single: each number rounded once (`as`, as `CloverData`).
+fn as_f32(s: &[f64; PACKED_REALS], t: &mut [f32; PACKED_REALS], _: &mut [f32; 2]) {
+    for (o, x) in t.iter_mut().zip(s) {
+        *o = *x as f32;
     }
 }
 
@@ -222,13 +209,13 @@ impl CudaBackend {
         Ok(match format {
             CloverFormat::Double => DeviceClover {
                 values: super::DeviceData::F64(
-                    self.upload_pod(&soa_of(field, shape, float)?.0, what)?,
+                    self.upload_pod(&soa_of(field, shape, as_f64)?.0, what)?,
                 ),
                 norms: None,
             },
             CloverFormat::Single => DeviceClover {
                 values: super::DeviceData::F32(
-                    self.upload_pod(&soa_of(field, shape, float)?.0, what)?,
+                    self.upload_pod(&soa_of(field, shape, as_f32)?.0, what)?,
                 ),
                 norms: None,
             },
@@ -421,12 +408,12 @@ mod tests {
             let bits = |v: Vec<u64>| v;
             let (new, want, norms, want_norms) = match CloverData::new(&field, format).unwrap() {
                 CloverData::F64(v) => {
-                    let (n, _) = soa_of::<f64>(&field, shape, float).unwrap();
+                    let (n, _) = soa_of::<f64>(&field, shape, as_f64).unwrap();
                     let b = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect();
                     (bits(b(n)), bits(b(old(shape, &v))), vec![], vec![])
                 }
                 CloverData::F32(v) => {
-                    let (n, _) = soa_of::<f32>(&field, shape, float).unwrap();
+                    let (n, _) = soa_of::<f32>(&field, shape, as_f32).unwrap();
                     let b = |v: Vec<f32>| v.iter().map(|x| x.to_bits() as u64).collect();
                     (b(n), b(old(shape, &v)), vec![], vec![])
                 }

@@ -124,6 +124,14 @@ fn host_gauge<'a>(order: GaugeOrder, arrays: &'a [HostReals<'a>]) -> HostGauge<'
     }
 }
 
+/// The arrays rounded to f32 (a single-precision caller's).
+fn to_single(arrays: &[Vec<f64>]) -> Vec<Vec<f32>> {
+    arrays
+        .iter()
+        .map(|a| a.iter().map(|&x| x as f32).collect())
+        .collect()
+}
+
 /// The arrays as the library takes them: the single or the double copy.
 fn reals_of<'a>(single: bool, d: &'a [Vec<f64>], f: &'a [Vec<f32>]) -> Vec<HostReals<'a>> {
     if single {
@@ -145,10 +153,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
     };
     for order in [GaugeOrder::Qdp, GaugeOrder::Milc, GaugeOrder::CpsWilson] {
         let doubles = host_arrays(gauge, order)?;
-        let singles: Vec<Vec<f32>> = doubles
-            .iter()
-            .map(|a| a.iter().map(|&x| x as f32).collect())
-            .collect();
+        let singles = to_single(&doubles);
         for single in [false, true] {
             let arrays = reals_of(single, &doubles, &singles);
             let host = host_gauge(order, &arrays);
@@ -225,10 +230,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
     let (su3, _) = gauge.max_su3_deviation();
     for order in [GaugeOrder::Qdp, GaugeOrder::CpsWilson] {
         let doubles = host_arrays(&signed, order)?;
-        let singles: Vec<Vec<f32>> = doubles
-            .iter()
-            .map(|a| a.iter().map(|&x| x as f32).collect())
-            .collect();
+        let singles = to_single(&doubles);
         for single in [false, true] {
             let arrays = reals_of(single, &doubles, &singles);
             let host = host_gauge(order, &arrays);
@@ -286,12 +288,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
     for order in [GaugeOrder::Qdp, GaugeOrder::Milc] {
         let fat64 = host_arrays(gauge, order)?;
         let long64 = host_arrays(&long_field, order)?;
-        let to32 = |v: &Vec<Vec<f64>>| -> Vec<Vec<f32>> {
-            v.iter()
-                .map(|a| a.iter().map(|&x| x as f32).collect())
-                .collect()
-        };
-        let (fat32, long32) = (to32(&fat64), to32(&long64));
+        let (fat32, long32) = (to_single(&fat64), to_single(&long64));
         for single in [false, true] {
             let (fa, la) = (
                 reals_of(single, &fat64, &fat32),

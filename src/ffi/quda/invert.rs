@@ -132,6 +132,13 @@ fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertParams, bool
     Ok((ip, double))
 }
 
+/// Whether two host vectors of `n` reals (f64 or f32) share memory.
+fn share_memory(a: *mut c_void, b: *mut c_void, n: usize, double: bool) -> bool {
+    let bytes = n * if double { 8 } else { 4 };
+    let (a, b) = (a as usize, b as usize);
+    a < b + bytes && b < a + bytes
+}
+
 /// The `SystemForm` of a MAT or MATPC solution (a MATPC solution needs a
 /// preconditioned solve).
 fn system_form(
@@ -323,9 +330,7 @@ pub(crate) unsafe fn invert(
             // and the parity are applied there (`SystemForm`).
             Solution::Mat | Solution::MatPc => {
                 let form = system_form(p, &ip, solution, f, dagger)?;
-                let bytes = n * if double { 8 } else { 4 };
-                let overlap = (h_b as usize) < (h_x as usize) + bytes
-                    && (h_x as usize) < (h_b as usize) + bytes;
+                let overlap = share_memory(h_b, h_x, n, double);
                 // SAFETY: the caller's vectors of the system's size; a
                 // source that shares memory with the solution is copied
                 // first (QUDA reads it before writing the solution).
@@ -350,9 +355,7 @@ pub(crate) unsafe fn invert(
                     SolveType::NormOpPc
                 };
                 ip.solver = crate::api::SolverType::Cg;
-                let bytes = n * if double { 8 } else { 4 };
-                let overlap = (h_b as usize) < (h_x as usize) + bytes
-                    && (h_x as usize) < (h_b as usize) + bytes;
+                let overlap = share_memory(h_b, h_x, n, double);
                 if f == 1.0 && !dagger && !overlap {
                     // Nothing to do to the vectors on the host: the
                     // caller's arrays go to the backend as they are.
@@ -819,11 +822,9 @@ unsafe fn invert_sources(
         } else {
             full
         };
-        let bytes = n * if double { 8 } else { 4 };
-        let range = |q: *mut c_void| (q as usize, q as usize + bytes);
-        let all: Vec<(usize, usize)> = xs.iter().chain(bs).map(|&q| range(q)).collect();
-        for (i, a) in all.iter().enumerate() {
-            if all[i + 1..].iter().any(|b| a.0 < b.1 && b.0 < a.1) {
+        let all: Vec<*mut c_void> = xs.iter().chain(bs).copied().collect();
+        for (i, &a) in all.iter().enumerate() {
+            if all[i + 1..].iter().any(|&b| share_memory(a, b, n, double)) {
                 return Ok(false);
             }
         }
