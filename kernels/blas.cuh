@@ -433,7 +433,7 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
 }
 
 #define LATSOL_MAP_ONE(name, S, Op) \
-  extern "C" __global__ void name(const BlasParams P) { map_kernel<S, Op>(P); }
+  extern "C" __global__ void name(const BlasParams P) { kernel_entry(); map_kernel<S, Op>(P); }
 // LATSOL_RED_MIN_BLOCKS: the resident blocks per SM a reduction's register
 // use must allow (site formats hold two or three sites of twelve complex
 // doubles per thread); 1 unless a module sets it (blas_f16.cu) or an
@@ -442,7 +442,7 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
 #define LATSOL_RED_MIN_BLOCKS 1
 #endif
 #define LATSOL_REDUCE_ONE(name, S, Op)                                                            \
-  extern "C" __global__ void __launch_bounds__(RED_BLOCK, LATSOL_RED_MIN_BLOCKS) name(const BlasParams P) { \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK, LATSOL_RED_MIN_BLOCKS) name(const BlasParams P) { kernel_entry(); \
     reduce_kernel<S, Op>(P);                                                                     \
   }
 
@@ -513,7 +513,7 @@ template <typename Hi, typename Lo> __device__ __forceinline__ void axpy_many(co
   store_site<Hi>(B, M.y, i, y);
 }
 #define LATSOL_AXPY_MANY(h, H, l, L) \
-  extern "C" __global__ void blas_axpy_many_##h##_##l(const ManyParams M) { axpy_many<H, L>(M); }
+  extern "C" __global__ void blas_axpy_many_##h##_##l(const ManyParams M) { kernel_entry(); axpy_many<H, L>(M); }
 
 // ---- site-structured ops: they need the spinor layout (core.cuh) ----------
 
@@ -575,7 +575,7 @@ template <typename S, typename D> __device__ __forceinline__ void convert_site(c
   store_site<D>(B, P.dst, i, z);
 }
 #define LATSOL_CONVERT(s, S, d, D) \
-  extern "C" __global__ void convert_##s##_to_##d(const SiteParams P) { convert_site<S, D>(P); }
+  extern "C" __global__ void convert_##s##_to_##d(const SiteParams P) { kernel_entry(); convert_site<S, D>(P); }
 
 /// Precision conversion between the double (12 double2 per site) and the
 /// single (6 float4 per site) layouts; one thread per float4.

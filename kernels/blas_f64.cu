@@ -4,8 +4,8 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f64, double)
-extern "C" __global__ void gamma5_f64(const SiteParams P) { gamma5<double>(P); }
-extern "C" __global__ void convert_f64_to_f32(const SiteParams P) { convert<true>(P); }
+extern "C" __global__ void gamma5_f64(const SiteParams P) { kernel_entry(); gamma5<double>(P); }
+extern "C" __global__ void convert_f64_to_f32(const SiteParams P) { kernel_entry(); convert<true>(P); }
 LATSOL_CONVERT(f64, double, f16, short)
 LATSOL_CONVERT(f64, double, f8, signed char)
 LATSOL_CONVERT(f64, double, p20, packed20)

@@ -6,7 +6,7 @@
 LATSOL_BLAS_FORMAT(f8, signed char)
 // x̂ in single beside quarter fields (the widened partial solution).
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
-extern "C" __global__ void gamma5_f8(const SiteParams P) { gamma5_fixed<signed char>(P); }
+extern "C" __global__ void gamma5_f8(const SiteParams P) { kernel_entry(); gamma5_fixed<signed char>(P); }
 LATSOL_CONVERT(f8, signed char, f64, double)
 LATSOL_CONVERT(f8, signed char, f32, float)
 LATSOL_CONVERT(f8, signed char, f16, short)

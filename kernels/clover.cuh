@@ -58,11 +58,20 @@ template <typename T> struct FixedCloverSoA {
     const F s = F(n) / F(Fixed<T>::MAX);
 #pragma unroll
     for (int j = 0; j < 9; j++) {
-      const Vec v = ld_stream(q + (9 * k + j) * stride + site);
-      b[4 * j] = s * F(v.x);
-      b[4 * j + 1] = s * F(v.y);
-      b[4 * j + 2] = s * F(v.z);
-      b[4 * j + 3] = s * F(v.w);
+      if constexpr (same_type<F, float>::value) {
+        // Its bits, converted exactly without the conversion unit (core.cuh).
+        typedef typename Fixed<T>::Raw4 W;
+        float f[4];
+        Fixed<T>::to_float(ld_stream(reinterpret_cast<const W *>(q + (9 * k + j) * stride + site)), f);
+#pragma unroll
+        for (int i = 0; i < 4; i++) b[4 * j + i] = s * f[i];
+      } else {
+        const Vec v = ld_stream(q + (9 * k + j) * stride + site);
+        b[4 * j] = s * F(v.x);
+        b[4 * j + 1] = s * F(v.y);
+        b[4 * j + 2] = s * F(v.z);
+        b[4 * j + 3] = s * F(v.w);
+      }
     }
   }
 };

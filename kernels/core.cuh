@@ -121,6 +121,9 @@ __device__ __forceinline__ void st_stream(short4 *p, short4 v) { LATSOL_STS(p, v
 __device__ __forceinline__ void st_stream(char4 *p, char4 v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ void st_stream(float *p, float v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ uint4 ld_reuse(const uint4 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ uint2 ld_reuse(const uint2 *p) { return LATSOL_LDR(p); }
+__device__ __forceinline__ uint2 ld_stream(const uint2 *p) { return LATSOL_LDS(p); }
+__device__ __forceinline__ unsigned short ld_stream(const unsigned short *p) { return LATSOL_LDS(p); }
 __device__ __forceinline__ unsigned ld_reuse(const unsigned *p) { return LATSOL_LDR(p); }
 __device__ __forceinline__ uint4 ld_stream(const uint4 *p) { return LATSOL_LDS(p); }
 __device__ __forceinline__ unsigned ld_stream(const unsigned *p) { return LATSOL_LDS(p); }
@@ -128,6 +131,34 @@ __device__ __forceinline__ int2 ld_stream(const int2 *p) { return LATSOL_LDS(p);
 __device__ __forceinline__ int4 ld_stream(const int4 *p) { return LATSOL_LDS(p); }
 __device__ __forceinline__ void st_stream(uint4 *p, uint4 v) { LATSOL_STS(p, v); }
 __device__ __forceinline__ void st_stream(unsigned *p, unsigned v) { LATSOL_STS(p, v); }
+
+// ---- programmatic dependent launch (sm_90) ---------------------------------
+// A kernel launched with programmatic stream serialization (Hopper: the
+// backend's `Kernel::programmatic`) may be placed on the device while the
+// previous kernel of its stream finishes, so that the launch and the
+// placement of its blocks overlap that kernel's last wave;
+// `grid_dependency_wait` holds it until the previous kernel has finished and
+// its writes are visible. Elsewhere both are no-ops.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+/// The first statement of every kernel (a test checks that each one makes
+/// it: src/backend/cuda/modules.rs): the backend launches every kernel with
+/// programmatic serialization on sm_90, so a kernel waits for its
+/// predecessor before anything else, and then lets its successor be placed
+/// (a successor allowed in before this one has started its work measured
+/// slower at 16^4: docs/performance.md, "Small volumes").
+__device__ __forceinline__ void kernel_entry() {
+  grid_dependency_wait();
+  grid_launch_dependents();
+}
 
 // ---- spinor accessors -----------------------------------------------------
 
@@ -176,22 +207,84 @@ template <> struct SpinorSoA<float> {
   }
 };
 
-/// The fixed-point types: their vector of four and the largest magnitude.
+/// Whether two types are the same.
+template <typename A, typename B> struct same_type {
+  static constexpr bool value = false;
+};
+template <typename A> struct same_type<A, A> {
+  static constexpr bool value = true;
+};
+
+// Fixed-point numbers to float and back without the conversion unit. On
+// sm_80 and sm_90 I2F, F2I and FRND issue at 16 a clock per SM (a quarter of
+// the integer rate, an eighth of the FP32 rate), and the half hopping term
+// converts 315 numbers a site (24^4 half with xpay 74% -> 77% of the
+// roofline, reconstruct 12 61% -> 66%: docs/performance.md, "Small
+// volumes"). The float whose bits are 0x4B000000 | u (0 ≤ u < 2^23) is
+// 2^23 + u; a 16- or 8-bit integer v with its sign bit flipped is u = v + 2^15
+// (or v + 2^7), so one byte permute beside 0x4B and one exact subtraction give
+// float(v). Back: p + 1.5·2^23 rounds p to the nearest integer, ties to even,
+// as rint does, for |p| < 2^22, and leaves it in the low bits. Both are exact:
+// the numbers are those of the conversion instructions, bit for bit, except
+// that a zero rounded from a negative number is +0 (kernels/host/packed.cpp
+// checks every 16- and 8-bit integer and the rounding ties on the host).
+__device__ __forceinline__ float biased_to_float(unsigned t, unsigned sel, float bias) {
+  return __int_as_float(__byte_perm(t, 0x4B000000u, sel)) - bias;
+}
+/// p + 1.5·2^23, rounded once (no contraction with the product before it).
+__device__ __forceinline__ unsigned round_biased(float p) { return __float_as_uint(__fadd_rn(p, 12582912.0f)); }
+/// rint(p) from round_biased(p).
+__device__ __forceinline__ float unbias(unsigned t) { return __fsub_rn(__uint_as_float(t), 12582912.0f); }
+
+/// The fixed-point types: their vectors of four and two, the same bits as
+/// unsigned words (what a load reads: a load of the vector types sign-extends
+/// every field into its own register), the largest magnitude, and the exact
+/// conversions above.
 template <typename T> struct Fixed;
 template <> struct Fixed<short> {
   typedef short4 Vec4;
   typedef short2 Vec2;
+  typedef uint2 Raw4;
+  typedef unsigned Raw2;
   static constexpr float MAX = 32767.0f;
-  static __device__ __forceinline__ Vec4 make4(float a, float b, float c, float d) {
-    return make_short4(short(a), short(b), short(c), short(d));
+  static constexpr float BIAS = 8421376.0f;  // 2^23 + 2^15
+  static __device__ __forceinline__ void to_float(unsigned w, float *f) {
+    const unsigned t = w ^ 0x80008000u;
+    f[0] = biased_to_float(t, 0x7410, BIAS);
+    f[1] = biased_to_float(t, 0x7432, BIAS);
+  }
+  static __device__ __forceinline__ void to_float(uint2 w, float *f) {
+    to_float(w.x, f);
+    to_float(w.y, f + 2);
+  }
+  /// The vector of four integers from their round_biased values.
+  static __device__ __forceinline__ Vec4 pack4(unsigned a, unsigned b, unsigned c, unsigned d) {
+    const unsigned lo = __byte_perm(a, b, 0x5410), hi = __byte_perm(c, d, 0x5410);
+    return make_short4(short(lo), short(lo >> 16), short(hi), short(hi >> 16));
   }
 };
 template <> struct Fixed<signed char> {
   typedef char4 Vec4;
   typedef char2 Vec2;
+  typedef unsigned Raw4;
+  typedef unsigned short Raw2;
   static constexpr float MAX = 127.0f;
-  static __device__ __forceinline__ Vec4 make4(float a, float b, float c, float d) {
-    return make_char4((signed char)a, (signed char)b, (signed char)c, (signed char)d);
+  static constexpr float BIAS = 8388736.0f;  // 2^23 + 2^7
+  static __device__ __forceinline__ void to_float(unsigned w, float *f) {
+    const unsigned t = w ^ 0x80808080u;
+    f[0] = biased_to_float(t, 0x7440, BIAS);
+    f[1] = biased_to_float(t, 0x7441, BIAS);
+    f[2] = biased_to_float(t, 0x7442, BIAS);
+    f[3] = biased_to_float(t, 0x7443, BIAS);
+  }
+  static __device__ __forceinline__ void to_float(unsigned short w, float *f) {
+    const unsigned t = unsigned(w) ^ 0x8080u;
+    f[0] = biased_to_float(t, 0x7440, BIAS);
+    f[1] = biased_to_float(t, 0x7441, BIAS);
+  }
+  static __device__ __forceinline__ Vec4 pack4(unsigned a, unsigned b, unsigned c, unsigned d) {
+    const unsigned w = __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
+    return make_char4((signed char)w, (signed char)(w >> 8), (signed char)(w >> 16), (signed char)(w >> 24));
   }
 };
 
@@ -224,9 +317,12 @@ template <typename T> struct FixedSpinorSoA {
 #pragma unroll
     for (int c = 0; c < n; c += 2) {
       const Vec *q = p + ((c0 + c) / 2) * stride + cb;
-      Vec v = stream ? ld_stream(q) : ld_reuse(q);
-      z[c] = mk(s * float(v.x), s * float(v.y));
-      z[c + 1] = mk(s * float(v.z), s * float(v.w));
+      typedef typename Fixed<T>::Raw4 W;
+      const W *w = reinterpret_cast<const W *>(q);
+      float f[4];
+      Fixed<T>::to_float(stream ? ld_stream(w) : ld_reuse(w), f);
+      z[c] = mk(s * f[0], s * f[1]);
+      z[c + 1] = mk(s * f[2], s * f[3]);
     }
   }
   /// Stores the 12 complex numbers of site cb and leaves in z the values as
@@ -241,11 +337,22 @@ template <typename T> struct FixedSpinorSoA {
     st_stream(const_cast<float *>(norms(p, stride)) + cb, n);
 #pragma unroll
     for (int j = 0; j < 6; j++) {
-      const R a = rint(z[2 * j].re * sc), b = rint(z[2 * j].im * sc);
-      const R c = rint(z[2 * j + 1].re * sc), d = rint(z[2 * j + 1].im * sc);
-      st_stream(p + j * stride + cb, Fixed<T>::make4(float(a), float(b), float(c), float(d)));
-      z[2 * j] = mk(a * back, b * back);
-      z[2 * j + 1] = mk(c * back, d * back);
+      unsigned t[4];
+      R r[4];
+      const R in[4] = {z[2 * j].re, z[2 * j].im, z[2 * j + 1].re, z[2 * j + 1].im};
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        if constexpr (same_type<R, float>::value) {
+          t[k] = round_biased(__fmul_rn(in[k], sc));
+          r[k] = unbias(t[k]);
+        } else {
+          r[k] = rint(in[k] * sc);
+          t[k] = round_biased(float(r[k]));  // exact: an integer below 2^15
+        }
+      }
+      st_stream(p + j * stride + cb, Fixed<T>::pack4(t[0], t[1], t[2], t[3]));
+      z[2 * j] = mk(r[0] * back, r[1] * back);
+      z[2 * j + 1] = mk(r[2] * back, r[3] * back);
     }
   }
 };
@@ -410,8 +517,9 @@ template <> struct LinkElem<float> {
   }
 };
 /// Fixed-point links: the stored integer times the field's scale, in
-/// arithmetic F (single for half and quarter, double for the 32-bit links
-/// beside 30-bit spinors).
+/// arithmetic F: double for the 32-bit links beside 30-bit spinors (below),
+/// single for 16- and 8-bit links, loaded as their bits and converted
+/// through Fixed (NarrowLinkElem).
 template <typename S, typename V2, typename V4, typename F_ = float> struct FixedLinkElem {
   typedef V2 Vec;
   typedef V4 Pair;
@@ -423,8 +531,25 @@ template <typename S, typename V2, typename V4, typename F_ = float> struct Fixe
     z[1] = mk(s * F(v.z), s * F(v.w));
   }
 };
-template <> struct LinkElem<short> : FixedLinkElem<short, short2, short4> {};
-template <> struct LinkElem<signed char> : FixedLinkElem<signed char, char2, char4> {};
+template <typename S> struct NarrowLinkElem {
+  typedef typename Fixed<S>::Raw2 Vec;
+  typedef typename Fixed<S>::Raw4 Pair;
+  typedef float F;
+  static constexpr bool paired = true;
+  static __device__ __forceinline__ cplx<F> get(Vec v, F s) {
+    float f[2];
+    Fixed<S>::to_float(v, f);
+    return mk(s * f[0], s * f[1]);
+  }
+  static __device__ __forceinline__ void get2(Pair v, F s, cplx<F> *z) {
+    float f[4];
+    Fixed<S>::to_float(v, f);
+    z[0] = mk(s * f[0], s * f[1]);
+    z[1] = mk(s * f[2], s * f[3]);
+  }
+};
+template <> struct LinkElem<short> : NarrowLinkElem<short> {};
+template <> struct LinkElem<signed char> : NarrowLinkElem<signed char> {};
 template <> struct LinkElem<int> : FixedLinkElem<int, int2, int4, double> {};
 
 __device__ __forceinline__ void sincospi_(double x, double *s, double *c) { sincospi(x, s, c); }

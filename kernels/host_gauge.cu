@@ -269,7 +269,7 @@ template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
   }
 }
 
-extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f64(const HostGaugeParams P) { gauge_scan<double>(P); }
-extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f32(const HostGaugeParams P) { gauge_scan<float>(P); }
-extern "C" __global__ void gauge_store_f64(const HostGaugeParams P) { gauge_store<double>(P); }
-extern "C" __global__ void gauge_store_f32(const HostGaugeParams P) { gauge_store<float>(P); }
+extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f64(const HostGaugeParams P) { kernel_entry(); gauge_scan<double>(P); }
+extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f32(const HostGaugeParams P) { kernel_entry(); gauge_scan<float>(P); }
+extern "C" __global__ void gauge_store_f64(const HostGaugeParams P) { kernel_entry(); gauge_store<double>(P); }
+extern "C" __global__ void gauge_store_f32(const HostGaugeParams P) { kernel_entry(); gauge_store<float>(P); }

@@ -199,21 +199,21 @@ template <typename T> __device__ void max_abs(const MaxAbsParams &P) {
   atomicMax(reinterpret_cast<unsigned long long *>(P.flags), (unsigned long long)__double_as_longlong(m));
 }
 
-extern "C" __global__ void import_spinor_f64_to_f64(const HostSpinorParams P) { import_spinor<double, double, 2>(P); }
-extern "C" __global__ void import_spinor_f64_to_f32(const HostSpinorParams P) { import_spinor<double, float, 4>(P); }
-extern "C" __global__ void import_spinor_f32_to_f64(const HostSpinorParams P) { import_spinor<float, double, 2>(P); }
-extern "C" __global__ void import_spinor_f32_to_f32(const HostSpinorParams P) { import_spinor<float, float, 4>(P); }
-extern "C" __global__ void export_spinor_f64_to_f64(const HostSpinorParams P) { export_spinor<double, double, 2>(P); }
-extern "C" __global__ void export_spinor_f64_to_f32(const HostSpinorParams P) { export_spinor<double, float, 2>(P); }
-extern "C" __global__ void export_spinor_f32_to_f64(const HostSpinorParams P) { export_spinor<float, double, 4>(P); }
-extern "C" __global__ void export_spinor_f32_to_f32(const HostSpinorParams P) { export_spinor<float, float, 4>(P); }
-extern "C" __global__ void max_abs_f64(const MaxAbsParams P) { max_abs<double>(P); }
-extern "C" __global__ void max_abs_f32(const MaxAbsParams P) { max_abs<float>(P); }
-extern "C" __global__ void import_colour_f64_to_f64(const HostSpinorParams P) { import_colour<double, double>(P); }
-extern "C" __global__ void import_colour_f64_to_f32(const HostSpinorParams P) { import_colour<double, float>(P); }
-extern "C" __global__ void import_colour_f32_to_f64(const HostSpinorParams P) { import_colour<float, double>(P); }
-extern "C" __global__ void import_colour_f32_to_f32(const HostSpinorParams P) { import_colour<float, float>(P); }
-extern "C" __global__ void export_colour_f64_to_f64(const HostSpinorParams P) { export_colour<double, double>(P); }
-extern "C" __global__ void export_colour_f64_to_f32(const HostSpinorParams P) { export_colour<double, float>(P); }
-extern "C" __global__ void export_colour_f32_to_f64(const HostSpinorParams P) { export_colour<float, double>(P); }
-extern "C" __global__ void export_colour_f32_to_f32(const HostSpinorParams P) { export_colour<float, float>(P); }
+extern "C" __global__ void import_spinor_f64_to_f64(const HostSpinorParams P) { kernel_entry(); import_spinor<double, double, 2>(P); }
+extern "C" __global__ void import_spinor_f64_to_f32(const HostSpinorParams P) { kernel_entry(); import_spinor<double, float, 4>(P); }
+extern "C" __global__ void import_spinor_f32_to_f64(const HostSpinorParams P) { kernel_entry(); import_spinor<float, double, 2>(P); }
+extern "C" __global__ void import_spinor_f32_to_f32(const HostSpinorParams P) { kernel_entry(); import_spinor<float, float, 4>(P); }
+extern "C" __global__ void export_spinor_f64_to_f64(const HostSpinorParams P) { kernel_entry(); export_spinor<double, double, 2>(P); }
+extern "C" __global__ void export_spinor_f64_to_f32(const HostSpinorParams P) { kernel_entry(); export_spinor<double, float, 2>(P); }
+extern "C" __global__ void export_spinor_f32_to_f64(const HostSpinorParams P) { kernel_entry(); export_spinor<float, double, 4>(P); }
+extern "C" __global__ void export_spinor_f32_to_f32(const HostSpinorParams P) { kernel_entry(); export_spinor<float, float, 4>(P); }
+extern "C" __global__ void max_abs_f64(const MaxAbsParams P) { kernel_entry(); max_abs<double>(P); }
+extern "C" __global__ void max_abs_f32(const MaxAbsParams P) { kernel_entry(); max_abs<float>(P); }
+extern "C" __global__ void import_colour_f64_to_f64(const HostSpinorParams P) { kernel_entry(); import_colour<double, double>(P); }
+extern "C" __global__ void import_colour_f64_to_f32(const HostSpinorParams P) { kernel_entry(); import_colour<double, float>(P); }
+extern "C" __global__ void import_colour_f32_to_f64(const HostSpinorParams P) { kernel_entry(); import_colour<float, double>(P); }
+extern "C" __global__ void import_colour_f32_to_f32(const HostSpinorParams P) { kernel_entry(); import_colour<float, float>(P); }
+extern "C" __global__ void export_colour_f64_to_f64(const HostSpinorParams P) { kernel_entry(); export_colour<double, double>(P); }
+extern "C" __global__ void export_colour_f64_to_f32(const HostSpinorParams P) { kernel_entry(); export_colour<double, float>(P); }
+extern "C" __global__ void export_colour_f32_to_f64(const HostSpinorParams P) { kernel_entry(); export_colour<float, double>(P); }
+extern "C" __global__ void export_colour_f32_to_f32(const HostSpinorParams P) { kernel_entry(); export_colour<float, float>(P); }

@@ -93,4 +93,4 @@ template <typename S> __device__ __forceinline__ void heavy_quark_kernel(const B
   reduce_finish<1>(P, acc, sh);
 }
 #define LATSOL_HEAVY_QUARK(name, S) \
-  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { heavy_quark_kernel<S>(P); }
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { kernel_entry(); heavy_quark_kernel<S>(P); }

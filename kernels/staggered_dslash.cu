@@ -14,10 +14,12 @@ LATSOL_STAGGERED(staggered_dslash_f32_l13, float, 13)
 LATSOL_STAGGERED(staggered_dslash_f32_l9, float, 9)
 
 extern "C" __global__ void staggered_convert_f64_to_f32(ConvertParams P) {
+  kernel_entry();
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < P.n) reinterpret_cast<float *>(P.dst)[i] = float(reinterpret_cast<const double *>(P.src)[i]);
 }
 extern "C" __global__ void staggered_convert_f32_to_f64(ConvertParams P) {
+  kernel_entry();
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < P.n) reinterpret_cast<double *>(P.dst)[i] = double(reinterpret_cast<const float *>(P.src)[i]);
 }

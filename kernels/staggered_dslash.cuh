@@ -86,8 +86,16 @@ template <typename S> struct ColourVector {
     if constexpr (Stag<S>::fixed) s = A(__ldg(norms(p, stride) + cb)) / A(Stag<S>::MAX);
 #pragma unroll
     for (int c = 0; c < 3; c++) {
-      const V t = __ldg(p + c * stride + cb);
-      v[c] = mk<A>(s * A(t.x), s * A(t.y));
+      if constexpr (Stag<S>::fixed && same_type<A, float>::value) {
+        // Their bits, converted exactly without the conversion unit (core.cuh).
+        typedef typename Fixed<S>::Raw2 W;
+        float f[2];
+        Fixed<S>::to_float(__ldg(reinterpret_cast<const W *>(p + c * stride + cb)), f);
+        v[c] = mk<A>(s * f[0], s * f[1]);
+      } else {
+        const V t = __ldg(p + c * stride + cb);
+        v[c] = mk<A>(s * A(t.x), s * A(t.y));
+      }
     }
   }
   /// Stores site cb (the norm computed in A, rounding to nearest as the CPU
@@ -145,9 +153,15 @@ template <typename V4> struct FourLongVec {
     v[3] = float(t.w);
   }
 };
+/// Four fixed-point reals as their bits, converted exactly (core.cuh).
+template <typename T> struct FixedLongVec {
+  typedef typename Fixed<T>::Raw4 V;
+  static constexpr int W = 4;
+  static __device__ __forceinline__ void unpack(V t, float *v) { Fixed<T>::to_float(t, v); }
+};
 template <> struct LongVec<float> : FourLongVec<float4> {};
-template <> struct LongVec<short> : FourLongVec<short4> {};
-template <> struct LongVec<signed char> : FourLongVec<char4> {};
+template <> struct LongVec<short> : FixedLongVec<short> {};
+template <> struct LongVec<signed char> : FixedLongVec<signed char> {};
 
 /// A link of 18 reals, times `fixed` in fixed point. Layout of one (parity,
 /// mu) block: reals 0 .. 15 in vectors of W (`LongVec`), vector j of site
@@ -312,7 +326,7 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
 #define LATSOL_STAGGERED_LB
 #endif
 #define LATSOL_STAGGERED(name, S, LR) \
-  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredParams P) { staggered_dslash_body<S, LR>(P); }
+  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredParams P) { kernel_entry(); staggered_dslash_body<S, LR>(P); }
 
 /// Flat conversions of colour-vector fields between double and single (their
 /// layouts map real k to real k).

@@ -146,14 +146,6 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
 }
 
-/// Whether two types are the same (the links' arithmetic must be the spinors').
-template <typename A, typename B> struct same_type {
-  static constexpr bool value = false;
-};
-template <typename A> struct same_type<A, A> {
-  static constexpr bool value = true;
-};
-
 /// S: the spinors' storage type; Lk: the links' (the same, or beside packed
 /// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
 /// on the hopping term, 2 on the xpay field; C: the clover's storage type.
@@ -230,7 +222,7 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 #define LATSOL_BOUNDS_OF(R) LATSOL_BOUNDS_OF_##R
 
 #define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
-  extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { kernel_entry(); wilson_dslash<S, L, R, dagger, xpay>(P); }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and
 // reconstruction of one storage format S with its links L (the spinors'
@@ -246,7 +238,7 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 // _inv (A⁻¹ on the hopping term), _inv_xpay (… + x), _dir (A on x, + a D in),
 // each also with _dag. wilson_clover_<format>.cu instantiates them.
 #define LATSOL_CLOVER_DSLASH(name, S, L, R, dagger, xpay, form, C) \
-  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { wilson_dslash<S, L, R, dagger, xpay, form, C>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { kernel_entry(); wilson_dslash<S, L, R, dagger, xpay, form, C>(P); }
 #define LATSOL_CLOVER_FORMS(prefix, S, L, R, C)                    \
   LATSOL_CLOVER_DSLASH(prefix##_inv, S, L, R, false, false, 1, C)      \
   LATSOL_CLOVER_DSLASH(prefix##_dag_inv, S, L, R, true, false, 1, C)   \
@@ -256,4 +248,4 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   LATSOL_CLOVER_DSLASH(prefix##_dag_dir, S, L, R, true, true, 2, C)
 // The site-local clover kernel of a format.
 #define LATSOL_CLOVER_SITE(name, S, C) \
-  extern "C" __global__ void name(const CloverParams P) { clover_site<S, C>(P); }
+  extern "C" __global__ void name(const CloverParams P) { kernel_entry(); clover_site<S, C>(P); }

@@ -5,11 +5,19 @@
 // hopping term), then prints per site: the inputs (f64 bits), the site's
 // words in the CPU's order, the loaded values (as blas.cu loads them) and
 // the two spin pairs loaded apart (as a temporal hop loads them), in hex.
+// Usage: packed fixed. Checks core.cuh's exact fixed-point conversions
+// (Fixed<short>, Fixed<signed char>, round_biased) against the conversion
+// instructions' semantics they replace, for every 16- and 8-bit integer and
+// for rounding ties, and the half and quarter site store and load against
+// the formulas of the conversion-instruction version, bit for bit (a zero
+// rounded from a negative number aside: it stays +0, as numbers equal); prints
+// "fixed: N checks" and exits non-zero at the first mismatch.
 #include "shim.h"
 #include "../core.cuh"
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 static void hx(double v) {
@@ -71,7 +79,105 @@ template <int B, typename R> void run(int n) {
   }
 }
 
+static long long checks = 0;
+static void expect(bool ok, const char *what, double a, double b) {
+  checks++;
+  if (!ok) {
+    printf("mismatch: %s: %.17g against %.17g\n", what, a, b);
+    exit(1);
+  }
+}
+static bool same(float a, float b) { return __float_as_uint(a) == __float_as_uint(b); }
+
+// The half or quarter store and load of one site as the conversion
+// instructions did them: rint(z · MAX / n) stored, (norm / MAX) · v loaded.
+template <typename T> void site_round_trip(std::mt19937_64 &rng, int n) {
+  typedef FixedSpinorSoA<T> A;
+  typedef typename A::Vec Vec;
+  const float MAX = Fixed<T>::MAX;
+  const int stride = n + 1;
+  std::vector<unsigned char> mem((size_t)stride * A::site_bytes + 64);
+  Vec *p = reinterpret_cast<Vec *>(mem.data());
+  std::normal_distribution<float> g;
+  for (int i = 0; i < n; i++) {
+    cplx<float> z[12], orig[12];
+    for (int c = 0; c < 12; c++) {
+      z[c] = mk(g(rng), g(rng));
+      if (i % 3 == 1) z[c] = mk(float(int(rng() % 64) - 32) * 0.5f, 0.25f);  // ties after scaling
+      orig[c] = z[c];
+    }
+    A::template store<float>(p, stride, i, z);
+    float m = 0;
+    for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(orig[c].re), fabs(orig[c].im)));
+    const float nm = site_norm(m), sc = MAX / nm, back = nm / MAX;
+    expect(same(A::norms(p, stride)[i], nm), "stored norm", A::norms(p, stride)[i], nm);
+    cplx<float> loaded[12];
+    A::template load<0, 12, false>(p, stride, i, loaded);
+    const float s = nm * (1.0f / MAX);
+    for (int j = 0; j < 6; j++) {
+      const Vec v = p[j * stride + i];
+      const T got[4] = {v.x, v.y, v.z, v.w};
+      const float want[4] = {orig[2 * j].re, orig[2 * j].im, orig[2 * j + 1].re, orig[2 * j + 1].im};
+      const float as_stored[4] = {z[2 * j].re, z[2 * j].im, z[2 * j + 1].re, z[2 * j + 1].im};
+      const float as_loaded[4] = {loaded[2 * j].re, loaded[2 * j].im, loaded[2 * j + 1].re, loaded[2 * j + 1].im};
+      for (int k = 0; k < 4; k++) {
+        const float r = rintf(want[k] * sc);
+        expect(float(got[k]) == r, "stored integer", got[k], r);
+        expect(as_stored[k] == r * back, "value as stored", as_stored[k], r * back);
+        expect(same(as_loaded[k], s * float(got[k])), "loaded value", as_loaded[k], s * float(got[k]));
+      }
+    }
+  }
+}
+
+static int fixed_checks() {
+  // Every 16-bit integer, in either half of a word.
+  for (int v = -32768; v < 32768; v++) {
+    const unsigned u = (unsigned short)v, w = (u << 16) | (u ^ 0x5a5a);
+    float f[2];
+    Fixed<short>::to_float(w, f);
+    expect(same(f[1], float(v)), "short high half", f[1], v);
+    expect(same(f[0], float(short(u ^ 0x5a5a))), "short low half", f[0], short(u ^ 0x5a5a));
+  }
+  // Every 8-bit integer in every byte.
+  for (int v = -128; v < 128; v++) {
+    for (int b = 0; b < 4; b++) {
+      const unsigned w = (0x13579bdfu & ~(0xffu << (8 * b))) | ((unsigned)(unsigned char)v << (8 * b));
+      float f[4];
+      Fixed<signed char>::to_float(w, f);
+      for (int k = 0; k < 4; k++)
+        expect(same(f[k], float((signed char)(w >> (8 * k)))), "char byte", f[k], (signed char)(w >> (8 * k)));
+    }
+    float f2[2];
+    Fixed<signed char>::to_float((unsigned short)((unsigned char)v << 8 | 0x81), f2);
+    expect(same(f2[1], float(v)) && same(f2[0], -127.0f), "char2", f2[1], v);
+  }
+  // Rounding: ties (to even, as rint), near ties and random values.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> u(-32767.0f, 32767.0f);
+  for (int i = -65534; i <= 65534; i++) {
+    const float ps[4] = {i * 0.5f, std::nextafter(i * 0.5f, 1e9f), std::nextafter(i * 0.5f, -1e9f), u(rng)};
+    for (float p : ps) {
+      if (fabs(p) > 32767.0f) continue;
+      const unsigned t = round_biased(p);
+      // Equal as numbers: rint keeps the sign of a zero, the bias does not
+      // (the stored integer is 0 either way).
+      expect(unbias(t) == rintf(p), "rounding", unbias(t), rintf(p));
+      expect(short(t) == short(rintf(p)), "rounded bits", short(t), rintf(p));
+    }
+  }
+  const short4 s4 = Fixed<short>::pack4(round_biased(-32767.0f), round_biased(2.5f), round_biased(-0.5f), round_biased(32767.0f));
+  expect(s4.x == -32767 && s4.y == 2 && s4.z == 0 && s4.w == 32767, "pack4 short", s4.y, 2);
+  const char4 c4 = Fixed<signed char>::pack4(round_biased(-127.0f), round_biased(3.5f), round_biased(-1.0f), round_biased(127.0f));
+  expect(c4.x == -127 && c4.y == 4 && c4.z == -1 && c4.w == 127, "pack4 char", c4.y, 4);
+  site_round_trip<short>(rng, 500);
+  site_round_trip<signed char>(rng, 500);
+  printf("fixed: %lld checks\n", checks);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && std::string(argv[1]) == "fixed") return fixed_checks();
   if (argc != 4) return 2;
   const int b = atoi(argv[1]), r = atoi(argv[2]), n = atoi(argv[3]);
   if (b == 20 && r == 0) run<20, double>(n);

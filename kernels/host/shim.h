@@ -27,6 +27,7 @@ struct short2 { short x, y; };
 struct short4 { short x, y, z, w; };
 struct char2 { signed char x, y; };
 struct char4 { signed char x, y, z, w; };
+struct uint2 { unsigned x, y; };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline double2 make_double2(double a, double b) { return {a, b}; }
@@ -40,6 +41,20 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
 }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+// Round-to-nearest single arithmetic (no contraction on the host: see above).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+// Byte k of the result is byte (s >> 4k) & 7 of the eight bytes {y, x}
+// (PTX prmt, default mode; the sign-replicating mode is not emulated).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t xy = ((uint64_t)y << 32) | x;
+  unsigned r = 0;
+  for (int k = 0; k < 4; k++) r |= unsigned((xy >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
+  return r;
+}
 inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
 inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
 inline void sincospi(double x, double *s, double *c) { *s = sin(M_PI * x); *c = cos(M_PI * x); }

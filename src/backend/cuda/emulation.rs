@@ -99,5 +99,13 @@ fn device_accessors_store_and_load_as_the_cpu() {
         }
         assert_eq!(sites, 1000);
     }
+    // The exact fixed-point conversions of the half and quarter formats.
+    let run = Command::new(&exe)
+        .arg("fixed")
+        .output()
+        .expect("run the emulation");
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "fixed-point conversions: {text}");
+    assert!(text.starts_with("fixed: "), "{text}");
     let _ = std::fs::remove_file(&exe);
 }

@@ -125,7 +125,9 @@ impl Tuner {
         mut time: impl FnMut(u32) -> Result<f32>,
     ) -> Result<u32> {
         if let Some(&b) = self.table.lock().expect("tune table poisoned").get(key) {
-            if cands.contains(&b) || !self.enabled {
+            // An entry the kernel can no longer run (its launch bound
+            // changed since it was stored) is tuned again.
+            if cands.contains(&b) {
                 return Ok(b);
             }
         }
@@ -168,11 +170,70 @@ pub fn launch<P: DeviceRepr>(
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
+    if kernel.programmatic {
+        return launch_programmatic(stream, kernel, &cfg, params);
+    }
     // SAFETY: every kernel of kernels/ takes exactly one parameter struct
     // whose layout `P` mirrors (checked by static_asserts on the C side and
     // size tests here); the pointers in it are live device allocations.
     unsafe { stream.launch_builder(&kernel.func).arg(params).launch(cfg) }
         .map_err(device_err(&format!("launch of {}", kernel.name)))?;
+    Ok(())
+}
+
+/// Launches `kernel` with programmatic stream serialization: it may be
+/// placed on the device while the previous kernel of the stream finishes, and
+/// waits for it before anything else (kernels/core.cuh, `kernel_entry`).
+/// Through the driver: cudarc's launcher sets no launch attributes.
+fn launch_programmatic<P: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    kernel: &Kernel,
+    cfg: &LaunchConfig,
+    params: &P,
+) -> Result<()> {
+    use cudarc::driver::sys;
+    // SAFETY: zeroed is a valid bit pattern for this plain C union.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(device_err("binding the context"))?;
+    let mut arg = params as *const P as *mut std::ffi::c_void;
+    // SAFETY: as in `launch`: one by-value parameter struct that `P` mirrors,
+    // read by the driver before cuLaunchKernelEx returns; the function and
+    // stream belong to the context current on this thread.
+    let r = unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            kernel.func.cu_function(),
+            &mut arg,
+            std::ptr::null_mut(),
+        )
+    };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(crate::error::Error::Device(format!(
+            "launch of {}: {r:?}",
+            kernel.name
+        )));
+    }
     Ok(())
 }
 

@@ -309,6 +309,18 @@ pub struct Kernel {
     pub max_block: u32,
     /// Cache key of its module (prefixes tuning keys, so new code retunes).
     pub module_key: String,
+    /// Launched with programmatic stream serialization (sm_90 and later):
+    /// the kernel waits for its predecessor in the stream before anything
+    /// else (kernels/core.cuh, `kernel_entry`).
+    pub programmatic: bool,
+}
+
+/// Whether kernels are launched with programmatic stream serialization: on
+/// sm_90 and later (every kernel waits for its predecessor first,
+/// kernels/core.cuh `kernel_entry`); `LATSOL_PDL=0` turns it off (for
+/// comparisons: docs/performance.md, "Small volumes").
+fn programmatic_launches(arch: u32) -> bool {
+    arch >= 90 && std::env::var("LATSOL_PDL").map_or(true, |v| v != "0")
 }
 
 /// How one module was obtained.
@@ -330,6 +342,16 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// The target's compute capability as a number (90 for sm_90).
+    fn arch(&self) -> u32 {
+        let digits: String = self
+            .arch_option
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap_or(0)
+    }
+
     fn ext(&self) -> &'static str {
         if self.cubin {
             "cubin"
@@ -424,6 +446,7 @@ impl Builder {
                     .map_err(|e| Error::Device(format!("attributes of {name}: {e}")))?
                     as u32;
                 let kernel = Kernel {
+                    programmatic: programmatic_launches(self.arch()),
                     name: name.clone(),
                     func,
                     max_block,
@@ -454,4 +477,32 @@ fn load_module(
     };
     ctx.load_module(image)
         .map_err(|e| Error::Device(format!("cannot load the {name} kernels: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel waits for its predecessor before anything else, as
+    /// programmatic launches require (kernels/core.cuh, `kernel_entry`).
+    #[test]
+    fn every_kernel_starts_with_its_entry() {
+        let texts = HEADERS
+            .iter()
+            .map(|(name, text)| (*name, *text))
+            .chain(SOURCES.iter().map(|s| (s.name, s.text)));
+        let mut kernels = 0;
+        for (name, text) in texts {
+            for (at, _) in text.match_indices("__global__") {
+                let open = at + text[at..].find('{').expect("a kernel body");
+                let body = text[open + 1..].trim_start_matches([' ', '\\', '\n', '\r']);
+                assert!(
+                    body.starts_with("kernel_entry();"),
+                    "{name}: the kernel at byte {at} does not start with kernel_entry()"
+                );
+                kernels += 1;
+            }
+        }
+        assert!(kernels >= 40, "found {kernels} kernel definitions");
+    }
 }
