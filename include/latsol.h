@@ -1316,6 +1316,60 @@ latsol_status latsol_invert_multimass(struct latsol_context *ctx,
                                       struct latsol_multishift_result *result);
 
 /**
+ * Solves `M x_k = b_k` for `num_sources` sources on `gauge`, each as
+ * `latsol_invert` would (full fields of V*24 reals in `param`'s order,
+ * basis and host precision), in one call: on the GPU the next source
+ * crosses the bus while the current one is solved, and every solution is
+ * written when all are solved.
+ *
+ * - `solutions`, `sources`: `num_sources` (at least 1) pointers each; no
+ *   solution array may overlap another or any source (sources may repeat).
+ *   With `param->use_initial_guess` each solution array holds its guess.
+ * - `results`: an array of `num_sources` `latsol_invert_result`, every
+ *   one with the same `struct_size` (start from
+ *   `latsol_invert_result_default()`); entry k describes source k.
+ *
+ * Returns `LATSOL_SUCCESS` when every solve met `tol`;
+ * `LATSOL_ERROR_NOT_CONVERGED` when one reached `maxiter` first (every
+ * solution and result is then written, `results[k].converged` says which).
+ * Any other error leaves every solution array and result as it was: the
+ * errors of `latsol_invert` (naming the source or solution), a
+ * `num_sources` below 1, NULL arrays or entries, overlapping arrays, or
+ * results of different `struct_size`. Where the solutions of all sources
+ * would not fit in the device's memory beside a solve, the sources are
+ * solved one at a time instead (the same results; an error at source k
+ * then leaves the solutions before k written).
+ *
+ * # Safety
+ * As `latsol_invert`; `solutions` and `sources` are NULL or point to
+ * `num_sources` pointers; `results` is NULL or points to `num_sources`
+ * structs of the `struct_size` its first one gives.
+ */
+latsol_status latsol_invert_sources(struct latsol_context *ctx,
+                                    const struct latsol_gauge *gauge,
+                                    const struct latsol_invert_param *param,
+                                    int32_t num_sources,
+                                    void *const *solutions,
+                                    const void *const *sources,
+                                    struct latsol_invert_result *results);
+
+/**
+ * `latsol_invert_sources` for the Wilson-clover operator with `clover`,
+ * as `latsol_invert_clover` is to `latsol_invert`.
+ *
+ * # Safety
+ * As `latsol_invert_sources`; `clover` is NULL or a handle from latsol.
+ */
+latsol_status latsol_invert_sources_clover(struct latsol_context *ctx,
+                                           const struct latsol_gauge *gauge,
+                                           const struct latsol_clover *clover,
+                                           const struct latsol_invert_param *param,
+                                           int32_t num_sources,
+                                           void *const *solutions,
+                                           const void *const *sources,
+                                           struct latsol_invert_result *results);
+
+/**
  * The name of a status code as a NUL-terminated static string, e.g.
  * "LATSOL_ERROR_NULL_POINTER"; "LATSOL_UNKNOWN_STATUS" for a value that is
  * not a status. Never NULL; the string must not be freed.

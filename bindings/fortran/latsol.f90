@@ -447,6 +447,21 @@ module latsol
       integer(c_int32_t) :: status
     end function latsol_invert_multimass
 
+    ! M x_k = b_k for num_sources sources in one call (the next source's
+    ! upload behind the current solve on the GPU); results(k) for source k.
+    function latsol_invert_sources(ctx, gauge, param, num_sources, solutions, &
+         sources, results) result(status) bind(c, name='latsol_invert_sources')
+      import :: c_int32_t, c_ptr, latsol_invert_param, latsol_invert_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_sources
+      type(c_ptr), intent(in) :: solutions(*)
+      type(c_ptr), intent(in) :: sources(*)
+      type(latsol_invert_result), intent(inout) :: results(*)
+      integer(c_int32_t) :: status
+    end function latsol_invert_sources
+
     function latsol_apply(ctx, gauge, param, op, out, in) result(status) &
          bind(c, name='latsol_apply')
       import :: c_int32_t, c_ptr, latsol_invert_param
@@ -510,6 +525,21 @@ module latsol
       type(latsol_invert_result), intent(inout) :: result
       integer(c_int32_t) :: status
     end function latsol_invert_clover
+
+    function latsol_invert_sources_clover(ctx, gauge, clover, param, num_sources, &
+         solutions, sources, results) result(status) &
+         bind(c, name='latsol_invert_sources_clover')
+      import :: c_int32_t, c_ptr, latsol_invert_param, latsol_invert_result
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: gauge
+      type(c_ptr), value :: clover
+      type(latsol_invert_param), intent(in) :: param
+      integer(c_int32_t), value :: num_sources
+      type(c_ptr), intent(in) :: solutions(*)
+      type(c_ptr), intent(in) :: sources(*)
+      type(latsol_invert_result), intent(inout) :: results(*)
+      integer(c_int32_t) :: status
+    end function latsol_invert_sources_clover
 
     function latsol_apply_clover(ctx, gauge, clover, param, op, out, in) result(status) &
          bind(c, name='latsol_apply_clover')

@@ -209,7 +209,7 @@ pub unsafe extern "C" fn latsol_clover_free(clover: *mut latsol_clover) -> latso
 }
 
 /// Borrows the two handles of a Wilson-clover operator.
-unsafe fn clover_fields<'a>(
+pub(crate) unsafe fn clover_fields<'a>(
     gauge: *const latsol_gauge,
     clover: *const latsol_clover,
 ) -> Result<OperatorFields<'a>> {

@@ -14,7 +14,8 @@
 //!   behaviour) and their checked conversions.
 //! - `boundary`: the call guard, versioned structs (`struct_size`), checked
 //!   handles and host arrays.
-//! - `context`, `gauge`, `invert`, `multishift`, `clover`: the entry points.
+//! - `context`, `gauge`, `invert`, `multishift`, `sources`, `clover`,
+//!   `staggered`: the entry points.
 //!
 //! `include/latsol.h` is generated from these files by cbindgen
 //! (`cbindgen.toml`; `tests/ffi_header.rs` fails if it is stale). The doc
@@ -29,6 +30,7 @@ pub mod enums;
 pub mod gauge;
 pub mod invert;
 pub mod multishift;
+pub mod sources;
 pub mod status;
 // After the Wilson entry points, so the header keeps its order.
 pub mod clover;
@@ -42,5 +44,6 @@ pub use enums::*;
 pub use gauge::*;
 pub use invert::*;
 pub use multishift::*;
+pub use sources::*;
 pub use staggered::*;
 pub use status::*;
