@@ -500,6 +500,32 @@ impl Context {
         })
     }
 
+    /// Whether `sources` solutions of `form`'s system fit on the backend
+    /// beside a solve's working fields, as `invert_sources` requires (it
+    /// refuses, before any solve, the calls that do not): callers with a
+    /// fallback (one `invert_form` per source) ask first, so that an error
+    /// of the call itself is never mistaken for that refusal.
+    pub fn room_for_sources<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        form: &SystemForm,
+        sources: usize,
+    ) -> Result<bool> {
+        self.inner.install(|| {
+            let fields = fields.into();
+            let (lat, subset) = self.check_form(fields, params, form)?;
+            let inner = &self.inner;
+            with_backend!(inner, fields, |b, _f, _fs| {
+                match check_room(b, &lat, subset, params.precision, sources) {
+                    Ok(()) => Ok(true),
+                    Err(Error::OutOfMemory(_)) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+        })
+    }
+
     /// `invert_form` for several sources on the same fields (QUDA's
     /// `invertMultiSrcQuda`): solved in turn, the backend moving source
     /// k + 1 towards itself while solve k runs (`Backend::import_each`: on

@@ -38,7 +38,7 @@ use crate::layout::{HostReals, HostRealsMut};
 /// results of different `struct_size`. Where the solutions of all sources
 /// would not fit in the device's memory beside a solve, the sources are
 /// solved one at a time instead (the same results; an error at source k
-/// then leaves the solutions before k written).
+/// then leaves the solutions before k written, and names the source).
 ///
 /// # Safety
 /// As `latsol_invert`; `solutions` and `sources` are NULL or point to
@@ -137,19 +137,19 @@ unsafe fn sources_on(
             .collect::<Result<Vec<HostRealsMut>>>()
     };
     let form = SystemForm::default();
-    let solved =
-        match context.invert_sources(fields, &params, &source_reals, solution_reals()?, &form) {
-            // Too many solutions to keep on the device: one solve at a time
-            // (nothing was written).
-            Err(Error::OutOfMemory(_)) if n > 1 => {
-                let mut solved = Vec::with_capacity(n);
-                for (b, x) in source_reals.into_iter().zip(solution_reals()?) {
-                    solved.push(context.invert(fields, &params, b, x)?);
-                }
-                solved
-            }
-            other => other?,
-        };
+    let solved = if context.room_for_sources(fields, &params, &form, n)? {
+        context.invert_sources(fields, &params, &source_reals, solution_reals()?, &form)?
+    } else {
+        // Too many solutions to keep on the device: one solve at a time.
+        let mut solved = Vec::with_capacity(n);
+        for (k, (b, x)) in source_reals.into_iter().zip(solution_reals()?).enumerate() {
+            let r = context
+                .invert(fields, &params, b, x)
+                .map_err(|e| name_source(e, k))?;
+            solved.push(r);
+        }
+        solved
+    };
     for (k, r) in solved.iter().enumerate() {
         // SAFETY: entry k of the caller's array, of result_size bytes (checked).
         let at =
@@ -200,6 +200,18 @@ fn check_separate(
         }
     }
     Ok(())
+}
+
+/// An error of source k's own solve, named (solved one at a time).
+fn name_source(e: Error, k: usize) -> Error {
+    let at = |m: String| format!("sources[{k}] (solved one at a time): {m}");
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
+        Error::NotConverged(m) => Error::NotConverged(at(m)),
+        Error::Breakdown(m) => Error::Breakdown(at(m)),
+        Error::OutOfMemory(m) => Error::OutOfMemory(at(m)),
+        other => other,
+    }
 }
 
 /// NOT_CONVERGED naming the sources that reached `maxiter` first.

@@ -49,7 +49,10 @@ pub fn candidates(max_block: u32, threads: usize) -> Vec<u32> {
 
 /// The key of a tuned entry: new kernel code or another size retunes.
 pub fn tune_key(kernel: &Kernel, threads: usize) -> String {
-    format!("{}:{}:{}", kernel.module_key, kernel.name, threads)
+    // Programmatic launches overlap the kernel with its neighbours, which
+    // can change the best block: tuned apart (`LATSOL_PDL=0` comparisons).
+    let mode = if kernel.programmatic { ":pdl" } else { "" };
+    format!("{}:{}:{}{mode}", kernel.module_key, kernel.name, threads)
 }
 
 /// Tuned block sizes, shared by all launches of one backend.
@@ -220,20 +223,16 @@ fn launch_programmatic<P: DeviceRepr>(
     // SAFETY: as in `launch`: one by-value parameter struct that `P` mirrors,
     // read by the driver before cuLaunchKernelEx returns; the function and
     // stream belong to the context current on this thread.
-    let r = unsafe {
+    unsafe {
         sys::cuLaunchKernelEx(
             &config,
             kernel.func.cu_function(),
             &mut arg,
             std::ptr::null_mut(),
         )
-    };
-    if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(crate::error::Error::Device(format!(
-            "launch of {}: {r:?}",
-            kernel.name
-        )));
     }
+    .result()
+    .map_err(device_err(&format!("launch of {}", kernel.name)))?;
     Ok(())
 }
 

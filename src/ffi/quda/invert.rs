@@ -841,14 +841,16 @@ unsafe fn invert_sources(
             .map(|&x| unsafe { host_reals_mut(x, n, double) })
             .collect();
         // Too many sources to keep every solution on the device: one
-        // invertQuda per source (nothing was written).
-        let results = match s
+        // invertQuda per source.
+        if !s
             .context
-            .invert_sources(fields, &ip, &sources, solutions, &form)
+            .room_for_sources(fields, &ip, &form, sources.len())?
         {
-            Err(Error::OutOfMemory(_)) => return Ok(false),
-            other => other?,
-        };
+            return Ok(false);
+        }
+        let results = s
+            .context
+            .invert_sources(fields, &ip, &sources, solutions, &form)?;
         for (i, r) in results.iter().enumerate() {
             p.true_res[i] = r.true_residual;
             p.true_res_hq[i] = 0.0;
