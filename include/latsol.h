@@ -1338,7 +1338,7 @@ latsol_status latsol_invert_multimass(struct latsol_context *ctx,
  * results of different `struct_size`. Where the solutions of all sources
  * would not fit in the device's memory beside a solve, the sources are
  * solved one at a time instead (the same results; an error at source k
- * then leaves the solutions before k written).
+ * then leaves the solutions before k written, and names the source).
  *
  * # Safety
  * As `latsol_invert`; `solutions` and `sources` are NULL or point to
