@@ -8,6 +8,9 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{cpu_context, load_milc};
 use latsol::api::*;
 use latsol::field::GaugeField;
 use latsol::gauge_gen::{Generator, Start};
@@ -16,31 +19,15 @@ use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
-fn context() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
-
 fn load(ctx: &Context, field: &GaugeField, sloppy: Precision, rec: Reconstruct) -> Gauge {
-    let lat = field.lattice();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)]).unwrap();
     let gp = GaugeParams {
-        dims: lat.dims(),
-        order: GaugeOrder::Milc,
         t_boundary: TBoundary::AntiPeriodic,
         precision: Precision::Double,
         precision_sloppy: sloppy,
         reconstruct_sloppy: rec,
         ..Default::default()
     };
-    ctx.load_gauge(&gp, &HostGauge::Milc(HostReals::F64(&milc)))
-        .unwrap()
+    load_milc(ctx, field, gp)
 }
 
 fn residual(ctx: &Context, g: &Gauge, p: &InvertParams, x: &[f64], b: &[f64]) -> f64 {
@@ -71,7 +58,7 @@ fn every_sloppy_format_reaches_double_accuracy() {
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)
         .collect();
-    let ctx = context();
+    let ctx = cpu_context();
     let kappa = 0.16;
 
     let solve = |g: &Gauge, p: &InvertParams| {
@@ -172,7 +159,7 @@ fn corrected_defect_correction_reaches_double_accuracy() {
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)
         .collect();
-    let ctx = context();
+    let ctx = cpu_context();
     let g_double = load(&ctx, &field, Precision::Double, Reconstruct::Full18);
     let base = InvertParams {
         kappa: 0.16,
@@ -221,7 +208,7 @@ fn compressed_links_need_su3() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 4]).unwrap());
     let mut field = random::hot_gauge(&lat, 1);
     field.links_mut()[17].0[0][0].re += 1e-3;
-    let ctx = context();
+    let ctx = cpu_context();
     let mut milc = vec![0.0f64; lat.volume() * 72];
     layout::gauge::export(
         &field,

@@ -7,11 +7,14 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{cpu_context, load_milc, single_sloppy};
 use latsol::api::*;
 use latsol::gauge_gen::{Generator, Start};
 use latsol::lattice::Lattice;
-use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
-use latsol::precision::{Precision, Reconstruct, TBoundary};
+use latsol::layout::{HostReals, HostRealsMut};
+use latsol::precision::Precision;
 use latsol::random;
 
 /// A thermalised 4³×8 field loaded with a single-precision sloppy copy, on
@@ -25,33 +28,8 @@ fn setup() -> (Context, Gauge, Vec<f64>) {
         gen.sweep();
     }
     let field = gen.into_field();
-    let ctx = Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(
-        &field,
-        GaugeOrder::Milc,
-        &mut [HostRealsMut::F64(&mut milc)],
-    )
-    .unwrap();
-    let g = ctx
-        .load_gauge(
-            &GaugeParams {
-                dims: lat.dims(),
-                order: GaugeOrder::Milc,
-                t_boundary: TBoundary::AntiPeriodic,
-                precision_sloppy: Precision::Single,
-                reconstruct_sloppy: Reconstruct::Twelve,
-                ..Default::default()
-            },
-            &HostGauge::Milc(HostReals::F64(&milc)),
-        )
-        .unwrap();
+    let ctx = cpu_context();
+    let g = load_milc(&ctx, &field, single_sloppy());
     let mut rng = random::rng(5);
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)

@@ -10,25 +10,18 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{cpu_context, load_milc};
 use latsol::api::*;
 use latsol::field::GaugeField;
 use latsol::gauge_gen::{Generator, Start};
 use latsol::lattice::Lattice;
-use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::layout::{HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
 const KAPPA: f64 = 0.16;
-
-fn context() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
 
 fn thermalised() -> GaugeField {
     let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
@@ -42,20 +35,14 @@ fn thermalised() -> GaugeField {
 }
 
 fn load(ctx: &Context, field: &GaugeField, sloppy: Precision) -> Gauge {
-    let lat = field.lattice();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)]).unwrap();
     let gp = GaugeParams {
-        dims: lat.dims(),
-        order: GaugeOrder::Milc,
         t_boundary: TBoundary::AntiPeriodic,
         precision: Precision::Double,
         precision_sloppy: sloppy,
         reconstruct_sloppy: Reconstruct::Full18,
         ..Default::default()
     };
-    ctx.load_gauge(&gp, &HostGauge::Milc(HostReals::F64(&milc)))
-        .unwrap()
+    load_milc(ctx, field, gp)
 }
 
 fn gaussian(n: usize, seed: u64) -> Vec<f64> {
@@ -142,7 +129,7 @@ fn lambda_max() -> f64 {
 #[test]
 fn every_shift_meets_its_tolerance_on_both_systems_and_every_sloppy_precision() {
     let field = thermalised();
-    let ctx = context();
+    let ctx = cpu_context();
     let vol = field.lattice().volume();
     let shift_sets: [&[f64]; 3] = [
         &[0.003],
@@ -211,7 +198,7 @@ fn every_shift_meets_its_tolerance_on_both_systems_and_every_sloppy_precision() 
 #[test]
 fn solutions_match_single_shift_solves() {
     let field = thermalised();
-    let ctx = context();
+    let ctx = cpu_context();
     let b = gaussian(field.lattice().volume() * 24, 11);
     for sloppy in [Precision::Double, Precision::Single] {
         let g = load(&ctx, &field, sloppy);
@@ -247,7 +234,7 @@ fn the_mass_normalization_solves_the_rescaled_system() {
     // own residual (checked with the mass-normalized `apply`) and equal
     // 4κ² times the kappa-normalized solution with shifts 4κ²σ.
     let field = thermalised();
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, &field, Precision::Single);
     let b = gaussian(field.lattice().volume() * 24, 13);
     let pk = InvertParams {

@@ -7,42 +7,20 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{cpu_context, load_milc, single_sloppy};
 use latsol::api::*;
 use latsol::lattice::Lattice;
-use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
-use latsol::precision::{Precision, Reconstruct, TBoundary};
+use latsol::layout::{HostReals, HostRealsMut};
+use latsol::precision::Precision;
 use latsol::random;
 
 fn setup() -> (Context, Gauge, Arc<Lattice>) {
     let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
     let field = random::smooth_gauge(&lat, 0.3, 17);
-    let ctx = Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(
-        &field,
-        GaugeOrder::Milc,
-        &mut [HostRealsMut::F64(&mut milc)],
-    )
-    .unwrap();
-    let g = ctx
-        .load_gauge(
-            &GaugeParams {
-                dims: lat.dims(),
-                order: GaugeOrder::Milc,
-                t_boundary: TBoundary::AntiPeriodic,
-                precision_sloppy: Precision::Single,
-                reconstruct_sloppy: Reconstruct::Twelve,
-                ..Default::default()
-            },
-            &HostGauge::Milc(HostReals::F64(&milc)),
-        )
-        .unwrap();
+    let ctx = cpu_context();
+    let g = load_milc(&ctx, &field, single_sloppy());
     (ctx, g, lat)
 }
 

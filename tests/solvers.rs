@@ -6,37 +6,24 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::{cpu_context, load_milc};
 use latsol::api::*;
 use latsol::field::GaugeField;
 use latsol::lattice::Lattice;
-use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use latsol::layout::{HostReals, HostRealsMut};
 use latsol::precision::{Precision, TBoundary};
 use latsol::random;
 
-fn context() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
-
 fn load(ctx: &Context, field: &GaugeField, precision: Precision) -> Gauge {
-    let lat = field.lattice();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)]).unwrap();
     let gp = GaugeParams {
-        dims: lat.dims(),
-        order: GaugeOrder::Milc,
         t_boundary: TBoundary::AntiPeriodic,
         precision,
         precision_sloppy: precision,
         ..Default::default()
     };
-    ctx.load_gauge(&gp, &HostGauge::Milc(HostReals::F64(&milc)))
-        .unwrap()
+    load_milc(ctx, field, gp)
 }
 
 fn source(volume: usize, seed: u64) -> Vec<f64> {
@@ -62,7 +49,7 @@ fn residual(ctx: &Context, g: &Gauge, p: &InvertParams, x: &[f64], b: &[f64]) ->
 }
 
 fn all_solves(field: &GaugeField, kappa: f64, label: &str) {
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, field, Precision::Double);
     let b = source(field.lattice().volume(), 99);
     for solver in [SolverType::BiCgStab, SolverType::Cg] {
@@ -115,7 +102,7 @@ fn every_solver_on_a_smooth_field_near_kappa_critical() {
 #[test]
 fn mass_normalization_solves_the_mass_system() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 4]).unwrap());
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, &random::hot_gauge(&lat, 3), Precision::Double);
     let b = source(lat.volume(), 4);
     for norm in [MassNormalization::Mass, MassNormalization::AsymmetricMass] {
@@ -163,7 +150,7 @@ fn mass_normalization_solves_the_mass_system() {
 #[test]
 fn initial_guess_shortens_the_solve() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, &random::smooth_gauge(&lat, 0.2, 5), Precision::Double);
     let b = source(lat.volume(), 6);
     let p = InvertParams {
@@ -193,7 +180,7 @@ fn initial_guess_shortens_the_solve() {
 #[test]
 fn single_precision_solve_reaches_single_precision_accuracy() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, &random::hot_gauge(&lat, 7), Precision::Single);
     let b = source(lat.volume(), 8);
     // Single storage: ~ √V·12 roundings of 6e-8 per matvec; 1e-5 is reachable.
@@ -220,7 +207,7 @@ fn single_precision_solve_reaches_single_precision_accuracy() {
 #[test]
 fn maxiter_stops_with_the_best_solution_and_its_residual() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
-    let ctx = context();
+    let ctx = cpu_context();
     let g = load(&ctx, &random::smooth_gauge(&lat, 0.2, 9), Precision::Double);
     let b = source(lat.volume(), 10);
     for solver in [SolverType::BiCgStab, SolverType::Cg] {

@@ -6,6 +6,9 @@
 
 use std::path::PathBuf;
 
+mod common;
+
+use common::cpu_context;
 use latsol::api::*;
 use latsol::lattice::Parity;
 use latsol::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -24,16 +27,6 @@ fn read_f64(name: &str) -> Vec<f64> {
 
 const DIMS: [usize; 4] = [6, 4, 4, 8];
 const MASS: f64 = 0.05;
-
-fn cpu() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
 
 /// The QDP links of a file as four direction slices.
 fn qdp(v: &[f64]) -> [&[f64]; 4] {
@@ -71,7 +64,7 @@ fn params() -> StaggeredParams {
 
 #[test]
 fn every_operator_matches_the_golden_data() {
-    let ctx = cpu();
+    let ctx = cpu_context();
     let chi = read_f64("chi.f64");
     let half = chi.len() / 2;
     for (improved, prefix) in [(true, ""), (false, "naive_")] {
@@ -112,7 +105,7 @@ fn the_library_folds_phases_as_the_caller_would() {
     // Undo the folding of the golden links (η and the T sign are ±1, their
     // own inverses; the Naik factor −1/24 is kept in the long links), then
     // let the library fold them again: the same operator.
-    let ctx = cpu();
+    let ctx = cpu_context();
     let chi = read_f64("chi.f64");
     let (mut fat, mut long) = (read_f64("fat_qdp.f64"), read_f64("long_qdp.f64"));
     let lat = latsol::lattice::Lattice::new(DIMS).unwrap();
@@ -162,7 +155,7 @@ fn the_library_folds_phases_as_the_caller_would() {
 
 #[test]
 fn solves_of_m_chi_give_chi_back() {
-    let ctx = cpu();
+    let ctx = cpu_context();
     let chi = read_f64("chi.f64");
     let b = read_f64("M_chi.f64");
     let links = load(
@@ -213,7 +206,7 @@ fn solves_of_m_chi_give_chi_back() {
 
 #[test]
 fn bad_input_is_refused_with_nothing_written() {
-    let ctx = cpu();
+    let ctx = cpu_context();
     let links = load(&ctx, true, params());
     let chi = read_f64("chi.f64");
     let mut x = vec![7.0; chi.len()];
@@ -263,7 +256,7 @@ fn multishift_solves_every_shifted_even_odd_system() {
     // RHMC-like shifts of M̂ on the even sites, plain and mixed (single and
     // half sloppy with per-shift refinement); each (M̂ + σ) x = b checked
     // through apply_staggered.
-    let ctx = cpu();
+    let ctx = cpu_context();
     let chi = read_f64("chi.f64");
     let half = chi.len() / 2;
     let b = &chi[..half];
@@ -323,7 +316,7 @@ fn multishift_solves_every_shifted_even_odd_system() {
 
 #[test]
 fn the_heavy_quark_residual_is_reported_and_can_stop_the_solve() {
-    let ctx = cpu();
+    let ctx = cpu_context();
     let b = read_f64("M_chi.f64");
     let links = load(&ctx, true, params());
     // MILC's definition, computed here from the true residual.
@@ -397,7 +390,7 @@ fn the_heavy_quark_residual_is_reported_and_can_stop_the_solve() {
 fn compressed_long_links_give_the_same_operator() {
     // The golden long links are −1/24 × η × (T sign) × SU(3): |s| × U(3),
     // so reconstruct 13 and 9 store them exactly (to rounding).
-    let ctx = cpu();
+    let ctx = cpu_context();
     let chi = read_f64("chi.f64");
     let expect = read_f64("M_chi.f64");
     for r in [

@@ -6,6 +6,9 @@
 
 use std::f64::consts::PI;
 
+mod common;
+
+use common::cpu_context;
 use latsol::api::*;
 use latsol::lattice::{Lattice, Parity};
 use latsol::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -13,16 +16,6 @@ use latsol::precision::TBoundary;
 use num_complex::Complex64 as C64;
 
 const DIMS: [usize; 4] = [8, 8, 8, 8];
-
-fn cpu() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
 
 /// splitmix64 numbers in [−1, 1).
 fn randoms(n: usize, mut s: u64) -> Vec<f64> {
@@ -133,7 +126,7 @@ fn random_links_match_the_reference_and_the_symmetries() {
     let n = 4 * lat.volume() * 18;
     let (fat, long) = (randoms(n, 1), randoms(n, 2));
     let (chi, psi) = (randoms(lat.volume() * 6, 3), randoms(lat.volume() * 6, 4));
-    let ctx = cpu();
+    let ctx = cpu_context();
     let l = load(&ctx, &fat, &long, PhaseFolding::InLinks);
 
     let d_chi = apply(&ctx, &l, StaggeredOp::Dslash, &chi);
@@ -188,7 +181,7 @@ fn free_field_plane_waves_are_eigenvectors_of_d_squared() {
         }
     }
     let fat: Vec<f64> = unit.iter().map(|v| v * c1).collect();
-    let ctx = cpu();
+    let ctx = cpu_context();
     let l = load(
         &ctx,
         &fat,

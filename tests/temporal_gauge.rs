@@ -8,6 +8,9 @@
 
 use std::sync::Arc;
 
+mod common;
+
+use common::cpu_context;
 use latsol::api::*;
 use latsol::field::GaugeField;
 use latsol::gauge_gen::{Generator, Start};
@@ -17,16 +20,6 @@ use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 use latsol::su3::Su3;
 use num_complex::Complex64 as C64;
-
-fn context() -> Context {
-    Context::new(InitParams {
-        backend: BackendChoice::Cpu,
-        num_threads: 2,
-        verbosity: Verbosity::Silent,
-        ..Default::default()
-    })
-    .unwrap()
-}
 
 fn params(lat: &Lattice, gauge_fixed: bool, sloppy: Precision) -> GaugeParams {
     GaugeParams {
@@ -136,7 +129,7 @@ fn temporal_gauge_flag_gives_the_same_solution() {
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)
         .collect();
-    let ctx = context();
+    let ctx = cpu_context();
     let base = InvertParams {
         kappa: 0.15,
         tol: 1e-12,
@@ -182,7 +175,7 @@ fn temporal_gauge_flag_gives_the_same_solution() {
 fn a_field_not_in_temporal_gauge_is_refused() {
     let lat = Arc::new(Lattice::new([4, 4, 4, 4]).unwrap());
     let field = random::hot_gauge(&lat, 5);
-    let ctx = context();
+    let ctx = cpu_context();
     let host = milc(&field);
     match ctx.load_gauge(
         &params(&lat, true, Precision::Double),

@@ -1,17 +1,56 @@
-//! Helpers shared by the integration tests: apply the Wilson operator of the
-//! CPU backend to host fields, and compare fields.
+//! Helpers shared by the integration tests: a CPU context and a field loaded
+//! into it, apply the Wilson operator of the CPU backend to host fields, and
+//! compare fields.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
+use latsol::api::{BackendChoice, Context, Gauge, GaugeParams, InitParams, Verbosity};
 use latsol::backend::cpu::CpuBackend;
 use latsol::backend::Backend;
 use latsol::dirac::wilson::WilsonFull;
 use latsol::dirac::DiracOperator;
 use latsol::field::{GaugeField, HostSpinor};
 use latsol::lattice::{Lattice, Parity, Subset};
+use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use num_complex::Complex64 as C64;
+
+/// A silent CPU context of 2 threads.
+pub fn cpu_context() -> Context {
+    Context::new(InitParams {
+        backend: BackendChoice::Cpu,
+        num_threads: 2,
+        verbosity: Verbosity::Silent,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// `field` loaded into `ctx` through the MILC order (double host links),
+/// with `params` for everything but the lattice and the order.
+pub fn load_milc(ctx: &Context, field: &GaugeField, params: GaugeParams) -> Gauge {
+    let lat = field.lattice();
+    let mut milc = vec![0.0f64; lat.volume() * 72];
+    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)]).unwrap();
+    let params = GaugeParams {
+        dims: lat.dims(),
+        order: GaugeOrder::Milc,
+        ..params
+    };
+    ctx.load_gauge(&params, &HostGauge::Milc(HostReals::F64(&milc)))
+        .unwrap()
+}
+
+/// Anti-periodic in time, the sloppy copy in single with 12-real links.
+pub fn single_sloppy() -> GaugeParams {
+    GaugeParams {
+        t_boundary: TBoundary::AntiPeriodic,
+        precision_sloppy: Precision::Single,
+        reconstruct_sloppy: Reconstruct::Twelve,
+        ..Default::default()
+    }
+}
 
 pub fn backend() -> CpuBackend {
     CpuBackend::new(2).unwrap()
