@@ -10,13 +10,25 @@
 #include <cstring>
 using std::fabs;
 using std::fmax;
+using std::fmin;
+using std::hypot;
 using std::isfinite;
 using std::min;
 using std::round;
 using std::rint;
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 #define __global__
+#define __launch_bounds__(...)
+// A kernel run on the host is called once per thread with these set.
+struct dim3_ { unsigned x = 0, y = 0, z = 0; };
+static dim3_ threadIdx, blockIdx, blockDim, gridDim;
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+  const unsigned long long old = *p;
+  if (v < old) *p = v;
+  return old;
+}
 struct uint4 { unsigned x, y, z, w; };
 struct int2 { int x, y; };
 struct int4 { int x, y, z, w; };

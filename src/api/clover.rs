@@ -108,6 +108,41 @@ impl Clover {
             CloverSource::Computed { kappa, .. } => Some(kappa),
             CloverSource::Packed { .. } => None,
         };
+        if let CloverSource::Computed { c_sw, kappa, links } = source {
+            check_coefficients(c_sw, kappa)?;
+            layout::gauge::check_lengths(&lattice, &links)?;
+            // The backend's own computation, where it has one: the links
+            // accepted when their plaquette is the gauge field's (as below).
+            let mut precisions = vec![params.precision];
+            if params.precision_sloppy != params.precision {
+                precisions.push(params.precision_sloppy);
+            }
+            let q = gauge.plaquette()[0];
+            let accept = |scan: &crate::backend::GaugeScan| same_plaquette(scan.plaquette[0], q);
+            let computed =
+                ctx.inner
+                    .compute_clover(&lattice, &links, kappa * c_sw, &precisions, &accept)?;
+            if let Some(mut stored) = computed {
+                let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
+                let storage = stored.pop().expect("one stored");
+                ctx.inner.log(
+                    Verbosity::Debug,
+                    &format!(
+                        "clover field {:?} computed on the backend in {:.3} s",
+                        lattice.dims(),
+                        start.elapsed().as_secs_f64()
+                    ),
+                );
+                return Ok(Clover {
+                    context: ctx.inner.clone(),
+                    params: *params,
+                    lattice,
+                    storage,
+                    sloppy,
+                    kappa: Some(kappa),
+                });
+            }
+        }
         let (field, inverse) = match source {
             CloverSource::Packed { clover, inverse } => {
                 let field = clover::packed::import(&lattice, clover, "clover")?;
@@ -124,19 +159,9 @@ impl Clover {
                 (field, inverse)
             }
             CloverSource::Computed { c_sw, kappa, links } => {
-                if !(c_sw.is_finite() && c_sw >= 0.0) {
-                    return Err(Error::InvalidArgument(format!(
-                        "c_sw = {c_sw}: must be a finite number ≥ 0"
-                    )));
-                }
-                if !(kappa.is_finite() && kappa > 0.0) {
-                    return Err(Error::InvalidArgument(format!(
-                        "kappa = {kappa}: must be a positive number"
-                    )));
-                }
                 let host = layout::gauge::import(&lattice, &links)?;
                 let (p, q) = (host.plaquette()[0], gauge.plaquette()[0]);
-                if (p - q).abs() > 1e-6 * q.abs().max(1e-3) {
+                if !same_plaquette(p, q) {
                     return Err(Error::InvalidArgument(format!(
                         "links: their plaquette {p:.10} is not the gauge field's {q:.10}; pass \
                          the links the gauge field was loaded from"
@@ -208,6 +233,28 @@ impl Clover {
     pub(crate) fn storage_sloppy(&self) -> &(dyn Any + Send + Sync) {
         self.sloppy.as_deref().unwrap_or(self.storage.as_ref())
     }
+}
+
+/// A computed field's coefficients: c_SW ≥ 0 and κ > 0, both finite.
+fn check_coefficients(c_sw: f64, kappa: f64) -> Result<()> {
+    if !(c_sw.is_finite() && c_sw >= 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "c_sw = {c_sw}: must be a finite number ≥ 0"
+        )));
+    }
+    if !(kappa.is_finite() && kappa > 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "kappa = {kappa}: must be a positive number"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the links passed for a computed field are the gauge field's:
+/// their average plaquette `p` equals its `q` to well within the rounding
+/// of a single-precision host array.
+fn same_plaquette(p: f64, q: f64) -> bool {
+    (p - q).abs() <= 1e-6 * q.abs().max(1e-3)
 }
 
 /// Refuses a caller's inverse that is not the inverse of the field.

@@ -200,6 +200,15 @@ impl ContextInner {
     }
 }
 
+/// A backend's stored fields, each boxed, if it made them.
+fn boxed<T: Any + Send + Sync>(v: Option<Vec<T>>) -> Option<Vec<Box<dyn Any + Send + Sync>>> {
+    v.map(|v| {
+        v.into_iter()
+            .map(|t| Box::new(t) as Box<dyn Any + Send + Sync>)
+            .collect()
+    })
+}
+
 /// What a backend's own gauge import gives: its scan and the stored
 /// formats, boxed.
 type ImportedGauge = (crate::backend::GaugeScan, Vec<Box<dyn Any + Send + Sync>>);
@@ -258,15 +267,6 @@ impl ContextInner {
         long: Option<&crate::layout::HostGauge>,
         precisions: &[crate::precision::Precision],
     ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
-        fn boxed<L: Any + Send + Sync>(
-            v: Option<Vec<L>>,
-        ) -> Option<Vec<Box<dyn Any + Send + Sync>>> {
-            v.map(|v| {
-                v.into_iter()
-                    .map(|l| Box::new(l) as Box<dyn Any + Send + Sync>)
-                    .collect()
-            })
-        }
         Ok(match &self.backend {
             AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, precisions)?),
             #[cfg(feature = "cuda")]
@@ -307,6 +307,24 @@ impl ContextInner {
                 None => f(),
             },
         }
+    }
+
+    /// A clover field computed from a caller's links and stored by the
+    /// backend itself (`Backend::compute_clover`), boxed; `None` where the
+    /// host path must do it.
+    pub(crate) fn compute_clover(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        links: &crate::layout::HostGauge,
+        c: f64,
+        precisions: &[crate::precision::Precision],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => boxed(b.compute_clover(lattice, links, c, precisions, accept)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => boxed(b.compute_clover(lattice, links, c, precisions, accept)?),
+        })
     }
 
     /// Stores a clover field and its inverse on this context's backend.

@@ -412,6 +412,26 @@ pub trait Backend: Send + Sync {
         x: Option<&Self::Spinor>,
     ) -> Result<()>;
 
+    /// The clover field of a caller's links with coefficient `c` (= κ c_SW,
+    /// `clover::compute`) and its inverse, computed and stored for spinors
+    /// of each of `precisions` by the backend itself, as `upload_clover`
+    /// stores `clover::compute` and `CloverField::inverse`. `accept` sees
+    /// the links' scan (the caller's check that they are its gauge field's).
+    /// `None` where this backend computes on the host (the default), where
+    /// the scan is refused, a link is not finite, a block is not safely
+    /// invertible or the links cannot be staged: the caller then takes the
+    /// host path, which words any error.
+    fn compute_clover(
+        &self,
+        _lattice: &Arc<Lattice>,
+        _links: &HostGauge,
+        _c: f64,
+        _precisions: &[Precision],
+        _accept: &dyn Fn(&GaugeScan) -> bool,
+    ) -> Result<Option<Vec<Self::Clover>>> {
+        Ok(None)
+    }
+
     /// Stores a clover field and its inverse (host, DeGrand–Rossi blocks)
     /// for spinors of `precision`, in the format `clover_format` picks.
     fn upload_clover(

@@ -48,6 +48,8 @@ fn main() -> std::process::ExitCode {
 }
 
 #[cfg(feature = "cuda")]
+#[path = "gpu_check/clover_compute.rs"]
+mod clover_compute;
 #[path = "gpu_check/gauge_import.rs"]
 mod gauge_import;
 
@@ -1681,6 +1683,10 @@ mod check {
             match crate::gauge_import::run(&gpu, &lat, &gauge) {
                 Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
                 Err(err) => rep.flag(&format!("gauge import ran {err}"), false),
+            }
+            match crate::clover_compute::run(&gpu, &lat, &gauge) {
+                Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
+                Err(err) => rep.flag(&format!("clover compute ran {err}"), false),
             }
         }
         for prec in ALL_PRECISIONS.into_iter().filter(|p| checked.contains(p)) {

@@ -21,7 +21,8 @@ use super::packed::{lower_entries, pack_block, BLOCK_REALS};
 use super::{Block, SiteBlocks, PACKED_REALS};
 use crate::gamma;
 
-type Spin2 = [[C64; 2]; 2];
+/// A 2×2 matrix on the spin index within a chiral block.
+pub type Spin2 = [[C64; 2]; 2];
 
 /// `W_k` (k = 0, 1): the 2×2 spin blocks of `T S`, with
 /// `S = ½ ((1, 1), (1, −1))` the map from `(χ0, χ1)` to `(u, l)`.
@@ -77,6 +78,12 @@ fn rotate(b: &Block, w: &Spin2) -> Block {
         }
     }
     out
+}
+
+/// `(W_k, W_k⁻¹)` for k = 0, 1: the rotation `storage_site` applies to
+/// block k (for the device's computed clover, which applies it itself).
+pub fn storage_rotation() -> [(Spin2, Spin2); 2] {
+    w_blocks().map(|w| (w, inverse2(&w)))
 }
 
 /// The 72 stored reals of a site from its DeGrand–Rossi blocks.

@@ -21,20 +21,20 @@ use std::sync::Arc;
 
 /// One stored field (A or A⁻¹) on the device.
 #[derive(Debug)]
-struct DeviceClover {
-    values: super::DeviceData,
+pub(super) struct DeviceClover {
+    pub(super) values: super::DeviceData,
     /// Two f32 norms per site (fixed point only).
-    norms: Option<CudaSlice<f32>>,
+    pub(super) norms: Option<CudaSlice<f32>>,
 }
 
 /// A clover field and its inverse in device memory.
 #[derive(Debug)]
 pub struct CudaClover {
-    lattice: Arc<Lattice>,
-    precision: Precision,
-    stride: usize,
-    direct: DeviceClover,
-    inverse: DeviceClover,
+    pub(super) lattice: Arc<Lattice>,
+    pub(super) precision: Precision,
+    pub(super) stride: usize,
+    pub(super) direct: DeviceClover,
+    pub(super) inverse: DeviceClover,
 }
 
 impl CloverStorage for CudaClover {
@@ -43,6 +43,34 @@ impl CloverStorage for CudaClover {
     }
     fn precision(&self) -> Precision {
         self.precision
+    }
+}
+
+impl CudaClover {
+    /// The stored numbers as they lie on the device, A then A⁻¹: the
+    /// values' bytes (layout, padding and element type of `clover.cuh`)
+    /// and the per-block norms of fixed point (empty otherwise), for checks
+    /// that compare two ways of storing one field.
+    pub fn stored_bytes(&self, backend: &CudaBackend) -> Result<[(Vec<u8>, Vec<f32>); 2]> {
+        let one = |d: &DeviceClover| -> Result<(Vec<u8>, Vec<f32>)> {
+            let mut values = vec![0u8; d.values.bytes()];
+            backend.download_bytes(&mut values, d.values.ptr(&backend.stream))?;
+            let mut norms = vec![0f32; d.norms.as_ref().map_or(0, |n| n.len())];
+            if let Some(n) = &d.norms {
+                backend
+                    .stream
+                    .memcpy_dtoh(n, &mut norms)
+                    .map_err(device_err("reading the clover norms"))?;
+                backend.synchronize()?;
+            }
+            Ok((values, norms))
+        };
+        Ok([one(&self.direct)?, one(&self.inverse)?])
+    }
+
+    /// The sites' stride of the stored rows.
+    pub fn stride(&self) -> usize {
+        self.stride
     }
 }
 
@@ -63,7 +91,7 @@ pub struct CloverParams {
 unsafe impl DeviceRepr for CloverParams {}
 
 /// Reals per vector load of a stored clover (double2 or four narrower).
-fn clover_vec(format: CloverFormat) -> usize {
+pub(super) fn clover_vec(format: CloverFormat) -> usize {
     if format == CloverFormat::Double {
         2
     } else {

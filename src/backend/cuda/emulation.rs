@@ -5,9 +5,9 @@
 //! word and every value with the CPU backend's format (`cpu/packed.rs`), bit
 //! for bit. Skipped (with a message) where no C++ compiler is found (`$CXX`,
 //! `c++`, `g++`), unless `LATSOL_REQUIRE_TOOLS=1` (as `.ci/run` sets: CI
-//! installs g++).
+//! installs g++). `clover_emulation` runs kernels/clover_compute.cu so.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::backend::cpu::packed;
@@ -25,6 +25,33 @@ fn compiler() -> Option<String> {
     })
 }
 
+/// `kernels/host/<name>.cpp` built into a temporary executable; `None`
+/// (after saying so) where no C++ compiler is found and none is required.
+pub(super) fn build_emulation(name: &str) -> Option<PathBuf> {
+    let Some(cxx) = compiler() else {
+        assert!(
+            std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
+            "LATSOL_REQUIRE_TOOLS=1 but no C++ compiler is there"
+        );
+        eprintln!("no C++ compiler: the host emulation of kernels/host/{name}.cpp is skipped");
+        return None;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = std::env::temp_dir().join(format!("latsol-{name}-emulation-{}", std::process::id()));
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wno-unknown-pragmas", "-o"])
+        .arg(&exe)
+        .arg(root.join(format!("kernels/host/{name}.cpp")))
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        out.status.success(),
+        "{cxx} failed on kernels/host/{name}.cpp:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(exe)
+}
+
 fn hex64(s: &str) -> f64 {
     f64::from_bits(u64::from_str_radix(s, 16).expect("hex"))
 }
@@ -35,27 +62,9 @@ fn same_bits(a: &[f64], b: &[f64]) -> bool {
 
 #[test]
 fn device_accessors_store_and_load_as_the_cpu() {
-    let Some(cxx) = compiler() else {
-        assert!(
-            std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
-            "LATSOL_REQUIRE_TOOLS=1 but no C++ compiler is there"
-        );
-        eprintln!("no C++ compiler: the host emulation of core.cuh is skipped");
+    let Some(exe) = build_emulation("packed") else {
         return;
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::temp_dir().join(format!("latsol-packed-emulation-{}", std::process::id()));
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wno-unknown-pragmas", "-o"])
-        .arg(&exe)
-        .arg(root.join("kernels/host/packed.cpp"))
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        out.status.success(),
-        "{cxx} failed on kernels/host/packed.cpp:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // (bits, arithmetic of the store: 0 double as blas.cuh, 1 float as the
     // 20-bit hopping term)
     for (bits, arith) in [(20u32, 0), (20, 1), (30, 0), (30, 1)] {

@@ -22,7 +22,7 @@ use crate::precision::{Precision, Reconstruct};
 /// Mirrors `HostGaugeParams` in kernels/host_gauge.cu.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-struct HostGaugeParams {
+pub(super) struct HostGaugeParams {
     host: u64,
     out: u64,
     vh: i64,
@@ -96,21 +96,37 @@ fn fold_partials(partials: &[f64]) -> [f64; SCAN_N] {
     r
 }
 
+/// What the host path's checks would find, from the folded scan.
+pub(super) fn scan_found(lattice: &Lattice, r: &[f64; SCAN_N]) -> GaugeScan {
+    let planes = 3.0 * lattice.volume() as f64;
+    let (s, t) = (r[6] / planes, r[7] / planes);
+    GaugeScan {
+        non_finite: r[0] as usize,
+        max_su3_deviation: r[1],
+        max_temporal_deviation: r[2],
+        plaquette: [(s + t) / 2.0, s, t],
+    }
+}
+
 /// A caller's gauge array staged on the device, with what the kernels
 /// need to read it.
-struct Staged {
+pub(super) struct Staged {
     /// The array(s), one after another; freed in stream order when dropped.
     _buffer: cudarc::driver::CudaSlice<u8>,
-    params: HostGaugeParams,
+    pub(super) params: HostGaugeParams,
     /// "f64" or "f32": the kernels' suffix.
-    suffix: &'static str,
+    pub(super) suffix: &'static str,
 }
 
 impl CudaBackend {
     /// The caller's array on the device as it is; `None` for QDP arrays of
     /// mixed precisions or without device memory for it (the host path,
     /// which needs only the stored links there, takes those).
-    fn stage_gauge(&self, lattice: &Lattice, host: &HostGauge) -> Result<Option<Staged>> {
+    pub(super) fn stage_gauge(
+        &self,
+        lattice: &Lattice,
+        host: &HostGauge,
+    ) -> Result<Option<Staged>> {
         Self::check_lattice(lattice)?;
         let arrays = host.arrays();
         let single = host.is_single();
@@ -150,7 +166,7 @@ impl CudaBackend {
 
     /// The scan of a staged array, folded (`SCAN_N` numbers, the kernel's
     /// order).
-    fn scan_gauge(&self, lattice: &Lattice, staged: &Staged) -> Result<[f64; SCAN_N]> {
+    pub(super) fn scan_gauge(&self, lattice: &Lattice, staged: &Staged) -> Result<[f64; SCAN_N]> {
         let grid = lattice
             .volume()
             .div_ceil(SCAN_BLOCK as usize)
@@ -234,14 +250,7 @@ impl CudaBackend {
         };
         staged.params.t_sign_given = i32::from(form.sign_in_links);
         let r = self.scan_gauge(lattice, &staged)?;
-        let planes = 3.0 * lattice.volume() as f64;
-        let (s, t) = (r[6] / planes, r[7] / planes);
-        let found = GaugeScan {
-            non_finite: r[0] as usize,
-            max_su3_deviation: r[1],
-            max_temporal_deviation: r[2],
-            plaquette: [(s + t) / 2.0, s, t],
-        };
+        let found = scan_found(lattice, &r);
         if found.non_finite > 0 || !accept(&found) {
             return Ok(None);
         }

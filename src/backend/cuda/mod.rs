@@ -17,6 +17,9 @@
 mod blas;
 mod cache;
 mod clover;
+mod clover_compute;
+#[cfg(test)]
+mod clover_emulation;
 mod dslash;
 #[cfg(test)]
 mod emulation;
@@ -1230,6 +1233,17 @@ impl Backend for CudaBackend {
         precision: Precision,
     ) -> Result<CudaClover> {
         self.upload_clover_impl(clover, inverse, precision)
+    }
+
+    fn compute_clover(
+        &self,
+        lattice: &Arc<Lattice>,
+        links: &crate::layout::HostGauge,
+        c: f64,
+        precisions: &[Precision],
+        accept: &dyn Fn(&super::GaugeScan) -> bool,
+    ) -> Result<Option<Vec<CudaClover>>> {
+        self.compute_clover_impl(lattice, links, c, precisions, accept)
     }
 
     fn clover(

@@ -28,6 +28,10 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
     ("clover.cuh", include_str!("../../../kernels/clover.cuh")),
     (
+        "host_links.cuh",
+        include_str!("../../../kernels/host_links.cuh"),
+    ),
+    (
         "staggered_dslash.cuh",
         include_str!("../../../kernels/staggered_dslash.cuh"),
     ),
@@ -156,6 +160,12 @@ pub const SOURCES: &[Source] = &[
         name: "host_gauge",
         text: include_str!("../../../kernels/host_gauge.cu"),
         kernels: super::host_gauge::kernel_names,
+        reconstructs: &[],
+    },
+    Source {
+        name: "clover_compute",
+        text: include_str!("../../../kernels/clover_compute.cu"),
+        kernels: super::clover_compute::kernel_names,
         reconstructs: &[],
     },
     Source {

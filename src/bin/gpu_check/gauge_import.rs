@@ -104,7 +104,7 @@ fn negate_last_t_links(field: &mut GaugeField) {
 }
 
 /// The host arrays of `gauge` in `order` (one, or four for QDP), double.
-fn host_arrays(gauge: &GaugeField, order: GaugeOrder) -> R<Vec<Vec<f64>>> {
+pub fn host_arrays(gauge: &GaugeField, order: GaugeOrder) -> R<Vec<Vec<f64>>> {
     let v = gauge.lattice().volume();
     let (n, len) = match order {
         GaugeOrder::Qdp => (4, v * 18),
@@ -141,6 +141,21 @@ fn reals_of<'a>(single: bool, d: &'a [Vec<f64>], f: &'a [Vec<f32>]) -> Vec<HostR
     }
 }
 
+/// `f` on the links of `gauge` as each caller may hold them: every host
+/// order, double and single, with a name for the checks.
+pub fn each_host_form(gauge: &GaugeField, mut f: impl FnMut(&str, &HostGauge) -> R<()>) -> R<()> {
+    for order in [GaugeOrder::Qdp, GaugeOrder::Milc, GaugeOrder::CpsWilson] {
+        let doubles = host_arrays(gauge, order)?;
+        let singles = to_single(&doubles);
+        for single in [false, true] {
+            let arrays = reals_of(single, &doubles, &singles);
+            let name = format!("{order:?} {}", if single { "f32" } else { "f64" });
+            f(&name, &host_gauge(order, &arrays))?;
+        }
+    }
+    Ok(())
+}
+
 /// Every check of the device's gauge import on `gauge`.
 pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<Check>> {
     let mut out = Vec::new();
@@ -151,72 +166,65 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
         temporal: false,
         sign_in_links: false,
     };
-    for order in [GaugeOrder::Qdp, GaugeOrder::Milc, GaugeOrder::CpsWilson] {
-        let doubles = host_arrays(gauge, order)?;
-        let singles = to_single(&doubles);
-        for single in [false, true] {
-            let arrays = reals_of(single, &doubles, &singles);
-            let host = host_gauge(order, &arrays);
-            let name = format!(
-                "gauge import {order:?} {}",
-                if single { "f32" } else { "f64" }
-            );
-            // The host path's field, checks and plaquette.
-            let field = layout::gauge::import(lat, &host).map_err(e)?;
-            let (su3, _) = field.max_su3_deviation();
-            let plaq = field.plaquette();
-            let (scan, stored) = gpu
-                .import_gauge(lat, &host, plain, &formats, &|_| true)
-                .map_err(e)?
-                .ok_or_else(|| format!("{name}: the device path declined a valid field"))?;
-            let plaq_err = (0..3)
-                .map(|k| (scan.plaquette[k] - plaq[k]).abs() / plaq[k].abs().max(1e-3))
-                .fold(0.0, f64::max);
-            out.push(Check {
-                what: format!("{name}: plaquette"),
-                err: plaq_err,
-                tol: 1e-13,
-            });
-            let dev_err = (scan.max_su3_deviation - su3)
-                .abs()
-                .max((scan.max_temporal_deviation - temporal_deviation(&field)).abs())
-                .max(scan.non_finite as f64);
-            out.push(Check {
-                what: format!("{name}: SU(3), temporal deviations"),
-                err: dev_err,
-                tol: 1e-14,
-            });
-            // Each format as the host path stores it.
-            let (mut differing, mut r8_units) = (0usize, 0.0f64);
-            for (&(p, r), g) in formats.iter().zip(&stored) {
-                let want = gpu.upload_gauge(&field, t, p, r).map_err(e)?;
-                let (a, sa) = stored_units(gpu, g, p)?;
-                let (b, sb) = stored_units(gpu, &want, p)?;
-                if a.len() != b.len() || sa != sb {
-                    differing += a.len().max(1);
-                    continue;
-                }
-                for (x, y) in a.iter().zip(&b) {
-                    if r == Reconstruct::Eight {
-                        // The phases: the device's atan2 against the host's.
-                        r8_units = r8_units.max((x - y).abs());
-                    } else if x.to_bits() != y.to_bits() {
-                        differing += 1;
-                    }
+    each_host_form(gauge, |form, host| {
+        let host = *host;
+        let name = format!("gauge import {form}");
+        // The host path's field, checks and plaquette.
+        let field = layout::gauge::import(lat, &host).map_err(e)?;
+        let (su3, _) = field.max_su3_deviation();
+        let plaq = field.plaquette();
+        let (scan, stored) = gpu
+            .import_gauge(lat, &host, plain, &formats, &|_| true)
+            .map_err(e)?
+            .ok_or_else(|| format!("{name}: the device path declined a valid field"))?;
+        let plaq_err = (0..3)
+            .map(|k| (scan.plaquette[k] - plaq[k]).abs() / plaq[k].abs().max(1e-3))
+            .fold(0.0, f64::max);
+        out.push(Check {
+            what: format!("{name}: plaquette"),
+            err: plaq_err,
+            tol: 1e-13,
+        });
+        let dev_err = (scan.max_su3_deviation - su3)
+            .abs()
+            .max((scan.max_temporal_deviation - temporal_deviation(&field)).abs())
+            .max(scan.non_finite as f64);
+        out.push(Check {
+            what: format!("{name}: SU(3), temporal deviations"),
+            err: dev_err,
+            tol: 1e-14,
+        });
+        // Each format as the host path stores it.
+        let (mut differing, mut r8_units) = (0usize, 0.0f64);
+        for (&(p, r), g) in formats.iter().zip(&stored) {
+            let want = gpu.upload_gauge(&field, t, p, r).map_err(e)?;
+            let (a, sa) = stored_units(gpu, g, p)?;
+            let (b, sb) = stored_units(gpu, &want, p)?;
+            if a.len() != b.len() || sa != sb {
+                differing += a.len().max(1);
+                continue;
+            }
+            for (x, y) in a.iter().zip(&b) {
+                if r == Reconstruct::Eight {
+                    // The phases: the device's atan2 against the host's.
+                    r8_units = r8_units.max((x - y).abs());
+                } else if x.to_bits() != y.to_bits() {
+                    differing += 1;
                 }
             }
-            out.push(Check {
-                what: format!("{name}: r18/r12 stored reals differing, 12 formats"),
-                err: differing as f64,
-                tol: 0.0,
-            });
-            out.push(Check {
-                what: format!("{name}: r8, largest difference (ulp of 1 / fixed unit)"),
-                err: r8_units,
-                tol: 2.0,
-            });
         }
-    }
+        out.push(Check {
+            what: format!("{name}: r18/r12 stored reals differing, 12 formats"),
+            err: differing as f64,
+            tol: 0.0,
+        });
+        out.push(Check {
+            what: format!("{name}: r8, largest difference (ulp of 1 / fixed unit)"),
+            err: r8_units,
+            tol: 2.0,
+        });
+        Ok(())
+    })?;
 
     // Links carrying the anti-periodic sign on the last time slice (QUDA's
     // convention): the sign taken out as they are read, so the scan and the
