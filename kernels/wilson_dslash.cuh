@@ -146,36 +146,32 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
 }
 
-/// S: the spinors' storage type; Lk: the links' (the same, or beside packed
-/// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
-/// on the hopping term, 2 on the xpay field; C: the clover's storage type.
-template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float>
-__device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
-  typedef typename SpinorSoA<S>::F F;
-  static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
-  const int cb = blockIdx.x * blockDim.x + threadIdx.x;
-  if (cb >= P.vh) return;
-  // Coordinates of the site: two lexicographic sites share each cb index,
-  // and the parity picks x0 (lattice.rs, `coords`).
+/// Coordinates of an output site and its lexicographic index.
+struct SiteCoords {
+  int x[4];
+  int lex;
+};
+
+/// Two lexicographic sites share each cb index, and the parity picks x0
+/// (lattice.rs, `coords`).
+__device__ __forceinline__ SiteCoords site_coords(const DslashParams &P, int cb) {
   const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
   const int lex2 = 2 * cb;
   const int q1 = lex2 / X;
   const int q2 = q1 / Y;
-  const int x1 = q1 - q2 * Y;
-  const int x3 = q2 / Z;
-  const int x2 = q2 - x3 * Z;
-  const int x0 = lex2 - q1 * X + ((x1 + x2 + x3 + P.parity) & 1);
-  const int lex = q1 * X + x0;
+  SiteCoords s;
+  s.x[1] = q1 - q2 * Y;
+  s.x[3] = q2 / Z;
+  s.x[2] = q2 - s.x[3] * Z;
+  s.x[0] = lex2 - q1 * X + ((s.x[1] + s.x[2] + s.x[3] + P.parity) & 1);
+  s.lex = q1 * X + s.x[0];
+  return s;
+}
 
-  constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
-  cplx<F> acc[12];
-#pragma unroll
-  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
-  hops<0, sf, R, S, Lk>(P, cb, lex, x0, 1, acc);
-  hops<1, sf, R, S, Lk>(P, cb, lex, x1, X, acc);
-  hops<2, sf, R, S, Lk>(P, cb, lex, x2, X * Y, acc);
-  hops<3, sf, R, S, Lk>(P, cb, lex, x3, X * Y * Z, acc);
-
+/// out[cb] = a · acc (+ x[cb]), with the clover term of the form (clover
+/// 1: on acc, 2: on x).
+template <typename S, bool xpay, int clover, typename C, typename F>
+__device__ __forceinline__ void epilogue(const DslashParams &P, int cb, cplx<F> (&acc)[12]) {
   typedef typename SpinorSoA<S>::Vec SV;
   const F a = F(P.a);
   if (clover == 1) apply_clover<C>(P.clover, P.clover_norm, P.clover_stride, P.parity * P.vh + cb, acc);
@@ -191,6 +187,89 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   }
   SpinorSoA<S>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
 }
+
+/// S: the spinors' storage type; Lk: the links' (the same, or beside packed
+/// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
+/// on the hopping term, 2 on the xpay field; C: the clover's storage type.
+template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float>
+__device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
+  typedef typename SpinorSoA<S>::F F;
+  static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
+  const int cb = blockIdx.x * blockDim.x + threadIdx.x;
+  if (cb >= P.vh) return;
+  const SiteCoords x = site_coords(P, cb);
+  constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
+  cplx<F> acc[12];
+#pragma unroll
+  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
+  hops<0, sf, R, S, Lk>(P, cb, x.lex, x.x[0], 1, acc);
+  hops<1, sf, R, S, Lk>(P, cb, x.lex, x.x[1], P.dims[0], acc);
+  hops<2, sf, R, S, Lk>(P, cb, x.lex, x.x[2], P.dims[0] * P.dims[1], acc);
+  hops<3, sf, R, S, Lk>(P, cb, x.lex, x.x[3], P.dims[0] * P.dims[1] * P.dims[2], acc);
+  epilogue<S, xpay, clover, C>(P, cb, acc);
+}
+
+/// The same hopping term with four threads a site (small volumes, issue 18):
+/// a block of 128 threads serves 32 sites, warp g of the block doing both
+/// hops of direction g for the 32 sites of its lanes. One site's work is then
+/// two hops (two rounds of neighbour loads instead of eight) and a lattice
+/// puts four times the threads in flight, which is what hides the memory
+/// latency where a parity has too few sites to fill the device (16^4: 32768).
+/// Directions 1–3 hand their sums to direction 0's warp through shared
+/// memory, which adds them (in direction order) and applies the epilogue. The
+/// backend times both forms on first use and keeps the faster
+/// (src/backend/cuda/dslash.rs); launched with blocks of exactly 128.
+#define LATSOL_SPLIT_SITES 32
+template <typename S, typename Lk, int R, bool dagger, bool xpay>
+__device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
+  typedef typename SpinorSoA<S>::F F;
+  const int lane = threadIdx.x % LATSOL_SPLIT_SITES, g = threadIdx.x / LATSOL_SPLIT_SITES;
+  const int cb = blockIdx.x * LATSOL_SPLIT_SITES + lane;
+  const bool active = cb < P.vh;
+  __shared__ cplx<F> partial[3][12][LATSOL_SPLIT_SITES];
+  constexpr int sf = dagger ? 1 : -1;
+  cplx<F> acc[12];
+#pragma unroll
+  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
+  if (active) {
+    const SiteCoords x = site_coords(P, cb);
+    const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+    // g is the warp's: no divergence.
+    if (g == 0) hops<0, sf, R, S, Lk>(P, cb, x.lex, x.x[0], 1, acc);
+    else if (g == 1) hops<1, sf, R, S, Lk>(P, cb, x.lex, x.x[1], X, acc);
+    else if (g == 2) hops<2, sf, R, S, Lk>(P, cb, x.lex, x.x[2], X * Y, acc);
+    else hops<3, sf, R, S, Lk>(P, cb, x.lex, x.x[3], X * Y * Z, acc);
+  }
+  if (g > 0) {
+#pragma unroll
+    for (int c = 0; c < 12; c++) partial[g - 1][c][lane] = acc[c];
+  }
+  __syncthreads();
+  if (g > 0 || !active) return;
+#pragma unroll
+  for (int k = 0; k < 3; k++) {
+#pragma unroll
+    for (int c = 0; c < 12; c++) acc[c] = acc[c] + partial[k][c][lane];
+  }
+  epilogue<S, xpay, 0, float>(P, cb, acc);
+}
+
+// LATSOL_SPLIT_BOUNDS (an experiment switch): the split form's minimum
+// blocks per SM, which caps its registers.
+#ifndef LATSOL_SPLIT_BOUNDS
+#define LATSOL_SPLIT_BOUNDS 128, 8
+#endif
+#define LATSOL_DSLASH_SPLIT(name, S, L, R, dagger, xpay)                                       \
+  extern "C" __global__ void __launch_bounds__(LATSOL_SPLIT_BOUNDS) name(const DslashParams P) { \
+    kernel_entry();                                                                            \
+    wilson_dslash_split<S, L, R, dagger, xpay>(P);                                             \
+  }
+/// The split forms of one storage format (the plain forms' names + "_split").
+#define LATSOL_DSLASH_SPLIT_FORMS(prefix, S, L, R)             \
+  LATSOL_DSLASH_SPLIT(prefix##_split, S, L, R, false, false)    \
+  LATSOL_DSLASH_SPLIT(prefix##_dag_split, S, L, R, true, false) \
+  LATSOL_DSLASH_SPLIT(prefix##_xpay_split, S, L, R, false, true) \
+  LATSOL_DSLASH_SPLIT(prefix##_dag_xpay_split, S, L, R, true, true)
 
 // LATSOL_DSLASH_BOUNDS="threads,min_blocks" (an experiment switch) caps the
 // registers through __launch_bounds__; by default the compiler chooses.

@@ -62,7 +62,7 @@ mod check {
 
     use cudarc::driver::sys::CUevent_flags;
     use latsol::backend::cpu::CpuBackend;
-    use latsol::backend::cuda::CudaBackend;
+    use latsol::backend::cuda::{CudaBackend, DslashForms};
     use latsol::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
     use latsol::dirac::wilson::WilsonEvenOdd;
     use latsol::dirac::{Direct, LinearOperator, Normal};
@@ -658,9 +658,15 @@ mod check {
     }
 
     /// The hopping term in every form on one lattice.
-    fn check_dslash<T: Backend>(pair: &Pair<T>, gauge: &GaugeField, rep: &mut Report) -> R<()> {
+    /// (`form` names the GPU's form of the kernel in the report.)
+    fn check_dslash<T: Backend>(
+        pair: &Pair<T>,
+        gauge: &GaugeField,
+        form: &str,
+        rep: &mut Report,
+    ) -> R<()> {
         for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
-            check_dslash_with(pair, gauge, rec, rep)?;
+            check_dslash_with(pair, gauge, rec, form, rep)?;
         }
         Ok(())
     }
@@ -669,6 +675,7 @@ mod check {
         pair: &Pair<T>,
         gauge: &GaugeField,
         rec: Reconstruct,
+        form: &str,
         rep: &mut Report,
     ) -> R<()> {
         let (cpu, gpu, prec) = (pair.cpu, pair.gpu, pair.prec);
@@ -701,7 +708,7 @@ mod check {
                             .map_err(e)?;
                         let (hc, hg) = (down(cpu, &co)?, down(gpu, &go)?);
                         let what = format!(
-                            "dslash {prec:?} r{} {:?} {parity:?}{}{}",
+                            "dslash{form} {prec:?} r{} {:?} {parity:?}{}{}",
                             rec.reals(),
                             lat.dims(),
                             if dagger { " dag" } else { "" },
@@ -1716,14 +1723,26 @@ mod check {
                 ),
                 r.is_ok(),
             );
-            let r = check_dslash(&pair, &gauge, &mut rep);
-            rep.flag(
-                &format!(
-                    "dslash {prec:?} ran {}",
-                    r.as_ref().err().cloned().unwrap_or_default()
-                ),
-                r.is_ok(),
-            );
+            // Both forms of a format that has two (the tuner picks one per
+            // size), each against the CPU.
+            let chosen = gpu.dslash_forms();
+            let forms = if latsol::backend::cuda::has_split_forms(prec) {
+                vec![(DslashForms::Plain, ""), (DslashForms::Split, " split")]
+            } else {
+                vec![(chosen, "")]
+            };
+            for (forms, label) in forms {
+                gpu.set_dslash_forms(forms);
+                let r = check_dslash(&pair, &gauge, label, &mut rep);
+                rep.flag(
+                    &format!(
+                        "dslash{label} {prec:?} ran {}",
+                        r.as_ref().err().cloned().unwrap_or_default()
+                    ),
+                    r.is_ok(),
+                );
+            }
+            gpu.set_dslash_forms(chosen);
             let r = check_clover(&pair, &gauge, &mut rep);
             rep.flag(
                 &format!(

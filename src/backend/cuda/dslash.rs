@@ -7,7 +7,7 @@
 use cudarc::driver::DeviceRepr;
 
 use super::blas::suffix;
-use super::{same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
+use super::{launch, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
 use crate::lattice::{Parity, Subset};
@@ -49,6 +49,17 @@ pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> St
     )
 }
 
+/// Whether a format also has the four-threads-a-site forms
+/// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named `<kernel>_split`).
+pub fn has_split_forms(p: Precision) -> bool {
+    p == Precision::Half
+}
+
+/// Sites a block of a split form serves (`LATSOL_SPLIT_SITES`), and its
+/// threads (four a site).
+const SPLIT_SITES: u32 = 32;
+const SPLIT_BLOCK: u32 = 4 * SPLIT_SITES;
+
 /// Every kernel of `kernels/wilson_dslash_<suffix(p)>.cu`: one storage
 /// format, every reconstruction and form.
 pub fn kernel_names(p: Precision) -> Vec<String> {
@@ -60,7 +71,34 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
             }
         }
     }
+    if has_split_forms(p) {
+        let split: Vec<String> = v.iter().map(|n| format!("{n}_split")).collect();
+        v.extend(split);
+    }
     v
+}
+
+/// Which form of the hopping term to launch where a format has two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum DslashForms {
+    /// The faster at each kernel and size, timed on first use (the default).
+    Tuned = 0,
+    /// Always the split forms (four threads a site).
+    Split = 1,
+    /// Always one thread a site.
+    Plain = 2,
+}
+
+impl DslashForms {
+    /// `LATSOL_DSLASH_SPLIT`: 1 `Split`, 0 `Plain`, else `Tuned`.
+    pub(super) fn from_env() -> DslashForms {
+        match std::env::var("LATSOL_DSLASH_SPLIT").as_deref() {
+            Ok("1") => DslashForms::Split,
+            Ok("0") => DslashForms::Plain,
+            _ => DslashForms::Tuned,
+        }
+    }
 }
 
 /// Index of the parity block `p` within a field of `subset` (0 or 1), or
@@ -88,14 +126,64 @@ impl CudaBackend {
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
         let params = self.dslash_params(out, parity, gauge, inp, a, x)?;
+        let name = kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some());
+        let sites = gauge.lattice.half_volume();
+        if has_split_forms(out.precision()) && self.split_chosen(&name, sites, &params)? {
+            let split = self.kernel(&format!("{name}_split"))?;
+            let grid = launch::grid_for(sites, SPLIT_SITES)?;
+            return launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, &params);
+        }
         // The output is never read: timing runs while tuning are harmless.
-        self.launch_tuned(
-            &kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some()),
-            gauge.lattice.half_volume(),
-            128,
-            &params,
-            None,
-        )
+        self.launch_tuned(&name, sites, 128, &params, None)
+    }
+
+    /// Which forms of the hopping term this backend launches.
+    pub fn dslash_forms(&self) -> DslashForms {
+        match self.dslash_forms.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => DslashForms::Split,
+            2 => DslashForms::Plain,
+            _ => DslashForms::Tuned,
+        }
+    }
+
+    /// Sets the forms to launch (checks run each form against the CPU).
+    pub fn set_dslash_forms(&self, forms: DslashForms) {
+        self.dslash_forms
+            .store(forms as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the split form of kernel `name` is the one to launch on
+    /// `sites` sites: the override, else the faster of the two, each at its
+    /// best block, timed once with these arguments (the output is never read).
+    fn split_chosen(&self, name: &str, sites: usize, params: &DslashParams) -> Result<bool> {
+        match self.dslash_forms() {
+            DslashForms::Split => return Ok(true),
+            DslashForms::Plain => return Ok(false),
+            DslashForms::Tuned => {}
+        }
+        let (plain, split) = (self.kernel(name)?, self.kernel(&format!("{name}_split"))?);
+        // The two forms differ by a few per cent at the sizes where either
+        // may win: each timed over enough launches to see it.
+        const LAUNCHES: usize = 64;
+        let form = self.tuner.variant_for(&split, sites, 2, |v| {
+            if v == 1 {
+                let grid = launch::grid_for(sites, SPLIT_SITES)?;
+                return launch::time_launches_n(&self.stream, LAUNCHES, || {
+                    launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, params)
+                });
+            }
+            let block = self.tuner.block_for(&plain, sites, 128, |b| {
+                let grid = launch::grid_for(sites, b)?;
+                launch::time_launches(&self.stream, || {
+                    launch::launch(&self.stream, &plain, grid, b, params)
+                })
+            })?;
+            let grid = launch::grid_for(sites, block)?;
+            launch::time_launches_n(&self.stream, LAUNCHES, || {
+                launch::launch(&self.stream, &plain, grid, block, params)
+            })
+        })?;
+        Ok(form == 1)
     }
 
     /// The checked arguments of a hopping-term kernel (no clover).
@@ -206,10 +294,17 @@ mod tests {
             .filter(|s| s.name.starts_with("wilson_dslash"))
         {
             for n in (src.kernels)() {
-                // Each name is a LATSOL_DSLASH_FORMS prefix plus a form suffix.
-                let prefix = n.trim_end_matches("_xpay").trim_end_matches("_dag");
+                // Each name is a LATSOL_DSLASH_FORMS (or _SPLIT_FORMS) prefix
+                // plus a form suffix.
+                let split = n.ends_with("_split");
+                let prefix = n
+                    .trim_end_matches("_split")
+                    .trim_end_matches("_xpay")
+                    .trim_end_matches("_dag");
+                let forms = if split { "SPLIT_FORMS" } else { "FORMS" };
                 assert!(
-                    src.text.contains(&format!("LATSOL_DSLASH_FORMS({prefix},")),
+                    src.text
+                        .contains(&format!("LATSOL_DSLASH_{forms}({prefix},")),
                     "{n} in {}",
                     src.name
                 );
@@ -218,8 +313,8 @@ mod tests {
         }
         assert_eq!(
             instantiated,
-            6 * 3 * 4,
-            "6 formats, 3 reconstructions, 4 forms"
+            6 * 3 * 4 + 3 * 4,
+            "6 formats, 3 reconstructions, 4 forms; half's split forms"
         );
     }
 

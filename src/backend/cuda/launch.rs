@@ -61,6 +61,9 @@ pub struct Tuner {
     /// The same answers by (kernel address, threads): no allocation on
     /// the launch path once a size is known.
     fast: Mutex<HashMap<(usize, usize), u32>>,
+    /// Chosen forms of kernels that come in several (`variant_for`), by
+    /// (kernel address, threads).
+    variants: Mutex<HashMap<(usize, usize), u32>>,
     path: Option<PathBuf>,
     enabled: bool,
 }
@@ -79,6 +82,7 @@ impl Tuner {
         Tuner {
             table: Mutex::new(table),
             fast: Mutex::new(HashMap::new()),
+            variants: Mutex::new(HashMap::new()),
             path,
             enabled,
         }
@@ -98,24 +102,39 @@ impl Tuner {
         default: u32,
         time: impl FnMut(u32) -> Result<f32>,
     ) -> Result<u32> {
-        // The kernel's address: stable, as the backend keeps every kernel in
-        // an `Arc` for its whole life (cuda/mod.rs, `kernel`).
-        let fast = (kernel as *const Kernel as usize, threads);
-        if let Some(&b) = self.fast.lock().expect("tune table poisoned").get(&fast) {
-            return Ok(b);
-        }
-        let cands = candidates(kernel.max_block, threads);
-        let b = self.block(
-            &tune_key(kernel, threads),
-            default.min(kernel.max_block),
-            &cands,
-            time,
-        )?;
-        self.fast
-            .lock()
-            .expect("tune table poisoned")
-            .insert(fast, b);
-        Ok(b)
+        remembered(&self.fast, kernel, threads, || {
+            let cands = candidates(kernel.max_block, threads);
+            self.block(
+                &tune_key(kernel, threads),
+                default.min(kernel.max_block),
+                &cands,
+                time,
+            )
+        })
+    }
+
+    /// Which of `count` forms of a kernel to launch at `threads` threads
+    /// (0 the first, the default), timed by `time` (milliseconds per launch
+    /// of form v, each at its own best block) on first use and kept with
+    /// the block sizes; `kernel` names the choice.
+    pub fn variant_for(
+        &self,
+        kernel: &Kernel,
+        threads: usize,
+        count: u32,
+        time: impl FnMut(u32) -> Result<f32>,
+    ) -> Result<u32> {
+        remembered(&self.variants, kernel, threads, || {
+            self.form(&format!("{}:form", tune_key(kernel, threads)), count, time)
+        })
+    }
+
+    /// The form for `key` among `count`: the stored one, else the fastest
+    /// as timed by `time`, else the first. Stored one-based: the table keeps
+    /// positive numbers only.
+    fn form(&self, key: &str, count: u32, mut time: impl FnMut(u32) -> Result<f32>) -> Result<u32> {
+        let forms: Vec<u32> = (1..=count).collect();
+        Ok(self.block(key, 1, &forms, |f| time(f - 1))? - 1)
     }
 
     /// The block size for `key`: the stored one, else the fastest of
@@ -158,6 +177,25 @@ impl Tuner {
         }
         Ok(block)
     }
+}
+
+/// The answer for (`kernel`, `threads`) from `map`, else `make`'s, kept:
+/// no allocation on the launch path once an answer is known. The key is
+/// the kernel's address: stable, as the backend keeps every kernel in an
+/// `Arc` for its whole life (cuda/mod.rs, `kernel`).
+fn remembered(
+    map: &Mutex<HashMap<(usize, usize), u32>>,
+    kernel: &Kernel,
+    threads: usize,
+    make: impl FnOnce() -> Result<u32>,
+) -> Result<u32> {
+    let key = (kernel as *const Kernel as usize, threads);
+    if let Some(&v) = map.lock().expect("tune table poisoned").get(&key) {
+        return Ok(v);
+    }
+    let v = make()?;
+    map.lock().expect("tune table poisoned").insert(key, v);
+    Ok(v)
 }
 
 /// Launches `kernel` with one by-value parameter struct.
@@ -237,7 +275,17 @@ fn launch_programmatic<P: DeviceRepr>(
 }
 
 /// Milliseconds per launch of `run`, timed with events after a warm-up.
-pub fn time_launches(stream: &Arc<CudaStream>, mut run: impl FnMut() -> Result<()>) -> Result<f32> {
+pub fn time_launches(stream: &Arc<CudaStream>, run: impl FnMut() -> Result<()>) -> Result<f32> {
+    time_launches_n(stream, TIMED_LAUNCHES, run)
+}
+
+/// As `time_launches`, over `launches` launches (more where two choices
+/// differ by less than the noise of a few short launches).
+pub fn time_launches_n(
+    stream: &Arc<CudaStream>,
+    launches: usize,
+    mut run: impl FnMut() -> Result<()>,
+) -> Result<f32> {
     let ctx = stream.context();
     let ev = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
     let (start, end) = (
@@ -246,12 +294,12 @@ pub fn time_launches(stream: &Arc<CudaStream>, mut run: impl FnMut() -> Result<(
     );
     run()?;
     start.record(stream).map_err(device_err("event record"))?;
-    for _ in 0..TIMED_LAUNCHES {
+    for _ in 0..launches {
         run()?;
     }
     end.record(stream).map_err(device_err("event record"))?;
     let ms = start.elapsed_ms(&end).map_err(device_err("event timing"))?;
-    Ok(ms / TIMED_LAUNCHES as f32)
+    Ok(ms / launches.max(1) as f32)
 }
 
 #[cfg(test)]
@@ -286,6 +334,7 @@ mod tests {
         let t = Tuner {
             table: Mutex::new(BTreeMap::from([("k".to_string(), 192)])),
             fast: Mutex::new(HashMap::new()),
+            variants: Mutex::new(HashMap::new()),
             path: None,
             enabled: true,
         };
@@ -300,5 +349,24 @@ mod tests {
             .unwrap();
         assert_eq!(b, 256);
         assert_eq!(t.entries(), 2);
+    }
+
+    #[test]
+    fn forms_survive_the_table_file() {
+        let t = Tuner {
+            enabled: true,
+            ..Tuner::new(None)
+        };
+        let fastest_first = t.form("a", 2, |f| Ok(if f == 0 { 1.0 } else { 2.0 }));
+        let fastest_second = t.form("b", 2, |f| Ok(if f == 1 { 1.0 } else { 2.0 }));
+        assert_eq!((fastest_first.unwrap(), fastest_second.unwrap()), (0, 1));
+        // Written and read back (a later start): both kept, neither retimed.
+        let text = format_tune_table(&t.table.lock().unwrap());
+        let again = Tuner {
+            table: Mutex::new(parse_tune_table(&text)),
+            ..Tuner::new(None)
+        };
+        assert_eq!(again.form("a", 2, |_| panic!("timed again")).unwrap(), 0);
+        assert_eq!(again.form("b", 2, |_| panic!("timed again")).unwrap(), 1);
     }
 }
