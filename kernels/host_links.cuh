@@ -28,7 +28,24 @@ struct HostGaugeParams {
                       // convention), taken out as they are read
   double max;         // fixed point: the largest stored magnitude
   double fixed_max;   // fixed point: the integer type's largest value
+  int fold_hops;      // staggered links without their phases: the hops a link spans (1 fat, 3 long),
+                      // 0 none; each link is then multiplied by MILC's phase η_mu(x) times
+                      // fold_coefficient, and a T link whose hops cross t = T − 1 by fold_t_sign
+                      // (src/dirac/staggered.rs, `fold_phases`)
+  int pad_;
+  double fold_coefficient;
+  double fold_t_sign;
 };
+
+/// Coordinates of canonical site (p, cb) (src/lattice.rs, `coords`).
+__device__ __forceinline__ void site_coords(const HostGaugeParams &P, int p, long long cb, int (&x)[4]) {
+  const long long lex = 2 * cb;
+  const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+  x[1] = (int)((lex / X) % Y);
+  x[2] = (int)((lex / (X * Y)) % Z);
+  x[3] = (int)(lex / ((long long)X * Y * Z));
+  x[0] = (int)(lex % X) + ((x[1] + x[2] + x[3] + p) & 1);
+}
 
 /// Link mu of canonical site `site`, as 18 reals (row-major, re, im), in double.
 template <typename H>
@@ -51,16 +68,17 @@ __device__ __forceinline__ void host_link(const HostGaugeParams &P, long long si
       u[2 * (3 * r + c) + 1] = negate ? -im : im;
     }
   }
-}
-
-/// Coordinates of canonical site (p, cb) (src/lattice.rs, `coords`).
-__device__ __forceinline__ void site_coords(const HostGaugeParams &P, int p, long long cb, int (&x)[4]) {
-  const long long lex = 2 * cb;
-  const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
-  x[1] = (int)((lex / X) % Y);
-  x[2] = (int)((lex / (X * Y)) % Z);
-  x[3] = (int)(lex / ((long long)X * Y * Z));
-  x[0] = (int)(lex % X) + ((x[1] + x[2] + x[3] + p) & 1);
+  if (P.fold_hops) {
+    // η_x = (−1)^t, η_y = (−1)^(t+x), η_z = (−1)^(t+x+y), η_t = 1.
+    int x[4];
+    const int p = site >= P.vh;
+    site_coords(P, p, cb, x);
+    const int sum = mu == 0 ? x[3] : mu == 1 ? x[3] + x[0] : mu == 2 ? x[3] + x[0] + x[1] : 0;
+    double s = ((sum & 1) ? -1.0 : 1.0) * P.fold_coefficient;
+    if (mu == 3 && x[3] + P.fold_hops >= P.dims[3]) s *= P.fold_t_sign;
+#pragma unroll
+    for (int k = 0; k < 18; k++) u[k] *= s;
+  }
 }
 
 /// Canonical index of the site with coordinates y (each within the lattice).

@@ -265,12 +265,13 @@ impl ContextInner {
         lattice: &Arc<crate::lattice::Lattice>,
         fat: &crate::layout::HostGauge,
         long: Option<&crate::layout::HostGauge>,
+        fold: Option<crate::backend::PhaseFold>,
         precisions: &[crate::precision::Precision],
     ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
         Ok(match &self.backend {
-            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, precisions)?),
+            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, fold, precisions)?),
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, precisions)?),
+            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, fold, precisions)?),
         })
     }
 

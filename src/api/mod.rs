@@ -9,12 +9,12 @@ pub mod multi;
 pub mod params;
 mod staggered;
 
+pub(crate) use crate::dirac::staggered::fold_phases as staggered_fold;
 pub use clover::{Clover, CloverParams, CloverSource};
 pub use context::{Context, OperatorFields};
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use params::*;
-pub(crate) use staggered::fold as staggered_fold;
 pub use staggered::{
     PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
     StaggeredSolve,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::context::{AnyBackend, Context, ContextInner};
 use super::params::{InvertResult, Verbosity};
 use crate::backend::Backend;
-use crate::dirac::staggered::milc_phase;
+use crate::dirac::staggered::fold_phases;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -230,26 +230,6 @@ fn named(e: Error, what: &str) -> Error {
     }
 }
 
-/// Multiplies `field` by the phases and, anti-periodic, the T sign of
-/// hops of `hops` sites across the boundary, and by `coefficient`.
-pub(crate) fn fold(field: &mut GaugeField, hops: usize, t_boundary: TBoundary, coefficient: f64) {
-    let lat = field.lattice().clone();
-    let t_extent = lat.dims()[3];
-    for p in [Parity::Even, Parity::Odd] {
-        for cb in 0..lat.half_volume() {
-            let x = lat.coords(p, cb);
-            for mu in 0..4 {
-                let mut s = milc_phase(x, mu) * coefficient;
-                if mu == 3 && x[3] + hops >= t_extent {
-                    s *= t_boundary.sign();
-                }
-                let u = field.link_mut(p, cb, mu);
-                *u = u.scale(num_complex::Complex64::new(s, 0.0));
-            }
-        }
-    }
-}
-
 /// Fat and long links (or thin links) loaded into a context.
 pub struct StaggeredLinks {
     context: Arc<ContextInner>,
@@ -325,13 +305,30 @@ impl StaggeredLinks {
                 sloppy,
             }
         };
-        // Links used as given, long links of 18 reals: the backend's own
-        // path first (the CUDA backend converts on the device); the host
-        // path where it has none or a link is not finite (it names it).
-        let as_given = params.phases == PhaseFolding::InLinks
-            && params.long_reconstruct == LongReconstruct::Full18
+        // Long links of 18 reals, the phases in them or folded in: the
+        // backend's own path first (the CUDA backend converts and folds on
+        // the device); the host path where it has none or a link is not
+        // finite (it names it).
+        let fold = match params.phases {
+            PhaseFolding::InLinks => None,
+            PhaseFolding::Fold {
+                t_boundary,
+                long_coefficient,
+            } => {
+                if !long_coefficient.is_finite() {
+                    return Err(Error::InvalidArgument(format!(
+                        "long_coefficient = {long_coefficient}: give a finite number"
+                    )));
+                }
+                Some(crate::backend::PhaseFold {
+                    t_boundary,
+                    long_coefficient,
+                })
+            }
+        };
+        let uncompressed = params.long_reconstruct == LongReconstruct::Full18
             && params.long_reconstruct_sloppy == LongReconstruct::Full18;
-        if as_given {
+        if uncompressed {
             let mut precisions = vec![params.precision];
             if params.precision_sloppy != params.precision {
                 precisions.push(params.precision_sloppy);
@@ -353,7 +350,7 @@ impl StaggeredLinks {
             }
             if let Some(mut stored) =
                 ctx.inner
-                    .import_staggered(&lattice, fat, long, &precisions)?
+                    .import_staggered(&lattice, fat, long, fold, &precisions)?
             {
                 let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
                 let storage = stored.pop().expect("one stored");
@@ -362,19 +359,10 @@ impl StaggeredLinks {
         }
         let mut fat = import(fat, "fat links")?;
         let mut long = long.map(|l| import(l, "long links")).transpose()?;
-        if let PhaseFolding::Fold {
-            t_boundary,
-            long_coefficient,
-        } = params.phases
-        {
-            if !long_coefficient.is_finite() {
-                return Err(Error::InvalidArgument(format!(
-                    "long_coefficient = {long_coefficient}: give a finite number"
-                )));
-            }
-            fold(&mut fat, 1, t_boundary, 1.0);
+        if let Some(f) = fold {
+            fold_phases(&mut fat, 1, f.t_boundary, 1.0);
             if let Some(l) = long.as_mut() {
-                fold(l, 3, t_boundary, long_coefficient);
+                fold_phases(l, 3, f.t_boundary, f.long_coefficient);
             }
         }
         // Compressed long links must be |s| × U(3) to the stored precision.

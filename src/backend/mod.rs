@@ -40,6 +40,16 @@ pub struct GaugeScan {
     pub plaquette: [f64; 3],
 }
 
+/// Staggered phases to fold into links as they are stored
+/// (`Backend::import_staggered`; `dirac::staggered::fold_phases`): MILC's
+/// η, the T boundary of the hops that cross it, and the long links'
+/// coefficient (the fat links' is 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseFold {
+    pub t_boundary: TBoundary,
+    pub long_coefficient: f64,
+}
+
 /// What a caller's gauge array stands for, beside its order
 /// (`Backend::import_gauge`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,16 +190,19 @@ pub trait Backend: Send + Sync {
     }
 
     /// Staggered links (fat, and long if given; 18 reals a link as the
-    /// caller gives them, phases included) stored in each of `precisions`
-    /// by the backend itself, as `upload_staggered` stores them with long
-    /// links of 18 reals. `None` where this backend converts on the host
-    /// (the default), where a link is not finite or the arrays cannot be
-    /// staged: the caller then takes the host path, which words the error.
+    /// caller gives them, phases included unless `fold` says to fold them
+    /// in) stored in each of `precisions` by the backend itself, as
+    /// `upload_staggered` stores them (after `dirac::staggered::fold_phases`)
+    /// with long links of 18 reals. `None` where this backend converts on
+    /// the host (the default), where a link is not finite or the arrays
+    /// cannot be staged: the caller then takes the host path, which words
+    /// the error.
     fn import_staggered(
         &self,
         _lattice: &Arc<Lattice>,
         _fat: &HostGauge,
         _long: Option<&HostGauge>,
+        _fold: Option<PhaseFold>,
         _precisions: &[Precision],
     ) -> Result<Option<Vec<Self::StaggeredLinks>>> {
         Ok(None)

@@ -41,6 +41,33 @@ pub fn milc_phase(x: [usize; 4], mu: usize) -> f64 {
     }
 }
 
+/// Multiplies `field` by MILC's phases (`milc_phase`) and `coefficient`,
+/// and, with an anti-periodic `t_boundary`, negates the T links whose hop of
+/// `hops` sites crosses t = T − 1 (1 for one-hop links, 3 for the Naik
+/// links): what `PhaseFolding::Fold` asks of a load.
+pub fn fold_phases(
+    field: &mut crate::field::GaugeField,
+    hops: usize,
+    t_boundary: crate::precision::TBoundary,
+    coefficient: f64,
+) {
+    let lat = field.lattice().clone();
+    let t_extent = lat.dims()[3];
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            let x = lat.coords(p, cb);
+            for mu in 0..4 {
+                let mut s = milc_phase(x, mu) * coefficient;
+                if mu == 3 && x[3] + hops >= t_extent {
+                    s *= t_boundary.sign();
+                }
+                let u = field.link_mut(p, cb, mu);
+                *u = u.scale(num_complex::Complex64::new(s, 0.0));
+            }
+        }
+    }
+}
+
 fn dslash_flops<B: Backend>(links: &B::StaggeredLinks) -> f64 {
     if links.improved() {
         IMPROVED_DSLASH_FLOPS_PER_SITE

@@ -236,18 +236,18 @@ mod tests {
 
     #[test]
     fn parameter_struct_matches_the_kernel() {
-        // kernels/clover_compute.cu: HostGaugeParams (88), u64, long long,
+        // kernels/clover_compute.cu: HostGaugeParams (112), u64, long long,
         // 2·6·8 + 2·8 + 2·8 doubles, 2 int, then two CloverOut of 4 u64
         // and 2 int.
         assert_eq!(std::mem::size_of::<CloverOut>(), 40);
-        assert_eq!(std::mem::offset_of!(CloverComputeParams, coef), 104);
+        assert_eq!(std::mem::offset_of!(CloverComputeParams, coef), 128);
         assert_eq!(
             std::mem::offset_of!(CloverComputeParams, outs),
-            104 + 8 * 128
+            128 + 8 * 128
         );
         assert_eq!(
             std::mem::size_of::<CloverComputeParams>(),
-            104 + 8 * 128 + 8 + 80
+            128 + 8 * 128 + 8 + 80
         );
     }
 

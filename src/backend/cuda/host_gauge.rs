@@ -36,6 +36,10 @@ pub(super) struct HostGaugeParams {
     t_sign_given: i32,
     max: f64,
     fixed_max: f64,
+    fold_hops: i32,
+    pad: i32,
+    fold_coefficient: f64,
+    fold_t_sign: f64,
 }
 // SAFETY: plain old data with the kernel's layout.
 unsafe impl DeviceRepr for HostGaugeParams {}
@@ -293,14 +297,16 @@ impl CudaBackend {
     }
 
     /// The device side of `Backend::import_staggered`: links of 18 reals
-    /// as given (phases in them), stored as `upload_staggered` stores
-    /// uncompressed links. `None` where a link is not finite (the host
-    /// path names it) or the arrays cannot be staged.
+    /// as given (phases in them, or folded in as they are read: `fold`),
+    /// stored as `upload_staggered` stores uncompressed links. `None` where
+    /// a link is not finite (the host path names it) or the arrays cannot
+    /// be staged.
     pub(crate) fn import_staggered_impl(
         &self,
         lattice: &std::sync::Arc<Lattice>,
         fat: &HostGauge,
         long: Option<&HostGauge>,
+        fold: Option<crate::backend::PhaseFold>,
         precisions: &[Precision],
     ) -> Result<Option<Vec<super::CudaStaggeredLinks>>> {
         Self::check_lattice(lattice)?;
@@ -320,10 +326,17 @@ impl CudaBackend {
         // Each field staged, scanned and stored in every precision in turn,
         // so that one staged array is on the device at a time.
         let mut fields: Vec<Vec<super::staggered::FixedLinks>> = Vec::new();
-        for host in std::iter::once(fat).chain(long) {
-            let Some(staged) = self.stage_gauge(lattice, host)? else {
+        for (host, hops, coefficient) in std::iter::once((fat, 1, 1.0))
+            .chain(long.map(|l| (l, 3, fold.map_or(1.0, |f| f.long_coefficient))))
+        {
+            let Some(mut staged) = self.stage_gauge(lattice, host)? else {
                 return Ok(None);
             };
+            if let Some(f) = fold {
+                staged.params.fold_hops = hops;
+                staged.params.fold_coefficient = coefficient;
+                staged.params.fold_t_sign = f.t_boundary.sign();
+            }
             let r = self.scan_gauge(lattice, &staged)?;
             if r[0] > 0.0 {
                 return Ok(None);
@@ -386,10 +399,13 @@ mod tests {
 
     #[test]
     fn parameter_struct_matches_the_kernel() {
-        // kernels/host_gauge.cu: 2 u64, 2 long long, 10 int, 2 double.
-        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 88);
+        // kernels/host_links.cuh: 2 u64, 2 long long, 10 int, 2 double,
+        // 2 int, 2 double.
+        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 112);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, dims), 32);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, max), 72);
+        assert_eq!(std::mem::offset_of!(HostGaugeParams, fold_hops), 88);
+        assert_eq!(std::mem::offset_of!(HostGaugeParams, fold_t_sign), 104);
     }
 
     #[test]

@@ -802,9 +802,10 @@ impl Backend for CudaBackend {
         lattice: &Arc<Lattice>,
         fat: &crate::layout::HostGauge,
         long: Option<&crate::layout::HostGauge>,
+        fold: Option<super::PhaseFold>,
         precisions: &[Precision],
     ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
-        self.import_staggered_impl(lattice, fat, long, precisions)
+        self.import_staggered_impl(lattice, fat, long, fold, precisions)
     }
 
     fn import_gauge(

@@ -10,7 +10,8 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use latsol::backend::cuda::{CudaBackend, CudaGauge};
-use latsol::backend::{Backend, GaugeForm, GaugeScan};
+use latsol::backend::{Backend, GaugeForm, GaugeScan, PhaseFold};
+use latsol::dirac::staggered::fold_phases;
 use latsol::field::GaugeField;
 use latsol::lattice::{Lattice, Parity};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -293,7 +294,19 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
         Precision::Half,
         Precision::Quarter,
     ];
-    for order in [GaugeOrder::Qdp, GaugeOrder::Milc] {
+    // The same with the phases folded in as they are read (links given
+    // without them): against `fold_phases` on the host path's fields.
+    let folds = [
+        None,
+        Some(PhaseFold {
+            t_boundary: TBoundary::AntiPeriodic,
+            long_coefficient: -1.0 / 24.0,
+        }),
+    ];
+    for (order, fold) in [GaugeOrder::Qdp, GaugeOrder::Milc]
+        .into_iter()
+        .flat_map(|o| folds.map(|f| (o, f)))
+    {
         let fat64 = host_arrays(gauge, order)?;
         let long64 = host_arrays(&long_field, order)?;
         let (fat32, long32) = (to_single(&fat64), to_single(&long64));
@@ -304,19 +317,28 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
             );
             let (fat, long) = (host_gauge(order, &fa), host_gauge(order, &la));
             let name = format!(
-                "staggered import {order:?} {}",
-                if single { "f32" } else { "f64" }
+                "staggered import {order:?} {}{}",
+                if single { "f32" } else { "f64" },
+                if fold.is_some() {
+                    ", phases folded"
+                } else {
+                    ""
+                }
             );
             let stored = gpu
-                .import_staggered(lat, &fat, Some(&long), &precisions)
+                .import_staggered(lat, &fat, Some(&long), fold, &precisions)
                 .map_err(e)?
                 .ok_or_else(|| format!("{name}: the device path declined valid links"))?;
-            let fat_field = layout::gauge::import(lat, &fat).map_err(e)?;
-            let long_field = layout::gauge::import(lat, &long).map_err(e)?;
+            let mut fat_links = layout::gauge::import(lat, &fat).map_err(e)?;
+            let mut long_links = layout::gauge::import(lat, &long).map_err(e)?;
+            if let Some(f) = fold {
+                fold_phases(&mut fat_links, 1, f.t_boundary, 1.0);
+                fold_phases(&mut long_links, 3, f.t_boundary, f.long_coefficient);
+            }
             let mut differing = 0usize;
             for (links, &p) in stored.iter().zip(&precisions) {
                 let want = gpu
-                    .upload_staggered(&fat_field, Some(&long_field), p, LongReconstruct::Full18)
+                    .upload_staggered(&fat_links, Some(&long_links), p, LongReconstruct::Full18)
                     .map_err(e)?;
                 let (a, b) = (
                     links.stored_bytes(gpu).map_err(e)?,
