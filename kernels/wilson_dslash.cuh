@@ -124,9 +124,12 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
 }
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
-/// with coordinate `xmu` along mu.
+/// with coordinate `xmu` along mu, the forward one added to `acc_f` and then
+/// the backward one to `acc_b` (the same sum, or each its own for the split
+/// form).
 template <int mu, int sf, int R, typename S, typename Lk, typename F>
-__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc) {
+__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc_f,
+                                     cplx<F> *acc_b) {
   typedef typename SpinorSoA<S>::Vec SV;
   typedef GaugeSoA<Lk, R> G;
   const SV *in = reinterpret_cast<const SV *>(P.in);
@@ -140,26 +143,26 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   const F sign_b = (mu == 3 && xmu == 0) ? F(P.t_sign) : F(1);
   // Forward: (1 − γ_mu) U_mu(x) ψ(x + mu), signs swapped for the dagger.
   const Link<F> uf = G::load(g, P.gauge_stride, P.parity, mu, cb, scale);
-  hop<mu, sf, false, S>(in, P.stride, uf, fwd, sign_f, acc);
+  hop<mu, sf, false, S>(in, P.stride, uf, fwd, sign_f, acc_f);
   // Backward: (1 + γ_mu) U_mu(x − mu)† ψ(x − mu); the link lives on the other parity.
   const Link<F> ub = G::load(g, P.gauge_stride, 1 - P.parity, mu, bwd, scale);
-  hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc);
+  hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc_b);
 }
 
 /// Coordinates of an output site and its lexicographic index.
-struct SiteCoords {
+struct DslashSite {
   int x[4];
   int lex;
 };
 
 /// Two lexicographic sites share each cb index, and the parity picks x0
 /// (lattice.rs, `coords`).
-__device__ __forceinline__ SiteCoords site_coords(const DslashParams &P, int cb) {
+__device__ __forceinline__ DslashSite dslash_site(const DslashParams &P, int cb) {
   const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
   const int lex2 = 2 * cb;
   const int q1 = lex2 / X;
   const int q2 = q1 / Y;
-  SiteCoords s;
+  DslashSite s;
   s.x[1] = q1 - q2 * Y;
   s.x[3] = q2 / Z;
   s.x[2] = q2 - s.x[3] * Z;
@@ -197,15 +200,16 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
-  const SiteCoords x = site_coords(P, cb);
+  const DslashSite site = dslash_site(P, cb);
   constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
   cplx<F> acc[12];
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
-  hops<0, sf, R, S, Lk>(P, cb, x.lex, x.x[0], 1, acc);
-  hops<1, sf, R, S, Lk>(P, cb, x.lex, x.x[1], P.dims[0], acc);
-  hops<2, sf, R, S, Lk>(P, cb, x.lex, x.x[2], P.dims[0] * P.dims[1], acc);
-  hops<3, sf, R, S, Lk>(P, cb, x.lex, x.x[3], P.dims[0] * P.dims[1] * P.dims[2], acc);
+  const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
+  hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, acc, acc);
+  hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
+  hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
+  hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, acc);
   epilogue<S, xpay, clover, C>(P, cb, acc);
 }
 
@@ -215,41 +219,52 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 /// two hops (two rounds of neighbour loads instead of eight) and a lattice
 /// puts four times the threads in flight, which is what hides the memory
 /// latency where a parity has too few sites to fill the device (16^4: 32768).
-/// Directions 1–3 hand their sums to direction 0's warp through shared
-/// memory, which adds them (in direction order) and applies the epilogue. The
-/// backend times both forms on first use and keeps the faster
-/// (src/backend/cuda/dslash.rs); launched with blocks of exactly 128.
+/// Warps 1–3 hand each hop's term to warp 0 through shared memory, and warp 0
+/// adds them in the one-thread form's order (forward, backward, direction by
+/// direction), so both forms give the same numbers, bit for bit, and the
+/// tuner's choice between them changes no result. The backend times both
+/// forms on first use and keeps the faster (src/backend/cuda/dslash.rs);
+/// launched with blocks of exactly 4 · LATSOL_SPLIT_SITES threads.
 #define LATSOL_SPLIT_SITES 32
 template <typename S, typename Lk, int R, bool dagger, bool xpay>
 __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
+  static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int lane = threadIdx.x % LATSOL_SPLIT_SITES, g = threadIdx.x / LATSOL_SPLIT_SITES;
   const int cb = blockIdx.x * LATSOL_SPLIT_SITES + lane;
   const bool active = cb < P.vh;
-  __shared__ cplx<F> partial[3][12][LATSOL_SPLIT_SITES];
+  // [direction − 1][forward, backward][component][site]
+  __shared__ cplx<F> terms[3][2][12][LATSOL_SPLIT_SITES];
   constexpr int sf = dagger ? 1 : -1;
-  cplx<F> acc[12];
+  cplx<F> acc[12], back[12];
 #pragma unroll
-  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
+  for (int c = 0; c < 12; c++) acc[c] = back[c] = mk<F>(0, 0);
   if (active) {
-    const SiteCoords x = site_coords(P, cb);
-    const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
-    // g is the warp's: no divergence.
-    if (g == 0) hops<0, sf, R, S, Lk>(P, cb, x.lex, x.x[0], 1, acc);
-    else if (g == 1) hops<1, sf, R, S, Lk>(P, cb, x.lex, x.x[1], X, acc);
-    else if (g == 2) hops<2, sf, R, S, Lk>(P, cb, x.lex, x.x[2], X * Y, acc);
-    else hops<3, sf, R, S, Lk>(P, cb, x.lex, x.x[3], X * Y * Z, acc);
+    const DslashSite site = dslash_site(P, cb);
+    const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
+    // g is the warp's: no divergence. Warp 0 sums its two hops as the
+    // one-thread form does; the others keep each hop's term apart.
+    if (g == 0) hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, acc, acc);
+    else if (g == 1) hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, back);
+    else if (g == 2) hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, back);
+    else hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, back);
   }
   if (g > 0) {
 #pragma unroll
-    for (int c = 0; c < 12; c++) partial[g - 1][c][lane] = acc[c];
+    for (int c = 0; c < 12; c++) {
+      terms[g - 1][0][c][lane] = acc[c];
+      terms[g - 1][1][c][lane] = back[c];
+    }
   }
   __syncthreads();
   if (g > 0 || !active) return;
 #pragma unroll
   for (int k = 0; k < 3; k++) {
 #pragma unroll
-    for (int c = 0; c < 12; c++) acc[c] = acc[c] + partial[k][c][lane];
+    for (int d = 0; d < 2; d++) {
+#pragma unroll
+      for (int c = 0; c < 12; c++) acc[c] = acc[c] + terms[k][d][c][lane];
+    }
   }
   epilogue<S, xpay, 0, float>(P, cb, acc);
 }

@@ -126,6 +126,10 @@ impl Clover {
                 let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
                 let storage = stored.pop().expect("one stored");
                 ctx.inner.log(
+                    Verbosity::Verbose,
+                    &format!("clover field {:?} loaded", lattice.dims()),
+                );
+                ctx.inner.log(
                     Verbosity::Debug,
                     &format!(
                         "clover field {:?} computed on the backend in {:.3} s",

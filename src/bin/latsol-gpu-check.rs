@@ -50,6 +50,7 @@ fn main() -> std::process::ExitCode {
 #[cfg(feature = "cuda")]
 #[path = "gpu_check/clover_compute.rs"]
 mod clover_compute;
+#[cfg(feature = "cuda")]
 #[path = "gpu_check/gauge_import.rs"]
 mod gauge_import;
 
@@ -62,7 +63,7 @@ mod check {
 
     use cudarc::driver::sys::CUevent_flags;
     use latsol::backend::cpu::CpuBackend;
-    use latsol::backend::cuda::{CudaBackend, DslashForms};
+    use latsol::backend::cuda::{CudaBackend, DslashForm};
     use latsol::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
     use latsol::dirac::wilson::WilsonEvenOdd;
     use latsol::dirac::{Direct, LinearOperator, Normal};
@@ -720,6 +721,55 @@ mod check {
             }
         }
         Ok(())
+    }
+
+    /// The split form of the half hopping term against the one-thread form
+    /// on `lat`: every reconstruct, dagger and xpay form, both parities; the
+    /// two add the same terms in the same order, so the stored outputs must
+    /// be identical. Returns the differing values and the forms compared.
+    fn split_matches_plain(gpu: &CudaBackend, gauge: &GaugeField) -> R<(usize, usize)> {
+        let lat = gauge.lattice();
+        let p = Precision::Half;
+        let chosen = gpu.dslash_form();
+        let (mut differing, mut compared) = (0, 0);
+        for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
+            let g = gpu
+                .upload_gauge(gauge, TBoundary::AntiPeriodic, p, rec)
+                .map_err(e)?;
+            for parity in [Parity::Even, Parity::Odd] {
+                let inp = up(
+                    gpu,
+                    &random::spinor(lat, Subset::Single(parity.other()), 31),
+                    p,
+                )?;
+                let x = up(gpu, &random::spinor(lat, Subset::Single(parity), 32), p)?;
+                for dagger in [false, true] {
+                    for xpay in [false, true] {
+                        let mut outs = Vec::new();
+                        for form in [DslashForm::Plain, DslashForm::Split] {
+                            gpu.set_dslash_form(form);
+                            let mut out = gpu
+                                .alloc_spinor(lat, Subset::Single(parity), p)
+                                .map_err(e)?;
+                            let xs = if xpay { Some(&x) } else { None };
+                            gpu.wilson_dslash(&mut out, parity, &g, &inp, dagger, -0.3, xs)
+                                .map_err(e)?;
+                            outs.push(down(gpu, &out)?);
+                        }
+                        let bits = |z: &C64| (z.re.to_bits(), z.im.to_bits());
+                        differing += outs[0]
+                            .data()
+                            .iter()
+                            .zip(outs[1].data())
+                            .filter(|(a, b)| bits(a) != bits(b))
+                            .count();
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        gpu.set_dslash_form(chosen);
+        Ok((differing, compared))
     }
 
     /// The clover kernels against the CPU backend: the site kernel (A and
@@ -1691,9 +1741,13 @@ mod check {
                 Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
                 Err(err) => rep.flag(&format!("gauge import ran {err}"), false),
             }
-            match crate::clover_compute::run(&gpu, &lat, &gauge) {
-                Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
-                Err(err) => rep.flag(&format!("clover compute ran {err}"), false),
+            // And on a lattice whose volume is no multiple of a block (1296).
+            let tail = Arc::new(Lattice::new([6, 6, 6, 6]).map_err(e)?);
+            for (l, g) in [(&lat, gauge.clone()), (&tail, random::hot_gauge(&tail, 5))] {
+                match crate::clover_compute::run(&gpu, l, &g) {
+                    Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
+                    Err(err) => rep.flag(&format!("clover compute ran {err}"), false),
+                }
             }
         }
         for prec in ALL_PRECISIONS.into_iter().filter(|p| checked.contains(p)) {
@@ -1725,14 +1779,14 @@ mod check {
             );
             // Both forms of a format that has two (the tuner picks one per
             // size), each against the CPU.
-            let chosen = gpu.dslash_forms();
+            let chosen = gpu.dslash_form();
             let forms = if latsol::backend::cuda::has_split_forms(prec) {
-                vec![(DslashForms::Plain, ""), (DslashForms::Split, " split")]
+                vec![(DslashForm::Plain, ""), (DslashForm::Split, " split")]
             } else {
                 vec![(chosen, "")]
             };
             for (forms, label) in forms {
-                gpu.set_dslash_forms(forms);
+                gpu.set_dslash_form(forms);
                 let r = check_dslash(&pair, &gauge, label, &mut rep);
                 rep.flag(
                     &format!(
@@ -1742,7 +1796,42 @@ mod check {
                     r.is_ok(),
                 );
             }
-            gpu.set_dslash_forms(chosen);
+            gpu.set_dslash_form(chosen);
+            if latsol::backend::cuda::has_split_forms(prec) {
+                // Also on a lattice whose parity is no multiple of a block
+                // (648 sites: the split form's and the tuned blocks' tails).
+                let tail = Arc::new(Lattice::new([6, 6, 6, 6]).map_err(e)?);
+                for g in [&gauge, &random::hot_gauge(&tail, 4)] {
+                    match split_matches_plain(&gpu, g) {
+                        Ok((differing, compared)) => rep.check(
+                            &format!(
+                                "dslash split = one thread a site, bit for bit, {:?}, {compared} forms",
+                                g.lattice().dims()
+                            ),
+                            differing as f64,
+                            0.0,
+                        ),
+                        Err(err) => rep.flag(&format!("dslash split comparison ran {err}"), false),
+                    }
+                }
+                let tail_pair = Pair {
+                    cpu: &cpu,
+                    gpu: &gpu,
+                    prec,
+                };
+                for (forms, label) in [(DslashForm::Plain, ""), (DslashForm::Split, " split")] {
+                    gpu.set_dslash_form(forms);
+                    let r = check_dslash(&tail_pair, &random::hot_gauge(&tail, 4), label, &mut rep);
+                    rep.flag(
+                        &format!(
+                            "dslash{label} {prec:?} on 6^4 ran {}",
+                            r.as_ref().err().cloned().unwrap_or_default()
+                        ),
+                        r.is_ok(),
+                    );
+                }
+                gpu.set_dslash_form(chosen);
+            }
             let r = check_clover(&pair, &gauge, &mut rep);
             rep.flag(
                 &format!(

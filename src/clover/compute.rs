@@ -89,6 +89,13 @@ pub fn half_commutator(mu: usize, nu: usize) -> SpinMatrix {
     m
 }
 
+/// `½[γ_μ, γ_ν]` of the six planes, in the order every computation of the
+/// clover term sums them: xy, xz, xt, yz, yt, zt.
+pub fn commutators() -> [SpinMatrix; 6] {
+    let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+    pairs.map(|(m, n)| half_commutator(m, n))
+}
+
 /// The two chiral blocks of `A(x)` with coefficient `c` (= κ c_SW).
 pub fn site_blocks(
     gauge: &GaugeField,
@@ -130,10 +137,7 @@ pub fn site_blocks(
 /// The clover field of `gauge` with coefficient `c` (= κ c_SW).
 pub fn compute(gauge: &GaugeField, c: f64) -> Result<CloverField> {
     let lat = gauge.lattice().clone();
-    let commutators: [SpinMatrix; 6] = {
-        let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-        pairs.map(|(m, n)| half_commutator(m, n))
-    };
+    let commutators = commutators();
     let vh = lat.half_volume();
     let sites_iter = (0..lat.volume()).into_par_iter().map(|i| {
         let p = crate::lattice::Parity::from_index(i / vh);

@@ -15,13 +15,13 @@ use cudarc::driver::{DevicePtr, DeviceRepr};
 use super::clover::{clover_vec, CudaClover, DeviceClover};
 use super::host_gauge::{scan_found, HostGaugeParams};
 use super::{device_err, launch, CudaBackend, Module};
-use crate::backend::{GaugeScan, OperatorFamily};
+use crate::backend::GaugeScan;
 use crate::clover::storage::CloverFormat;
 use crate::clover::{chiral, compute, PACKED_REALS};
 use crate::error::Result;
 use crate::lattice::Lattice;
 use crate::layout::HostGauge;
-use crate::precision::{Precision, Reconstruct};
+use crate::precision::Precision;
 
 /// Mirrors `CloverOut` in kernels/clover_compute.cu.
 #[repr(C)]
@@ -34,6 +34,9 @@ pub(crate) struct CloverOut {
     pub kind: i32,
     pub vec: i32,
 }
+
+/// Threads a block of the kernel (`CLOVER_COMPUTE_BLOCK`, its launch bound).
+const BLOCK: u32 = 128;
 
 /// Stored forms one launch writes (`CLOVER_OUTS`).
 pub(crate) const CLOVER_OUTS: usize = 2;
@@ -82,8 +85,7 @@ pub(crate) type SiteConstants = ([[[f64; 8]; 6]; 2], [[f64; 8]; 2], [[f64; 8]; 2
 /// `clover::compute`'s order, and the storage rotation `(W_k, W_k⁻¹)`.
 /// The products `c · g` are formed as the host path forms them.
 pub(crate) fn site_constants(c: f64) -> SiteConstants {
-    let pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-    let g = pairs.map(|(m, n)| compute::half_commutator(m, n));
+    let g = compute::commutators();
     let coef = std::array::from_fn(|k| {
         std::array::from_fn(|p| {
             let block: chiral::Spin2 =
@@ -142,16 +144,14 @@ impl CudaBackend {
         accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<Vec<CudaClover>>> {
         Self::check_lattice(lattice)?;
-        // This module, the gauge scan's, and those a clover solve in these
-        // precisions launches, compiled or loaded together.
-        let formats: Vec<_> = precisions
-            .iter()
-            .map(|&p| (p, Reconstruct::Full18))
-            .collect();
-        let mut modules = Self::modules_for(OperatorFamily::Clover, &formats);
+        // This module and the gauge scan's, compiled or loaded together; a
+        // module that cannot be had leaves the work to the host path.
+        let mut modules = Vec::new();
         modules.extend(Module::named("host_gauge"));
         modules.extend(Module::named("clover_compute"));
-        self.load_modules(&mut *self.loaded()?, &modules)?;
+        if self.load_modules(&mut *self.loaded()?, &modules).is_err() {
+            return Ok(None);
+        }
         let Some(staged) = self.stage_gauge(lattice, links)? else {
             return Ok(None);
         };
@@ -162,21 +162,28 @@ impl CudaBackend {
         let sites = lattice.volume();
         let stride = super::layout::padded_stride(sites);
         let len = PACKED_REALS * stride;
+        // Without the device memory for the stored fields beside the staged
+        // links, the host path (which stages nothing) takes over.
         let mut fields = Vec::with_capacity(precisions.len());
         for &precision in precisions {
             let format = CloverFormat::for_spinors(precision);
+            let (Ok(direct), Ok(inverse)) = (
+                self.alloc_clover(format, len, sites),
+                self.alloc_clover(format, len, sites),
+            ) else {
+                return Ok(None);
+            };
             fields.push(CudaClover {
                 lattice: lattice.clone(),
                 precision,
                 stride,
-                direct: self.alloc_clover(format, len, sites)?,
-                inverse: self.alloc_clover(format, len, sites)?,
+                direct,
+                inverse,
             });
         }
-        let mut bad = self
-            .stream
-            .alloc_zeros::<u64>(1)
-            .map_err(device_err("device allocation"))?;
+        let Ok(mut bad) = self.stream.alloc_zeros::<u64>(1) else {
+            return Ok(None);
+        };
         self.stream
             .memcpy_htod(&[u64::MAX], &mut bad)
             .map_err(device_err("host-to-device copy"))?;
@@ -208,7 +215,6 @@ impl CudaBackend {
                 pad: 0,
                 out,
             };
-            const BLOCK: u32 = 128;
             launch::launch(
                 &self.stream,
                 &kernel,
@@ -258,6 +264,7 @@ mod tests {
             assert!(text.contains(&format!("void {k}(")), "{k}");
         }
         assert!(text.contains(&format!("#define CLOVER_OUTS {CLOVER_OUTS}")));
+        assert!(text.contains(&format!("#define CLOVER_COMPUTE_BLOCK {BLOCK}")));
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
 /// Which form of the hopping term to launch where a format has two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum DslashForms {
+pub enum DslashForm {
     /// The faster at each kernel and size, timed on first use (the default).
     Tuned = 0,
     /// Always the split forms (four threads a site).
@@ -90,13 +90,13 @@ pub enum DslashForms {
     Plain = 2,
 }
 
-impl DslashForms {
+impl DslashForm {
     /// `LATSOL_DSLASH_SPLIT`: 1 `Split`, 0 `Plain`, else `Tuned`.
-    pub(super) fn from_env() -> DslashForms {
+    pub(super) fn from_env() -> DslashForm {
         match std::env::var("LATSOL_DSLASH_SPLIT").as_deref() {
-            Ok("1") => DslashForms::Split,
-            Ok("0") => DslashForms::Plain,
-            _ => DslashForms::Tuned,
+            Ok("1") => DslashForm::Split,
+            Ok("0") => DslashForm::Plain,
+            _ => DslashForm::Tuned,
         }
     }
 }
@@ -138,17 +138,17 @@ impl CudaBackend {
     }
 
     /// Which forms of the hopping term this backend launches.
-    pub fn dslash_forms(&self) -> DslashForms {
-        match self.dslash_forms.load(std::sync::atomic::Ordering::Relaxed) {
-            1 => DslashForms::Split,
-            2 => DslashForms::Plain,
-            _ => DslashForms::Tuned,
+    pub fn dslash_form(&self) -> DslashForm {
+        match self.dslash_form.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => DslashForm::Split,
+            2 => DslashForm::Plain,
+            _ => DslashForm::Tuned,
         }
     }
 
     /// Sets the forms to launch (checks run each form against the CPU).
-    pub fn set_dslash_forms(&self, forms: DslashForms) {
-        self.dslash_forms
+    pub fn set_dslash_form(&self, forms: DslashForm) {
+        self.dslash_form
             .store(forms as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -156,10 +156,10 @@ impl CudaBackend {
     /// `sites` sites: the override, else the faster of the two, each at its
     /// best block, timed once with these arguments (the output is never read).
     fn split_chosen(&self, name: &str, sites: usize, params: &DslashParams) -> Result<bool> {
-        match self.dslash_forms() {
-            DslashForms::Split => return Ok(true),
-            DslashForms::Plain => return Ok(false),
-            DslashForms::Tuned => {}
+        match self.dslash_form() {
+            DslashForm::Split => return Ok(true),
+            DslashForm::Plain => return Ok(false),
+            DslashForm::Tuned => {}
         }
         let (plain, split) = (self.kernel(name)?, self.kernel(&format!("{name}_split"))?);
         // The two forms differ by a few per cent at the sizes where either
@@ -267,6 +267,17 @@ mod tests {
         assert_eq!(std::mem::offset_of!(DslashParams, t_sign), 48);
         assert_eq!(std::mem::offset_of!(DslashParams, dims), 56);
         assert_eq!(std::mem::offset_of!(DslashParams, gauge_stride), 84);
+    }
+
+    #[test]
+    fn the_split_block_is_the_kernels() {
+        let text = include_str!("../../../kernels/wilson_dslash.cuh");
+        assert!(text.contains(&format!("#define LATSOL_SPLIT_SITES {SPLIT_SITES}")));
+        assert_eq!(
+            SPLIT_BLOCK,
+            4 * SPLIT_SITES,
+            "a warp of sites per direction"
+        );
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub use modules::ModuleReport;
 
 use blas::Out;
 pub use clover::CudaClover;
-pub use dslash::{has_split_forms, DslashForms};
+pub use dslash::{has_split_forms, DslashForm};
 use layout::{SoaShape, LINK_REALS};
 use modules::{Kernel, Module};
 
@@ -359,8 +359,8 @@ pub struct CudaBackend {
     copy_stream: std::sync::OnceLock<Arc<CudaStream>>,
     tuner: launch::Tuner,
     /// Which forms of the hopping term to launch where a format has two
-    /// (`dslash::DslashForms`): from `LATSOL_DSLASH_SPLIT`, settable for checks.
-    dslash_forms: std::sync::atomic::AtomicU8,
+    /// (`dslash::DslashForm`): from `LATSOL_DSLASH_SPLIT`, settable for checks.
+    dslash_form: std::sync::atomic::AtomicU8,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
     // Dropped last: everything above lives in this context.
@@ -453,7 +453,7 @@ impl CudaBackend {
             copy_stream: std::sync::OnceLock::new(),
             builder,
             tuner,
-            dslash_forms: std::sync::atomic::AtomicU8::new(dslash::DslashForms::from_env() as u8),
+            dslash_form: std::sync::atomic::AtomicU8::new(dslash::DslashForm::from_env() as u8),
             scratch: Mutex::new(scratch),
             info,
             ctx,

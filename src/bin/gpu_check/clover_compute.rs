@@ -114,7 +114,7 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
         [Precision::Single, Precision::Quarter],
     ];
     each_host_form(gauge, |form, host| {
-        let name = format!("clover computed {form}");
+        let name = format!("clover computed {:?} {form}", lat.dims());
         let links = layout::gauge::import(lat, host).map_err(e)?;
         let field = latsol::clover::compute::compute(&links, c).map_err(e)?;
         let inverse = field.inverse().map_err(e)?;
