@@ -151,6 +151,185 @@ __device__ __forceinline__ double fixed_value(double x, const HostGaugeParams &P
   return fmin(fmax(v, -P.fixed_max), P.fixed_max);
 }
 
+// ---- compressed staggered long links (src/long_links.rs) ----------------
+// A long link is L = s W, W in U(3); stored (layout 2) as 13 reals (the first
+// two rows of W and arg det W / π) or 9 (the 8 reals of reconstruct 8 of
+// V = e^{−iφ/3} W, φ = arg det W, and φ / π), with |s| = long_scale.
+
+__device__ __forceinline__ void zmul(double ar, double ai, double br, double bi, double &r, double &i) {
+  r = ar * br - ai * bi;
+  i = ar * bi + ai * br;
+}
+
+/// det of a 3×3 complex matrix, in `Su3::determinant`'s order.
+__device__ __forceinline__ void det3(const double (&m)[18], double &dr, double &di) {
+  auto e = [&](int r, int c, double &x, double &y) { x = m[2 * (3 * r + c)]; y = m[2 * (3 * r + c) + 1]; };
+  double a[3][3][2];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) e(r, c, a[r][c][0], a[r][c][1]);
+  double m1r, m1i, m2r, m2i, t1r, t1i, t2r, t2i, t3r, t3i, pr, pi_;
+  // m00 (m11 m22 − m12 m21)
+  zmul(a[1][1][0], a[1][1][1], a[2][2][0], a[2][2][1], m1r, m1i);
+  zmul(a[1][2][0], a[1][2][1], a[2][1][0], a[2][1][1], m2r, m2i);
+  zmul(a[0][0][0], a[0][0][1], m1r - m2r, m1i - m2i, t1r, t1i);
+  // m01 (m10 m22 − m12 m20)
+  zmul(a[1][0][0], a[1][0][1], a[2][2][0], a[2][2][1], m1r, m1i);
+  zmul(a[1][2][0], a[1][2][1], a[2][0][0], a[2][0][1], m2r, m2i);
+  zmul(a[0][1][0], a[0][1][1], m1r - m2r, m1i - m2i, t2r, t2i);
+  // m02 (m10 m21 − m11 m20)
+  zmul(a[1][0][0], a[1][0][1], a[2][1][0], a[2][1][1], m1r, m1i);
+  zmul(a[1][1][0], a[1][1][1], a[2][0][0], a[2][0][1], m2r, m2i);
+  zmul(a[0][2][0], a[0][2][1], m1r - m2r, m1i - m2i, t3r, t3i);
+  pr = t1r - t2r + t3r;
+  pi_ = t1i - t2i + t3i;
+  dr = pr;
+  di = pi_;
+}
+
+/// The stored reals of long link u (`long_links::compress`), `reals` 13 or 9.
+__device__ void long_compress(const double (&u)[18], int reals, double scale, double (&z)[18]) {
+  const double pi = 3.141592653589793;
+  const double inv = 1.0 / scale;
+  double w[18];
+  for (int k = 0; k < 18; k++) w[k] = u[k] * inv;
+  double dr, di;
+  det3(w, dr, di);
+  const double phi = atan2(di, dr);
+  if (reals == 13) {
+    for (int k = 0; k < 12; k++) z[k] = w[k];
+    z[12] = phi / pi;
+  } else {
+    double s, c;
+    sincos(-phi / 3.0, &s, &c);
+    double v[18];
+    for (int k = 0; k < 9; k++) zmul(w[2 * k], w[2 * k + 1], c, s, v[2 * k], v[2 * k + 1]);
+    z[0] = v[2];
+    z[1] = v[3];
+    z[2] = v[4];
+    z[3] = v[5];
+    z[4] = v[6];
+    z[5] = v[7];
+    z[6] = atan2(v[1], v[0]) / pi;
+    z[7] = atan2(v[13], v[12]) / pi;
+    z[8] = phi / pi;
+  }
+}
+
+/// The long link from its stored reals (`long_links::decompress`).
+__device__ void long_decompress(const double (&z)[18], int reals, double scale, double (&u)[18]) {
+  const double pi = 3.141592653589793;
+  // Rows a, b, c of the U(3) (13) or SU(3) (9) matrix, then the factor.
+  double a[6], b[6], c[6], fr, fi;
+  if (reals == 13) {
+    for (int k = 0; k < 6; k++) {
+      a[k] = z[k];
+      b[k] = z[6 + k];
+    }
+    double er, ei;
+    sincos(z[12] * pi, &ei, &er);
+    // c = conj(a × b) · e
+    for (int k = 0; k < 3; k++) {
+      const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+      double p1r, p1i, p2r, p2i;
+      zmul(a[2 * k1], a[2 * k1 + 1], b[2 * k2], b[2 * k2 + 1], p1r, p1i);
+      zmul(a[2 * k2], a[2 * k2 + 1], b[2 * k1], b[2 * k1 + 1], p2r, p2i);
+      zmul(er, ei, p1r - p2r, -(p1i - p2i), c[2 * k], c[2 * k + 1]);
+    }
+    fr = scale;
+    fi = 0;
+  } else {
+    // reconstruct 8 (src/reconstruct.rs, `decompress`)
+    const double a2r = z[0], a2i = z[1], a3r = z[2], a3i = z[3], b1r = z[4], b1i = z[5];
+    const double n2 = a2r * a2r + a2i * a2i + (a3r * a3r + a3i * a3i);
+    double s, co;
+    sincos(z[6] * pi, &s, &co);
+    const double r1 = sqrt(fmax(1.0 - n2, 0.0));
+    const double a1r = r1 * co, a1i = r1 * s;
+    const double c1abs2 = fmax(1.0 - (a1r * a1r + a1i * a1i) - (b1r * b1r + b1i * b1i), 0.0);
+    sincos(z[7] * pi, &s, &co);
+    const double r2 = sqrt(c1abs2);
+    const double c1r = r2 * co, c1i = r2 * s;
+    const double n = sqrt(n2), inv_n = 1.0 / n;
+    // b' = (0, −conj(a3)/n, conj(a2)/n); c' = (n, −conj(a1) a2 / n, −conj(a1) a3 / n)
+    double bp[6] = {0, 0, -a3r * inv_n, a3i * inv_n, a2r * inv_n, -a2i * inv_n};
+    double cp[6];
+    cp[0] = n;
+    cp[1] = 0;
+    double tr, ti;
+    zmul(-a1r, a1i, a2r, a2i, tr, ti);
+    cp[2] = tr * inv_n;
+    cp[3] = ti * inv_n;
+    zmul(-a1r, a1i, a3r, a3i, tr, ti);
+    cp[4] = tr * inv_n;
+    cp[5] = ti * inv_n;
+    const double p1r = c1r * inv_n, p1i = -c1i * inv_n, p2r = b1r * inv_n, p2i = b1i * inv_n;
+    a[0] = a1r;
+    a[1] = a1i;
+    a[2] = a2r;
+    a[3] = a2i;
+    a[4] = a3r;
+    a[5] = a3i;
+    for (int k = 0; k < 3; k++) {
+      double xr, xi, yr, yi;
+      zmul(p1r, p1i, bp[2 * k], bp[2 * k + 1], xr, xi);
+      zmul(p2r, p2i, cp[2 * k], cp[2 * k + 1], yr, yi);
+      b[2 * k] = xr + yr;
+      b[2 * k + 1] = xi + yi;
+      zmul(-p2r, p2i, bp[2 * k], bp[2 * k + 1], xr, xi);
+      zmul(p1r, -p1i, cp[2 * k], cp[2 * k + 1], yr, yi);
+      c[2 * k] = xr + yr;
+      c[2 * k + 1] = xi + yi;
+    }
+    sincos(z[8] * pi / 3.0, &fi, &fr);
+    fr *= scale;
+    fi *= scale;
+  }
+  for (int k = 0; k < 3; k++) {
+    zmul(a[2 * k], a[2 * k + 1], fr, fi, u[2 * k], u[2 * k + 1]);
+    zmul(b[2 * k], b[2 * k + 1], fr, fi, u[6 + 2 * k], u[6 + 2 * k + 1]);
+    zmul(c[2 * k], c[2 * k + 1], fr, fi, u[12 + 2 * k], u[12 + 2 * k + 1]);
+  }
+}
+
+/// The long links' scan for compression to `P.reals` (13 or 9): the largest
+/// stored magnitude, the largest round-trip deviation relative to |s| (as
+/// `long_links::check`), and the links whose deviation is not a number.
+/// One partial of three per block.
+template <typename H> __device__ void long_scan(const HostGaugeParams &P) {
+  double m = 0, dev = 0, nan = 0;
+  const long long links = 8 * P.vh;
+  const long long step = (long long)gridDim.x * SCAN_BLOCK;
+  for (long long k = (long long)blockIdx.x * SCAN_BLOCK + threadIdx.x; k < links; k += step) {
+    double u[18], z[18], back[18];
+    host_link<H>(P, k / 4, (int)(k % 4), u);
+    long_compress(u, P.reals, P.long_scale, z);
+    for (int n = 0; n < P.reals; n++) m = fmax(m, fabs(z[n]));
+    long_decompress(z, P.reals, P.long_scale, back);
+    double d = 0;
+    for (int n = 0; n < 9; n++) d = fmax(d, hypot(u[2 * n] - back[2 * n], u[2 * n + 1] - back[2 * n + 1]));
+    d /= P.long_scale;
+    if (d != d) nan += 1;
+    else dev = fmax(dev, d);
+  }
+  __shared__ double sh[3][SCAN_BLOCK];
+  sh[0][threadIdx.x] = m;
+  sh[1][threadIdx.x] = dev;
+  sh[2][threadIdx.x] = nan;
+  __syncthreads();
+  for (int half = SCAN_BLOCK / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      sh[0][threadIdx.x] = fmax(sh[0][threadIdx.x], sh[0][threadIdx.x + half]);
+      sh[1][threadIdx.x] = fmax(sh[1][threadIdx.x], sh[1][threadIdx.x + half]);
+      sh[2][threadIdx.x] += sh[2][threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    double *partials = reinterpret_cast<double *>(P.out);
+    for (int q = 0; q < 3; q++) partials[blockIdx.x * 3 + q] = sh[q][0];
+  }
+}
+
 template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
   const long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (k >= 8 * P.vh) return;
@@ -160,7 +339,9 @@ template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
   double u[18];
   host_link<H>(P, p * P.vh + cb, mu, u);
   double z[18];
-  if (P.reals == 8) {
+  if (P.layout == 2) {
+    long_compress(u, P.reals, P.long_scale, z);
+  } else if (P.reals == 8) {
     const double pi = 3.141592653589793;
     for (int n = 0; n < 6; n++) z[n] = u[2 + n];
     z[6] = __ddiv_rn(atan2(u[1], u[0]), pi);
@@ -171,9 +352,12 @@ template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
   }
   const long long base = block * P.reals * P.stride;
   for (int n = 0; n < P.reals; n++) {
-    // Staggered: reals 0..15 in vectors of `vec`, then 16 and 17 side by side.
-    const long long i = base + (P.layout == 1 && n >= 16 ? 16LL * P.stride + 2 * cb + (n - 16)
-                                                        : ((long long)(n / P.vec) * P.stride + cb) * P.vec + n % P.vec);
+    // Staggered: reals 0..15 in vectors of `vec`, then 16 and 17 side by
+    // side; compressed long links: the last (the phase) alone after the rest.
+    const long long i =
+        base + (P.layout == 1 && n >= 16           ? 16LL * P.stride + 2 * cb + (n - 16)
+                : P.layout == 2 && n == P.reals - 1 ? (long long)(P.reals - 1) * P.stride + cb
+                                                    : ((long long)(n / P.vec) * P.stride + cb) * P.vec + n % P.vec);
     switch (P.kind) {
     case 0: reinterpret_cast<double *>(P.out)[i] = z[n]; break;
     case 1: reinterpret_cast<float *>(P.out)[i] = (float)z[n]; break;
@@ -186,5 +370,7 @@ template <typename H> __device__ void gauge_store(const HostGaugeParams &P) {
 
 extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f64(const HostGaugeParams P) { kernel_entry(); gauge_scan<double>(P); }
 extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void gauge_scan_f32(const HostGaugeParams P) { kernel_entry(); gauge_scan<float>(P); }
+extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void long_scan_f64(const HostGaugeParams P) { kernel_entry(); long_scan<double>(P); }
+extern "C" __global__ __launch_bounds__(SCAN_BLOCK) void long_scan_f32(const HostGaugeParams P) { kernel_entry(); long_scan<float>(P); }
 extern "C" __global__ void gauge_store_f64(const HostGaugeParams P) { kernel_entry(); gauge_store<double>(P); }
 extern "C" __global__ void gauge_store_f32(const HostGaugeParams P) { kernel_entry(); gauge_store<float>(P); }

@@ -35,6 +35,7 @@ struct HostGaugeParams {
   int pad_;
   double fold_coefficient;
   double fold_t_sign;
+  double long_scale;  // compressed long links (layout 2): |s|, the rows' common norm
 };
 
 /// Coordinates of canonical site (p, cb) (src/lattice.rs, `coords`).

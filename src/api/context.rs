@@ -266,12 +266,15 @@ impl ContextInner {
         fat: &crate::layout::HostGauge,
         long: Option<&crate::layout::HostGauge>,
         fold: Option<crate::backend::PhaseFold>,
-        precisions: &[crate::precision::Precision],
+        formats: &[(
+            crate::precision::Precision,
+            crate::long_links::LongReconstruct,
+        )],
     ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
         Ok(match &self.backend {
-            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, fold, precisions)?),
+            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, fold, formats)?),
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, fold, precisions)?),
+            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, fold, formats)?),
         })
     }
 

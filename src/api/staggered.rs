@@ -305,10 +305,10 @@ impl StaggeredLinks {
                 sloppy,
             }
         };
-        // Long links of 18 reals, the phases in them or folded in: the
-        // backend's own path first (the CUDA backend converts and folds on
-        // the device); the host path where it has none or a link is not
-        // finite (it names it).
+        // The backend's own path first (the CUDA backend folds the phases,
+        // converts and compresses on the device); the host path where it has
+        // none, a link is not finite or the long links do not compress (it
+        // names either).
         let fold = match params.phases {
             PhaseFolding::InLinks => None,
             PhaseFolding::Fold {
@@ -326,12 +326,13 @@ impl StaggeredLinks {
                 })
             }
         };
-        let uncompressed = params.long_reconstruct == LongReconstruct::Full18
-            && params.long_reconstruct_sloppy == LongReconstruct::Full18;
-        if uncompressed {
-            let mut precisions = vec![params.precision];
-            if params.precision_sloppy != params.precision {
-                precisions.push(params.precision_sloppy);
+        {
+            // The stored forms as the host path makes them: the sloppy one
+            // where it differs in precision or long-link storage.
+            let mut formats = vec![(params.precision, params.long_reconstruct)];
+            let sloppy = (params.precision_sloppy, params.long_reconstruct_sloppy);
+            if sloppy != formats[0] {
+                formats.push(sloppy);
             }
             for (host, what) in
                 std::iter::once((fat, "fat links")).chain(long.map(|l| (l, "long links")))
@@ -348,9 +349,9 @@ impl StaggeredLinks {
                     other => other,
                 })?;
             }
-            if let Some(mut stored) =
-                ctx.inner
-                    .import_staggered(&lattice, fat, long, fold, &precisions)?
+            if let Some(mut stored) = ctx
+                .inner
+                .import_staggered(&lattice, fat, long, fold, &formats)?
             {
                 let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
                 let storage = stored.pop().expect("one stored");

@@ -191,9 +191,9 @@ pub trait Backend: Send + Sync {
 
     /// Staggered links (fat, and long if given; 18 reals a link as the
     /// caller gives them, phases included unless `fold` says to fold them
-    /// in) stored in each of `precisions` by the backend itself, as
-    /// `upload_staggered` stores them (after `dirac::staggered::fold_phases`)
-    /// with long links of 18 reals. `None` where this backend converts on
+    /// in) stored in each of `formats` (precision, long links' storage) by
+    /// the backend itself, as `upload_staggered` stores them (after
+    /// `dirac::staggered::fold_phases`). `None` where this backend converts on
     /// the host (the default), where a link is not finite or the arrays
     /// cannot be staged: the caller then takes the host path, which words
     /// the error.
@@ -203,7 +203,7 @@ pub trait Backend: Send + Sync {
         _fat: &HostGauge,
         _long: Option<&HostGauge>,
         _fold: Option<PhaseFold>,
-        _precisions: &[Precision],
+        _formats: &[(Precision, LongReconstruct)],
     ) -> Result<Option<Vec<Self::StaggeredLinks>>> {
         Ok(None)
     }

@@ -242,18 +242,18 @@ mod tests {
 
     #[test]
     fn parameter_struct_matches_the_kernel() {
-        // kernels/clover_compute.cu: HostGaugeParams (112), u64, long long,
+        // kernels/clover_compute.cu: HostGaugeParams (120), u64, long long,
         // 2·6·8 + 2·8 + 2·8 doubles, 2 int, then two CloverOut of 4 u64
         // and 2 int.
         assert_eq!(std::mem::size_of::<CloverOut>(), 40);
-        assert_eq!(std::mem::offset_of!(CloverComputeParams, coef), 128);
+        assert_eq!(std::mem::offset_of!(CloverComputeParams, coef), 136);
         assert_eq!(
             std::mem::offset_of!(CloverComputeParams, outs),
-            128 + 8 * 128
+            136 + 8 * 128
         );
         assert_eq!(
             std::mem::size_of::<CloverComputeParams>(),
-            128 + 8 * 128 + 8 + 80
+            136 + 8 * 128 + 8 + 80
         );
     }
 

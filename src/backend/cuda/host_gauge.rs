@@ -17,6 +17,7 @@ use crate::backend::{GaugeForm, GaugeScan};
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
 use crate::layout::{GaugeOrder, HostGauge, HostReals};
+use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct};
 
 /// Mirrors `HostGaugeParams` in kernels/host_gauge.cu.
@@ -40,6 +41,7 @@ pub(super) struct HostGaugeParams {
     pad: i32,
     fold_coefficient: f64,
     fold_t_sign: f64,
+    long_scale: f64,
 }
 // SAFETY: plain old data with the kernel's layout.
 unsafe impl DeviceRepr for HostGaugeParams {}
@@ -56,6 +58,8 @@ pub fn kernel_names() -> Vec<String> {
     [
         "gauge_scan_f64",
         "gauge_scan_f32",
+        "long_scan_f64",
+        "long_scan_f32",
         "gauge_store_f64",
         "gauge_store_f32",
     ]
@@ -98,6 +102,25 @@ fn fold_partials(partials: &[f64]) -> [f64; SCAN_N] {
         }
     }
     r
+}
+
+/// `|s|` as `long_links::scale_of` measures it on the host path's field:
+/// the norm of the first row of the first link (site 0, direction x: the
+/// first 6 reals of the first array in QDP and MILC order), times the
+/// coefficient folded into it (η_x = 1 at the origin).
+fn first_row_norm(host: &HostGauge, coefficient: f64) -> f64 {
+    let a = &host.arrays()[0];
+    if a.len() < 6 {
+        return f64::NAN;
+    }
+    (0..3)
+        .map(|c| {
+            let z = num_complex::Complex64::new(a.get(2 * c), a.get(2 * c + 1))
+                * num_complex::Complex64::new(coefficient, 0.0);
+            z.norm_sqr()
+        })
+        .sum::<f64>()
+        .sqrt()
 }
 
 /// What the host path's checks would find, from the folded scan.
@@ -298,21 +321,24 @@ impl CudaBackend {
 
     /// The device side of `Backend::import_staggered`: links of 18 reals
     /// as given (phases in them, or folded in as they are read: `fold`),
-    /// stored as `upload_staggered` stores uncompressed links. `None` where
-    /// a link is not finite (the host path names it) or the arrays cannot
-    /// be staged.
+    /// stored as `upload_staggered` stores them: fat links and long links
+    /// of 18 reals as they are, long links compressed to 13 or 9 reals
+    /// (`long_links`) after a scan that checks the round trip as the host
+    /// path does. `None` where a link is not finite or the long links are
+    /// not |s| × U(3) to the stored precision (the host path names either),
+    /// or the arrays cannot be staged.
     pub(crate) fn import_staggered_impl(
         &self,
         lattice: &std::sync::Arc<Lattice>,
         fat: &HostGauge,
         long: Option<&HostGauge>,
         fold: Option<crate::backend::PhaseFold>,
-        precisions: &[Precision],
+        formats: &[(Precision, LongReconstruct)],
     ) -> Result<Option<Vec<super::CudaStaggeredLinks>>> {
         Self::check_lattice(lattice)?;
-        if let Some(p) = precisions
+        if let Some((p, _)) = formats
             .iter()
-            .find(|p| matches!(p, Precision::Packed20 | Precision::Packed30))
+            .find(|(p, _)| matches!(p, Precision::Packed20 | Precision::Packed30))
         {
             return Err(Error::Unsupported(format!(
                 "staggered links in {p:?}: double, single, half or quarter"
@@ -323,12 +349,14 @@ impl CudaBackend {
         self.load_modules(&mut *self.loaded()?, &modules)?;
         let vh = lattice.half_volume();
         let stride = layout::padded_stride(vh);
-        // Each field staged, scanned and stored in every precision in turn,
-        // so that one staged array is on the device at a time.
-        let mut fields: Vec<Vec<super::staggered::FixedLinks>> = Vec::new();
+        // Each field staged, scanned and stored in every format in turn, so
+        // that one staged array is on the device at a time.
+        let mut fat_links = Vec::with_capacity(formats.len());
+        let mut long_links = Vec::with_capacity(formats.len());
         for (host, hops, coefficient) in std::iter::once((fat, 1, 1.0))
             .chain(long.map(|l| (l, 3, fold.map_or(1.0, |f| f.long_coefficient))))
         {
+            let is_long = hops == 3;
             let Some(mut staged) = self.stage_gauge(lattice, host)? else {
                 return Ok(None);
             };
@@ -342,33 +370,95 @@ impl CudaBackend {
                 return Ok(None);
             }
             let max = if r[3] > 0.0 { r[3] } else { 1.0 };
-            let mut per_precision = Vec::with_capacity(precisions.len());
-            for &precision in precisions {
+            // (reconstruct, its scan) for the compressions asked for.
+            let mut scans: Vec<(LongReconstruct, [f64; 3])> = Vec::new();
+            let scale = first_row_norm(host, coefficient);
+            staged.params.long_scale = scale;
+            for &(precision, reconstruct) in formats {
                 let w = super::staggered::long_vec(precision);
+                if !is_long || reconstruct == LongReconstruct::Full18 {
+                    let data =
+                        self.store_gauge(&staged, precision, 18, w, 1, stride, 18 * stride, max)?;
+                    let links = super::staggered::FixedLinks::new(data, precision, max);
+                    if is_long {
+                        long_links.push(super::staggered::DeviceLong::Full(links));
+                    } else {
+                        fat_links.push(links);
+                    }
+                    continue;
+                }
+                let scan = match scans.iter().find(|(r, _)| *r == reconstruct) {
+                    Some((_, scan)) => *scan,
+                    None => {
+                        let scan = self.scan_long(lattice, &staged, reconstruct)?;
+                        scans.push((reconstruct, scan));
+                        scan
+                    }
+                };
+                // `api::staggered`'s rule: within 10 units of the stored
+                // precision (at least 1e-12) of |s|, and every link a number.
+                let tolerance = 10.0 * precision.epsilon().max(1e-12);
+                if scan[2] > 0.0 || scan[1] > tolerance || !scale.is_finite() || scale == 0.0 {
+                    return Ok(None);
+                }
+                let max = if scan[0] > 0.0 { scan[0] } else { 1.0 };
+                let reals = reconstruct.reals();
                 let data =
-                    self.store_gauge(&staged, precision, 18, w, 1, stride, 18 * stride, max)?;
-                per_precision.push(super::staggered::FixedLinks::new(data, precision, max));
+                    self.store_gauge(&staged, precision, reals, w, 2, stride, reals * stride, max)?;
+                long_links.push(super::staggered::DeviceLong::Compressed {
+                    links: super::staggered::FixedLinks::new(data, precision, max),
+                    reconstruct,
+                    scale,
+                });
             }
-            fields.push(per_precision);
         }
-        let mut fields = fields.into_iter();
-        let fat = fields.next().unwrap_or_default();
-        let mut long = fields.next().map(|l| l.into_iter());
+        let mut long_links = long_links.into_iter();
         Ok(Some(
-            fat.into_iter()
-                .zip(precisions)
-                .map(|(fat, &precision)| super::CudaStaggeredLinks {
+            fat_links
+                .into_iter()
+                .zip(formats)
+                .map(|(fat, &(precision, _))| super::CudaStaggeredLinks {
                     lattice: lattice.clone(),
                     precision,
                     stride,
                     fat,
-                    long: long
-                        .as_mut()
-                        .and_then(|l| l.next())
-                        .map(super::staggered::DeviceLong::Full),
+                    long: long_links.next(),
                 })
                 .collect(),
         ))
+    }
+
+    /// The long links' scan for `reconstruct` (kernels/host_gauge.cu,
+    /// `long_scan`): the largest stored magnitude, the largest round-trip
+    /// deviation relative to |s|, the links whose deviation is no number.
+    fn scan_long(
+        &self,
+        lattice: &Lattice,
+        staged: &Staged,
+        reconstruct: LongReconstruct,
+    ) -> Result<[f64; 3]> {
+        let grid = (4 * lattice.volume())
+            .div_ceil(SCAN_BLOCK as usize)
+            .clamp(1, SCAN_GRID);
+        let partials = self
+            .stream
+            .alloc_zeros::<f64>(grid * 3)
+            .map_err(device_err("device allocation"))?;
+        let scan = HostGaugeParams {
+            out: partials.device_ptr(&self.stream).0,
+            reals: reconstruct.reals() as i32,
+            ..staged.params
+        };
+        let kernel = self.kernel(&format!("long_scan_{}", staged.suffix))?;
+        launch::launch(&self.stream, &kernel, grid as u32, SCAN_BLOCK, &scan)?;
+        let mut folded = vec![0.0; grid * 3];
+        self.stream
+            .memcpy_dtoh(&partials, &mut folded)
+            .map_err(device_err("reading the long-link scan"))?;
+        self.synchronize()?;
+        Ok(folded.chunks_exact(3).fold([0.0; 3], |a, b| {
+            [a[0].max(b[0]), a[1].max(b[1]), a[2] + b[2]]
+        }))
     }
 }
 
@@ -400,8 +490,8 @@ mod tests {
     #[test]
     fn parameter_struct_matches_the_kernel() {
         // kernels/host_links.cuh: 2 u64, 2 long long, 10 int, 2 double,
-        // 2 int, 2 double.
-        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 112);
+        // 2 int, 3 double.
+        assert_eq!(std::mem::size_of::<HostGaugeParams>(), 120);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, dims), 32);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, max), 72);
         assert_eq!(std::mem::offset_of!(HostGaugeParams, fold_hops), 88);

@@ -803,9 +803,9 @@ impl Backend for CudaBackend {
         fat: &crate::layout::HostGauge,
         long: Option<&crate::layout::HostGauge>,
         fold: Option<super::PhaseFold>,
-        precisions: &[Precision],
+        formats: &[(Precision, crate::long_links::LongReconstruct)],
     ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
-        self.import_staggered_impl(lattice, fat, long, fold, precisions)
+        self.import_staggered_impl(lattice, fat, long, fold, formats)
     }
 
     fn import_gauge(

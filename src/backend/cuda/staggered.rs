@@ -239,6 +239,57 @@ impl CudaStaggeredLinks {
             })
             .collect()
     }
+
+    /// The long links rebuilt from their compressed storage
+    /// (`long_links::decompress` of the stored numbers), in canonical order
+    /// (`[parity][cb]`, four directions a site); `None` for long links of
+    /// 18 reals or none: for checks that compare two ways of compressing.
+    pub fn decompressed_long(&self, backend: &CudaBackend) -> Result<Option<Vec<crate::su3::Su3>>> {
+        let Some(DeviceLong::Compressed {
+            links,
+            reconstruct,
+            scale,
+        }) = &self.long
+        else {
+            return Ok(None);
+        };
+        let mut bytes = vec![0u8; links.data().bytes()];
+        backend.download_bytes(&mut bytes, links.data().ptr(&backend.stream))?;
+        let number = |i: usize| -> f64 {
+            match links.data() {
+                DeviceData::F64(_) => {
+                    f64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap())
+                }
+                DeviceData::F32(_) => {
+                    f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()) as f64
+                }
+                DeviceData::I16(_) => {
+                    i16::from_le_bytes(bytes[2 * i..2 * i + 2].try_into().unwrap()) as f64
+                        * links.fixed
+                }
+                _ => bytes[i] as i8 as f64 * links.fixed,
+            }
+        };
+        let (r, w, vh) = (
+            *reconstruct,
+            long_vec(self.precision),
+            self.lattice.half_volume(),
+        );
+        let block = r.reals() * self.stride;
+        let mut out = Vec::with_capacity(8 * vh);
+        for p in 0..2 {
+            for cb in 0..vh {
+                for mu in 0..4 {
+                    let base = (4 * p + mu) * block;
+                    let v: Vec<f64> = (0..r.reals())
+                        .map(|k| number(base + long_index(r, w, self.stride, cb, k)))
+                        .collect();
+                    out.push(crate::long_links::decompress(&v, r, *scale));
+                }
+            }
+        }
+        Ok(Some(out))
+    }
 }
 
 impl StaggeredStorage for CudaStaggeredLinks {

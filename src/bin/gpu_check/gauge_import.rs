@@ -303,6 +303,9 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
             long_coefficient: -1.0 / 24.0,
         }),
     ];
+    // And with the long links compressed to 13 or 9 reals (`long_links`):
+    // the fat links bit for bit, the compressed long links within a few
+    // units of the format (the device's atan2 and sincos against the host's).
     for (order, fold) in [GaugeOrder::Qdp, GaugeOrder::Milc]
         .into_iter()
         .flat_map(|o| folds.map(|f| (o, f)))
@@ -316,46 +319,153 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
                 reals_of(single, &long64, &long32),
             );
             let (fat, long) = (host_gauge(order, &fa), host_gauge(order, &la));
-            let name = format!(
-                "staggered import {order:?} {}{}",
-                if single { "f32" } else { "f64" },
-                if fold.is_some() {
-                    ", phases folded"
-                } else {
-                    ""
-                }
-            );
-            let stored = gpu
-                .import_staggered(lat, &fat, Some(&long), fold, &precisions)
-                .map_err(e)?
-                .ok_or_else(|| format!("{name}: the device path declined valid links"))?;
             let mut fat_links = layout::gauge::import(lat, &fat).map_err(e)?;
             let mut long_links = layout::gauge::import(lat, &long).map_err(e)?;
             if let Some(f) = fold {
                 fold_phases(&mut fat_links, 1, f.t_boundary, 1.0);
                 fold_phases(&mut long_links, 3, f.t_boundary, f.long_coefficient);
             }
-            let mut differing = 0usize;
-            for (links, &p) in stored.iter().zip(&precisions) {
-                let want = gpu
-                    .upload_staggered(&fat_links, Some(&long_links), p, LongReconstruct::Full18)
-                    .map_err(e)?;
-                let (a, b) = (
-                    links.stored_bytes(gpu).map_err(e)?,
-                    want.stored_bytes(gpu).map_err(e)?,
+            for r in [
+                LongReconstruct::Full18,
+                LongReconstruct::Thirteen,
+                LongReconstruct::Nine,
+            ] {
+                let name = format!(
+                    "staggered import {order:?} {}{}, long {r:?}",
+                    if single { "f32" } else { "f64" },
+                    if fold.is_some() {
+                        ", phases folded"
+                    } else {
+                        ""
+                    }
                 );
-                for ((x, sx), (y, sy)) in a.iter().zip(&b) {
-                    differing += usize::from(sx != sy) + usize::from(x.len() != y.len());
-                    differing += x.iter().zip(y).filter(|(u, v)| u != v).count();
+                // Single-precision links are U(3) only to single precision:
+                // compressed into double they are refused, on either path,
+                // and their 9-real round trip strays beyond single's bound
+                // (3.5e-6 on the host path for this field): refused too.
+                if single && r == LongReconstruct::Nine {
+                    let declined = gpu
+                        .import_staggered(lat, &fat, Some(&long), fold, &[(Precision::Single, r)])
+                        .map_err(e)?;
+                    out.push(Check {
+                        what: format!("{name}: declined, as the host path refuses it"),
+                        err: f64::from(u8::from(declined.is_some())),
+                        tol: 0.0,
+                    });
+                    continue;
                 }
-                differing += a.len().abs_diff(b.len());
+                let formats: Vec<_> = precisions
+                    .iter()
+                    .filter(|&&p| {
+                        !(single && p == Precision::Double && r != LongReconstruct::Full18)
+                    })
+                    .map(|&p| (p, r))
+                    .collect();
+                let stored = gpu
+                    .import_staggered(lat, &fat, Some(&long), fold, &formats)
+                    .map_err(e)?
+                    .ok_or_else(|| format!("{name}: the device path declined valid links"))?;
+                let (mut differing, mut units) = (0usize, 0.0f64);
+                for (links, &(p, _)) in stored.iter().zip(&formats) {
+                    let want = gpu
+                        .upload_staggered(&fat_links, Some(&long_links), p, r)
+                        .map_err(e)?;
+                    let (a, b) = (
+                        links.stored_bytes(gpu).map_err(e)?,
+                        want.stored_bytes(gpu).map_err(e)?,
+                    );
+                    differing += a.len().abs_diff(b.len());
+                    for (k, ((x, sx), (y, sy))) in a.iter().zip(&b).enumerate() {
+                        differing += usize::from(x.len() != y.len());
+                        if k == 0 || r == LongReconstruct::Full18 {
+                            differing += usize::from(sx != sy);
+                            differing += x.iter().zip(y).filter(|(u, v)| u != v).count();
+                        }
+                    }
+                    // Compressed: the links rebuilt from either storage
+                    // against the links given, relative to |s|, in units of
+                    // the stored format's resolution: the device's as
+                    // faithful as the host path's (at most twice its largest
+                    // error, plus two units). The stored numbers themselves
+                    // may differ: the phase arg det W may fall on either side
+                    // of ±π (folded signs make det W = −1), which changes
+                    // the 9-real form (V = e^{−iφ/3} W) but not the link,
+                    // and with it how the format's rounding propagates.
+                    if r != LongReconstruct::Full18 {
+                        let (a, b) = (
+                            links.decompressed_long(gpu).map_err(e)?,
+                            want.decompressed_long(gpu).map_err(e)?,
+                        );
+                        let (Some(a), Some(b)) = (a, b) else {
+                            differing += 1;
+                            continue;
+                        };
+                        let scale = latsol::long_links::scale_of(long_links.links());
+                        let unit = match p {
+                            Precision::Double => f64::EPSILON,
+                            Precision::Single => f32::EPSILON as f64,
+                            Precision::Half => 1.0 / 32767.0,
+                            _ => 1.0 / 127.0,
+                        };
+                        let error = |rebuilt: &[latsol::su3::Su3]| {
+                            rebuilt
+                                .iter()
+                                .zip(long_links.links())
+                                .flat_map(|(u, v)| {
+                                    u.0.iter()
+                                        .flatten()
+                                        .zip(v.0.iter().flatten())
+                                        .map(|(x, y)| (x - y).norm())
+                                        .collect::<Vec<_>>()
+                                })
+                                .fold(0.0f64, f64::max)
+                                / scale
+                                / unit
+                        };
+                        let (device, host) = (error(&a), error(&b));
+                        // In units of the allowance: ≤ 1 passes.
+                        units = units.max(device / (2.0 * host + 2.0));
+                    }
+                }
+                out.push(Check {
+                    what: format!("{name}: stored bytes differing (fat; long of 18)"),
+                    err: differing as f64,
+                    tol: 0.0,
+                });
+                if r != LongReconstruct::Full18 {
+                    out.push(Check {
+                        what: format!(
+                            "{name}: rebuilt long links' error over twice the host path's + 2 units"
+                        ),
+                        err: units,
+                        tol: 1.0,
+                    });
+                }
             }
-            out.push(Check {
-                what: format!("{name}: stored bytes differing, 4 precisions"),
-                err: differing as f64,
-                tol: 0.0,
-            });
         }
+    }
+
+    // Long links that are not |s| × U(3) do not compress: declined (the
+    // host path names the link).
+    {
+        let mut bent = long_field.clone();
+        bent.links_mut()[7].0[1][2] += num_complex::Complex64::new(0.01, 0.0);
+        let fat64 = host_arrays(gauge, GaugeOrder::Milc)?;
+        let long64 = host_arrays(&bent, GaugeOrder::Milc)?;
+        let declined = gpu
+            .import_staggered(
+                lat,
+                &HostGauge::Milc(HostReals::F64(&fat64[0])),
+                Some(&HostGauge::Milc(HostReals::F64(&long64[0]))),
+                None,
+                &[(Precision::Double, LongReconstruct::Thirteen)],
+            )
+            .map_err(e)?;
+        out.push(Check {
+            what: "staggered import: long links off U(3) declined for 13 reals".into(),
+            err: f64::from(u8::from(declined.is_some())),
+            tol: 0.0,
+        });
     }
 
     // Refusals: a NaN anywhere, and the caller's verdict on the scan.
