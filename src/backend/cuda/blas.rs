@@ -202,9 +202,20 @@ impl CudaBackend {
         params: &P,
         written: Option<&DeviceData>,
     ) -> Result<()> {
-        // The `Arc`'s kernel: its address is the tuner's fast key.
         let kernel = self.kernel(kernel_name)?;
-        let k: &super::modules::Kernel = &kernel;
+        self.launch_tuned_kernel(&kernel, threads, default_block, params, written)
+    }
+
+    /// `launch_tuned` of a kernel already looked up.
+    pub(crate) fn launch_tuned_kernel<P: DeviceRepr>(
+        &self,
+        k: &super::modules::Kernel,
+        threads: usize,
+        default_block: u32,
+        params: &P,
+        written: Option<&DeviceData>,
+    ) -> Result<()> {
+        // The `Arc`'s kernel: its address is the tuner's fast key.
         let block = self.tuner.block_for(k, threads, default_block, |b| {
             let backup = match written {
                 Some(w) => Some(self.save(w)?),

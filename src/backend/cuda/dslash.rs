@@ -7,6 +7,7 @@
 use cudarc::driver::DeviceRepr;
 
 use super::blas::suffix;
+use super::modules::Kernel;
 use super::{launch, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
@@ -128,13 +129,14 @@ impl CudaBackend {
         let params = self.dslash_params(out, parity, gauge, inp, a, x)?;
         let name = kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some());
         let sites = gauge.lattice.half_volume();
-        if has_split_forms(out.precision()) && self.split_chosen(&name, sites, &params)? {
+        let plain = self.kernel(&name)?;
+        if has_split_forms(out.precision()) && self.split_chosen(&plain, sites, &params)? {
             let split = self.kernel(&format!("{name}_split"))?;
             let grid = launch::grid_for(sites, SPLIT_SITES)?;
             return launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, &params);
         }
         // The output is never read: timing runs while tuning are harmless.
-        self.launch_tuned(&name, sites, 128, &params, None)
+        self.launch_tuned_kernel(&plain, sites, 128, &params, None)
     }
 
     /// Which forms of the hopping term this backend launches.
@@ -155,32 +157,35 @@ impl CudaBackend {
     /// Whether the split form of kernel `name` is the one to launch on
     /// `sites` sites: the override, else the faster of the two, each at its
     /// best block, timed once with these arguments (the output is never read).
-    fn split_chosen(&self, name: &str, sites: usize, params: &DslashParams) -> Result<bool> {
+    /// (Keyed by the one-thread kernel: once chosen, no name is formed and
+    /// no other kernel looked up on the launch path unless the split form
+    /// is the one.)
+    fn split_chosen(&self, plain: &Kernel, sites: usize, params: &DslashParams) -> Result<bool> {
         match self.dslash_form() {
             DslashForm::Split => return Ok(true),
             DslashForm::Plain => return Ok(false),
             DslashForm::Tuned => {}
         }
-        let (plain, split) = (self.kernel(name)?, self.kernel(&format!("{name}_split"))?);
         // The two forms differ by a few per cent at the sizes where either
         // may win: each timed over enough launches to see it.
         const LAUNCHES: usize = 64;
-        let form = self.tuner.variant_for(&split, sites, 2, |v| {
+        let form = self.tuner.variant_for(plain, sites, 2, |v| {
             if v == 1 {
+                let split = self.kernel(&format!("{}_split", plain.name))?;
                 let grid = launch::grid_for(sites, SPLIT_SITES)?;
                 return launch::time_launches_n(&self.stream, LAUNCHES, || {
                     launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, params)
                 });
             }
-            let block = self.tuner.block_for(&plain, sites, 128, |b| {
+            let block = self.tuner.block_for(plain, sites, 128, |b| {
                 let grid = launch::grid_for(sites, b)?;
                 launch::time_launches(&self.stream, || {
-                    launch::launch(&self.stream, &plain, grid, b, params)
+                    launch::launch(&self.stream, plain, grid, b, params)
                 })
             })?;
             let grid = launch::grid_for(sites, block)?;
             launch::time_launches_n(&self.stream, LAUNCHES, || {
-                launch::launch(&self.stream, &plain, grid, block, params)
+                launch::launch(&self.stream, plain, grid, block, params)
             })
         })?;
         Ok(form == 1)
