@@ -194,26 +194,38 @@ impl CudaBackend {
     /// The scan of a staged array, folded (`SCAN_N` numbers, the kernel's
     /// order).
     pub(super) fn scan_gauge(&self, lattice: &Lattice, staged: &Staged) -> Result<[f64; SCAN_N]> {
-        let grid = lattice
-            .volume()
-            .div_ceil(SCAN_BLOCK as usize)
-            .clamp(1, SCAN_GRID);
+        let kernel = format!("gauge_scan_{}", staged.suffix);
+        let partials = self.run_scan(&kernel, lattice.volume(), SCAN_N, staged.params)?;
+        Ok(fold_partials(&partials))
+    }
+
+    /// Launches the scan kernel `name` over `items` (a
+    /// grid-stride loop over at most `SCAN_GRID` blocks) with `params`
+    /// writing `per_block` partials a block, and reads the partials back.
+    fn run_scan(
+        &self,
+        name: &str,
+        items: usize,
+        per_block: usize,
+        params: HostGaugeParams,
+    ) -> Result<Vec<f64>> {
+        let grid = items.div_ceil(SCAN_BLOCK as usize).clamp(1, SCAN_GRID);
         let partials = self
             .stream
-            .alloc_zeros::<f64>(grid * SCAN_N)
+            .alloc_zeros::<f64>(grid * per_block)
             .map_err(device_err("device allocation"))?;
         let scan = HostGaugeParams {
             out: partials.device_ptr(&self.stream).0,
-            ..staged.params
+            ..params
         };
-        let kernel = self.kernel(&format!("gauge_scan_{}", staged.suffix))?;
+        let kernel = self.kernel(name)?;
         launch::launch(&self.stream, &kernel, grid as u32, SCAN_BLOCK, &scan)?;
-        let mut folded = vec![0.0; grid * SCAN_N];
+        let mut out = vec![0.0; grid * per_block];
         self.stream
-            .memcpy_dtoh(&partials, &mut folded)
-            .map_err(device_err("reading the gauge scan"))?;
+            .memcpy_dtoh(&partials, &mut out)
+            .map_err(device_err("reading a gauge scan"))?;
         self.synchronize()?;
-        Ok(fold_partials(&folded))
+        Ok(out)
     }
 
     /// The staged links stored in `precision`, `reals` reals a link in
@@ -437,26 +449,13 @@ impl CudaBackend {
         staged: &Staged,
         reconstruct: LongReconstruct,
     ) -> Result<[f64; 3]> {
-        let grid = (4 * lattice.volume())
-            .div_ceil(SCAN_BLOCK as usize)
-            .clamp(1, SCAN_GRID);
-        let partials = self
-            .stream
-            .alloc_zeros::<f64>(grid * 3)
-            .map_err(device_err("device allocation"))?;
-        let scan = HostGaugeParams {
-            out: partials.device_ptr(&self.stream).0,
+        let params = HostGaugeParams {
             reals: reconstruct.reals() as i32,
             ..staged.params
         };
-        let kernel = self.kernel(&format!("long_scan_{}", staged.suffix))?;
-        launch::launch(&self.stream, &kernel, grid as u32, SCAN_BLOCK, &scan)?;
-        let mut folded = vec![0.0; grid * 3];
-        self.stream
-            .memcpy_dtoh(&partials, &mut folded)
-            .map_err(device_err("reading the long-link scan"))?;
-        self.synchronize()?;
-        Ok(folded.chunks_exact(3).fold([0.0; 3], |a, b| {
+        let kernel = format!("long_scan_{}", staged.suffix);
+        let partials = self.run_scan(&kernel, 4 * lattice.volume(), 3, params)?;
+        Ok(partials.chunks_exact(3).fold([0.0; 3], |a, b| {
             [a[0].max(b[0]), a[1].max(b[1]), a[2] + b[2]]
         }))
     }
