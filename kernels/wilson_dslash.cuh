@@ -95,25 +95,51 @@ __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
 
 /// One hop: the neighbour `n` (checkerboard index in the input parity) seen
 /// through the projector (1 + s γ_mu) and the link (U, or U† when `adjoint`).
-template <int mu, int s, bool adjoint, typename S, typename F>
-__device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u, int n,
-                                    F sign, cplx<F> *acc) {
+/// With `deferred` the link comes as `u` times 1 / `link_factor`
+/// (`GaugeSoA::load_unscaled`) and a half or quarter neighbour as its stored
+/// integers (`DeferredScale`): the projection and the product run on those,
+/// and the hop's result is scaled once.
+template <int mu, int s, bool adjoint, bool deferred, typename S, typename F>
+__device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u,
+                                    F link_factor, int n, F sign, cplx<F> *acc) {
+  // Half and quarter neighbours wait for their scale where the links do.
+  constexpr bool spinor_deferred = deferred && DeferredScale<S>::value;
   cplx<F> h[6], uh[6];
+  F k = link_factor;
   if (mu == 3) {
     // 1 + γ4 = diag(2, 2, 0, 0), 1 − γ4 = diag(0, 0, 2, 2): read only that pair;
     // the factor 2 and the boundary sign go with it.
-    SpinorSoA<S>::template load<(s > 0 ? 0 : 6), 6, false>(in, stride, n, h);
+    constexpr int c0 = s > 0 ? 0 : 6;
+    if constexpr (spinor_deferred) {
+      k = (F(2) * sign) * (k * SpinorSoA<S>::template load_unscaled<c0, 6, false>(in, stride, n, h));
+    } else {
+      SpinorSoA<S>::template load<c0, 6, false>(in, stride, n, h);
+      if constexpr (deferred) {
+        k = (F(2) * sign) * k;
+      } else {
 #pragma unroll
-    for (int c = 0; c < 6; c++) h[c] = (F(2) * sign) * h[c];
+        for (int c = 0; c < 6; c++) h[c] = (F(2) * sign) * h[c];
+      }
+    }
   } else {
     cplx<F> psi[12];
-    SpinorSoA<S>::template load<0, 12, false>(in, stride, n, psi);
+    if constexpr (spinor_deferred)
+      k = k * SpinorSoA<S>::template load_unscaled<0, 12, false>(in, stride, n, psi);
+    else
+      SpinorSoA<S>::template load<0, 12, false>(in, stride, n, psi);
     project<mu, s>(psi, h);
   }
   if (adjoint)
     link_adj_mul(u, h, uh);
   else
     link_mul(u, h, uh);
+  if constexpr (deferred) {
+    // Rounded on its own, never fused with the sum that follows: the split
+    // form adds these terms in another place, and both forms must agree bit
+    // for bit.
+#pragma unroll
+    for (int c = 0; c < 6; c++) uh[c] = mk(mul_rn(k, uh[c].re), mul_rn(k, uh[c].im));
+  }
   if (mu == 3) {
     const int o = s > 0 ? 0 : 6;
 #pragma unroll
@@ -123,18 +149,29 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
   }
 }
 
+/// The forward link of direction mu at output site cb, unscaled as
+/// `GaugeSoA::load_unscaled` says. It needs no coordinates: the kernels load
+/// it before they compute the neighbours, so that its bytes are on their
+/// way while they do.
+template <int mu, int R, typename Lk, typename F>
+__device__ __forceinline__ Link<F> forward_link(const DslashParams &P, int cb, F *factor) {
+  typedef GaugeSoA<Lk, R> G;
+  const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
+  return G::load_unscaled(g, P.gauge_stride, P.parity, mu, cb, F(P.gauge_scale), factor);
+}
+
 /// Both hops of direction mu for the site at lexicographic index `lex`
-/// with coordinate `xmu` along mu, the forward one added to `acc_f` and then
-/// the backward one to `acc_b` (the same sum, or each its own for the split
-/// form).
+/// with coordinate `xmu` along mu, the forward one (through `uf`, from
+/// `forward_link`) added to `acc_f` and then the backward one to `acc_b`
+/// (the same sum, or each its own for the split form).
 template <int mu, int sf, int R, typename S, typename Lk, typename F>
-__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc_f,
-                                     cplx<F> *acc_b) {
+__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, const Link<F> &uf,
+                                     F kf, cplx<F> *acc_f, cplx<F> *acc_b) {
   typedef typename SpinorSoA<S>::Vec SV;
   typedef GaugeSoA<Lk, R> G;
+  constexpr bool deferred = G::deferred;
   const SV *in = reinterpret_cast<const SV *>(P.in);
   const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
-  const F scale = F(P.gauge_scale);
   const int L = P.dims[mu];
   const int fwd = (xmu == L - 1 ? lex - (L - 1) * step : lex + step) >> 1;
   const int bwd = (xmu == 0 ? lex + (L - 1) * step : lex - step) >> 1;
@@ -142,11 +179,20 @@ __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int
   const F sign_f = (mu == 3 && xmu == L - 1) ? F(P.t_sign) : F(1);
   const F sign_b = (mu == 3 && xmu == 0) ? F(P.t_sign) : F(1);
   // Forward: (1 − γ_mu) U_mu(x) ψ(x + mu), signs swapped for the dagger.
-  const Link<F> uf = G::load(g, P.gauge_stride, P.parity, mu, cb, scale);
-  hop<mu, sf, false, S>(in, P.stride, uf, fwd, sign_f, acc_f);
+  hop<mu, sf, false, deferred, S>(in, P.stride, uf, kf, fwd, sign_f, acc_f);
   // Backward: (1 + γ_mu) U_mu(x − mu)† ψ(x − mu); the link lives on the other parity.
-  const Link<F> ub = G::load(g, P.gauge_stride, 1 - P.parity, mu, bwd, scale);
-  hop<mu, -sf, true, S>(in, P.stride, ub, bwd, sign_b, acc_b);
+  F kb;
+  const Link<F> ub = G::load_unscaled(g, P.gauge_stride, 1 - P.parity, mu, bwd, F(P.gauge_scale), &kb);
+  hop<mu, -sf, true, deferred, S>(in, P.stride, ub, kb, bwd, sign_b, acc_b);
+}
+
+/// `hops` with the forward link loaded here.
+template <int mu, int sf, int R, typename S, typename Lk, typename F>
+__device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, cplx<F> *acc_f,
+                                     cplx<F> *acc_b) {
+  F kf;
+  const Link<F> uf = forward_link<mu, R, Lk>(P, cb, &kf);
+  hops<mu, sf, R, S, Lk>(P, cb, lex, xmu, step, uf, kf, acc_f, acc_b);
 }
 
 /// Coordinates of an output site and its lexicographic index.
@@ -156,18 +202,20 @@ struct DslashSite {
 };
 
 /// Two lexicographic sites share each cb index, and the parity picks x0
-/// (lattice.rs, `coords`).
+/// (lattice.rs, `coords`). Unsigned division: the indices are never
+/// negative, and it spares the sign corrections of int division.
 __device__ __forceinline__ DslashSite dslash_site(const DslashParams &P, int cb) {
-  const int X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
-  const int lex2 = 2 * cb;
-  const int q1 = lex2 / X;
-  const int q2 = q1 / Y;
+  const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+  const unsigned lex2 = 2u * unsigned(cb);
+  const unsigned q1 = lex2 / X;
+  const unsigned q2 = q1 / Y;
+  const unsigned x3 = q2 / Z;
   DslashSite s;
-  s.x[1] = q1 - q2 * Y;
-  s.x[3] = q2 / Z;
-  s.x[2] = q2 - s.x[3] * Z;
-  s.x[0] = lex2 - q1 * X + ((s.x[1] + s.x[2] + s.x[3] + P.parity) & 1);
-  s.lex = q1 * X + s.x[0];
+  s.x[1] = int(q1 - q2 * Y);
+  s.x[3] = int(x3);
+  s.x[2] = int(q2 - x3 * Z);
+  s.x[0] = int(lex2 - q1 * X) + ((s.x[1] + s.x[2] + s.x[3] + P.parity) & 1);
+  s.lex = int(q1 * X) + s.x[0];
   return s;
 }
 
@@ -200,13 +248,15 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
+  F k0;
+  const Link<F> u0 = forward_link<0, R, Lk>(P, cb, &k0);
   const DslashSite site = dslash_site(P, cb);
   constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
   cplx<F> acc[12];
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
   const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
-  hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, acc, acc);
+  hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, u0, k0, acc, acc);
   hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
   hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
   hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, acc);
@@ -226,6 +276,17 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 /// forms on first use and keeps the faster (src/backend/cuda/dslash.rs);
 /// launched with blocks of exactly 4 · LATSOL_SPLIT_SITES threads.
 #define LATSOL_SPLIT_SITES 32
+/// One warp's part of the split form: both hops of direction mu, the forward
+/// link on its way before the coordinates are computed.
+template <int mu, int sf, int R, typename S, typename Lk, typename F>
+__device__ __forceinline__ void split_hops(const DslashParams &P, int cb, cplx<F> *acc_f, cplx<F> *acc_b) {
+  F kf;
+  const Link<F> uf = forward_link<mu, R, Lk>(P, cb, &kf);
+  const DslashSite site = dslash_site(P, cb);
+  const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
+  const int step = mu == 0 ? 1 : mu == 1 ? X : mu == 2 ? XY : XYZ;
+  hops<mu, sf, R, S, Lk>(P, cb, site.lex, site.x[mu], step, uf, kf, acc_f, acc_b);
+}
 template <typename S, typename Lk, int R, bool dagger, bool xpay>
 __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
@@ -240,14 +301,12 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = back[c] = mk<F>(0, 0);
   if (active) {
-    const DslashSite site = dslash_site(P, cb);
-    const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
     // g is the warp's: no divergence. Warp 0 sums its two hops as the
     // one-thread form does; the others keep each hop's term apart.
-    if (g == 0) hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, acc, acc);
-    else if (g == 1) hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, back);
-    else if (g == 2) hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, back);
-    else hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, back);
+    if (g == 0) split_hops<0, sf, R, S, Lk>(P, cb, acc, acc);
+    else if (g == 1) split_hops<1, sf, R, S, Lk>(P, cb, acc, back);
+    else if (g == 2) split_hops<2, sf, R, S, Lk>(P, cb, acc, back);
+    else split_hops<3, sf, R, S, Lk>(P, cb, acc, back);
   }
   if (g > 0) {
 #pragma unroll

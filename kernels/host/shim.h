@@ -59,6 +59,7 @@ inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f;
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 // Byte k of the result is byte (s >> 4k) & 7 of the eight bytes {y, x}
 // (PTX prmt, default mode; the sign-replicating mode is not emulated).
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {

@@ -53,6 +53,9 @@ mod clover_compute;
 #[cfg(feature = "cuda")]
 #[path = "gpu_check/gauge_import.rs"]
 mod gauge_import;
+#[cfg(feature = "cuda")]
+#[path = "gpu_check/launch_study.rs"]
+mod launch_study;
 
 #[cfg(feature = "cuda")]
 mod check {
@@ -1700,6 +1703,20 @@ mod check {
              through the backend's launch path"
         ));
         if has("--startup-only") {
+            return Ok(0);
+        }
+        if has("--launch-study") {
+            let roof = roofline(&gpu)?;
+            let sizes = match args.iter().position(|a| a == "--dims") {
+                Some(i) => {
+                    let d = args.get(i + 1).ok_or("--dims: no value")?;
+                    vec![parse_dims(d).map_err(|e| format!("--dims: {e}"))?]
+                }
+                None => vec![[16; 4], [24; 4]],
+            };
+            for line in crate::launch_study::run(&gpu, roof, &sizes)? {
+                rep.say(line);
+            }
             return Ok(0);
         }
         let bench_only = has("--bench-only");

@@ -203,11 +203,7 @@ impl CudaBackend {
     /// the path every kernel of the backend takes). For latsol-gpu-check:
     /// a floor under the time of any one operation on a small lattice.
     pub fn launch_overhead_us(&self, n: usize) -> Result<(f64, f64)> {
-        let params = MaxAbsParams {
-            x: 0,
-            n: 0,
-            flags: self.flags.device_ptr(&self.stream).0,
-        };
+        let params = self.empty_params();
         let kernel = self.kernel("max_abs_f64")?;
         let n = n.max(1);
         self.synchronize()?;
@@ -224,6 +220,21 @@ impl CudaBackend {
         let tuned = t.elapsed().as_secs_f64() * 1e6 / n as f64;
         self.synchronize()?;
         Ok((raw, tuned))
+    }
+
+    /// One launch of the empty kernel of `launch_overhead_us` through the
+    /// backend's launch path (latsol-gpu-check's launch study).
+    pub fn launch_empty(&self) -> Result<()> {
+        self.launch_tuned("max_abs_f64", 1, 32, &self.empty_params(), None)
+    }
+
+    /// `max_abs_f64` on no elements: a kernel that returns at once.
+    fn empty_params(&self) -> MaxAbsParams {
+        MaxAbsParams {
+            x: 0,
+            n: 0,
+            flags: self.flags.device_ptr(&self.stream).0,
+        }
     }
 
     /// The device side of `Backend::import_spinor`.
