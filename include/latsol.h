@@ -1337,8 +1337,9 @@ latsol_status latsol_invert_multimass(struct latsol_context *ctx,
  * `num_sources` below 1, NULL arrays or entries, overlapping arrays, or
  * results of different `struct_size`. Where the solutions of all sources
  * would not fit in the device's memory beside a solve, the sources are
- * solved one at a time instead (the same results; an error at source k
- * then leaves the solutions before k written, and names the source).
+ * solved one at a time instead, each solution kept in host memory until
+ * the last solve has returned (the same results, the same rule for
+ * errors; an error names the source).
  *
  * # Safety
  * As `latsol_invert`; `solutions` and `sources` are NULL or point to

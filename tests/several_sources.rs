@@ -1,9 +1,12 @@
-//! `Context::invert_sources` (QUDA's `invertMultiSrcQuda`): several
-//! sources on one context are the solves `invert_form` gives one by one,
-//! number for number, in every form (full and preconditioned systems,
-//! the adjoint, a source factor, an initial guess); and a failing source
-//! leaves every solution array as it was, those of the sources before it
-//! too.
+//! `Context::invert_sources` (QUDA's `invertMultiSrcQuda`) and its
+//! one-at-a-time fallback `Context::invert_each` (taken by
+//! `latsol_invert_sources` when the solutions do not fit on the device
+//! together): several sources on one context are the solves `invert_form`
+//! gives one by one, number for number, in every form (full and
+//! preconditioned systems, the adjoint, a source factor, an initial guess);
+//! a failing source leaves every solution array as it was, those of the
+//! sources before it too; sources that reach `maxiter` still get their
+//! solutions.
 
 use std::sync::Arc;
 
@@ -87,6 +90,17 @@ fn several_sources_are_the_single_solves() {
             assert_eq!(results.len(), 3);
             assert!(results.iter().all(|r| r.converged), "{form:?}");
             assert_eq!(together, one_by_one, "{form:?}, guess {guess}");
+
+            let mut each = start.clone();
+            let outs: Vec<HostRealsMut> = each.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+            let each_results = ctx.invert_each(&g, &params, &hosts, outs, &form).unwrap();
+            assert_eq!(each, one_by_one, "invert_each {form:?}, guess {guess}");
+            for (a, b) in each_results.iter().zip(&results) {
+                assert_eq!(
+                    (a.iterations, a.true_residual.to_bits(), a.converged),
+                    (b.iterations, b.true_residual.to_bits(), b.converged)
+                );
+            }
         }
     }
 }
@@ -112,6 +126,15 @@ fn a_failing_source_leaves_every_solution_as_it_was() {
     assert!(e.to_string().contains("sources[2]"), "{e}");
     assert!(xs.iter().flatten().all(|&x| x == 7.0));
 
+    // One at a time: sources 0 and 1 are solved before source 2 fails, and
+    // still no array is written.
+    let outs: Vec<HostRealsMut> = xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+    let e = ctx
+        .invert_each(&g, &params, &hosts, outs, &SystemForm::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("sources[2]"), "{e}");
+    assert!(xs.iter().flatten().all(|&x| x == 7.0));
+
     // A solution array of the wrong length is refused before any solve.
     let mut short = vec![0.0; 24];
     let mut x0 = vec![0.0; lat.volume() * 24];
@@ -125,4 +148,37 @@ fn a_failing_source_leaves_every_solution_as_it_was() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("solutions[1]"), "{e}");
+}
+
+#[test]
+fn sources_at_maxiter_get_their_solutions_one_at_a_time_too() {
+    let (ctx, g, lat) = setup();
+    let params = InvertParams {
+        kappa: 0.12,
+        tol: 1e-14,
+        maxiter: 3,
+        solve_type: SolveType::DirectPc,
+        ..Default::default()
+    };
+    let bs: Vec<Vec<f32>> = sources(2, lat.volume() * 24)
+        .into_iter()
+        .map(|b| b.into_iter().map(|x| x as f32).collect())
+        .collect();
+    let hosts: Vec<HostReals> = bs.iter().map(|b| HostReals::F32(b)).collect();
+    let mut together = vec![vec![7.0f32; lat.volume() * 24]; 2];
+    let mut each = together.clone();
+    let outs: Vec<HostRealsMut> = together.iter_mut().map(|x| HostRealsMut::F32(x)).collect();
+    let r = ctx
+        .invert_sources(&g, &params, &hosts, outs, &SystemForm::default())
+        .unwrap();
+    let outs: Vec<HostRealsMut> = each.iter_mut().map(|x| HostRealsMut::F32(x)).collect();
+    let r_each = ctx
+        .invert_each(&g, &params, &hosts, outs, &SystemForm::default())
+        .unwrap();
+    assert!(r
+        .iter()
+        .chain(&r_each)
+        .all(|r| !r.converged && r.iterations == 3));
+    assert!(each.iter().flatten().all(|&x| x != 7.0));
+    assert_eq!(each, together);
 }

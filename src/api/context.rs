@@ -643,6 +643,45 @@ impl Context {
         })
     }
 
+    /// `invert_sources` one source at a time, for sources whose solutions
+    /// do not fit on the backend together (`room_for_sources` says so): the
+    /// same solutions and results, each solve an `invert_form`. Each solution
+    /// goes to host memory of the library's first (holding the caller's
+    /// initial guess where `use_initial_guess` asks for one), and the
+    /// caller's arrays are written only after the last solve has returned:
+    /// an error, out of host memory included, leaves every solution array as
+    /// it was, as `invert_sources` does.
+    pub fn invert_each<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send + Copy,
+        params: &InvertParams,
+        sources: &[HostReals],
+        mut solutions: Vec<HostRealsMut>,
+        form: &SystemForm,
+    ) -> Result<Vec<InvertResult>> {
+        if sources.is_empty() || sources.len() != solutions.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} sources and {} solutions: one solution per source, at least one",
+                sources.len(),
+                solutions.len()
+            )));
+        }
+        let mut solved = Vec::with_capacity(sources.len());
+        for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
+            let mut scratch = layout::HostRealsBuf::copy_of(x)?;
+            let r = self
+                .invert_form(fields, params, *b, scratch.as_mut(), form)
+                .map_err(|e| name_source(e, k))?;
+            solved.push((r, scratch));
+        }
+        let mut results = Vec::with_capacity(solved.len());
+        for ((r, scratch), out) in solved.into_iter().zip(&mut solutions) {
+            scratch.write_to(out);
+            results.push(r);
+        }
+        Ok(results)
+    }
+
     /// The checks of a solve in `form`; the lattice and the subset of the
     /// caller's vectors.
     fn check_form(
@@ -1089,6 +1128,18 @@ fn solve_imported<B: Backend>(
 fn name_field(e: Error, what: &str) -> Error {
     match e {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+        other => other,
+    }
+}
+
+/// An error of source k's solve in `invert_each`, naming the source.
+fn name_source(e: Error, k: usize) -> Error {
+    let at = |m: String| format!("sources[{k}] (solved one at a time): {m}");
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
+        Error::NotConverged(m) => Error::NotConverged(at(m)),
+        Error::Breakdown(m) => Error::Breakdown(at(m)),
+        Error::OutOfMemory(m) => Error::OutOfMemory(at(m)),
         other => other,
     }
 }

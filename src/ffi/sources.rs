@@ -37,8 +37,9 @@ use crate::layout::{HostReals, HostRealsMut};
 /// `num_sources` below 1, NULL arrays or entries, overlapping arrays, or
 /// results of different `struct_size`. Where the solutions of all sources
 /// would not fit in the device's memory beside a solve, the sources are
-/// solved one at a time instead (the same results; an error at source k
-/// then leaves the solutions before k written, and names the source).
+/// solved one at a time instead, each solution kept in host memory until
+/// the last solve has returned (the same results, the same rule for
+/// errors; an error names the source).
 ///
 /// # Safety
 /// As `latsol_invert`; `solutions` and `sources` are NULL or point to
@@ -141,14 +142,7 @@ unsafe fn sources_on(
         context.invert_sources(fields, &params, &source_reals, solution_reals()?, &form)?
     } else {
         // Too many solutions to keep on the device: one solve at a time.
-        let mut solved = Vec::with_capacity(n);
-        for (k, (b, x)) in source_reals.into_iter().zip(solution_reals()?).enumerate() {
-            let r = context
-                .invert(fields, &params, b, x)
-                .map_err(|e| name_source(e, k))?;
-            solved.push(r);
-        }
-        solved
+        context.invert_each(fields, &params, &source_reals, solution_reals()?, &form)?
     };
     for (k, r) in solved.iter().enumerate() {
         // SAFETY: entry k of the caller's array, of result_size bytes (checked).
@@ -200,18 +194,6 @@ fn check_separate(
         }
     }
     Ok(())
-}
-
-/// An error of source k's own solve, named (solved one at a time).
-fn name_source(e: Error, k: usize) -> Error {
-    let at = |m: String| format!("sources[{k}] (solved one at a time): {m}");
-    match e {
-        Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
-        Error::NotConverged(m) => Error::NotConverged(at(m)),
-        Error::Breakdown(m) => Error::Breakdown(at(m)),
-        Error::OutOfMemory(m) => Error::OutOfMemory(at(m)),
-        other => other,
-    }
 }
 
 /// NOT_CONVERGED naming the sources that reached `maxiter` first.

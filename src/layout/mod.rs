@@ -114,6 +114,53 @@ impl HostRealsMut<'_> {
     }
 }
 
+/// Host numbers owned by the library, in a caller's precision: where a call
+/// keeps results apart until it can write all of them (`Context::invert_each`).
+#[derive(Debug)]
+pub(crate) enum HostRealsBuf {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+impl HostRealsBuf {
+    /// A copy of `v` (its precision and length); out of memory is an error,
+    /// not an abort.
+    pub(crate) fn copy_of(v: &HostRealsMut) -> crate::error::Result<HostRealsBuf> {
+        fn copy<T: Copy>(s: &[T]) -> crate::error::Result<Vec<T>> {
+            let mut c = Vec::new();
+            c.try_reserve_exact(s.len()).map_err(|_| {
+                crate::error::Error::OutOfMemory(format!(
+                    "{} bytes of host memory for a solution",
+                    std::mem::size_of_val(s)
+                ))
+            })?;
+            c.extend_from_slice(s);
+            Ok(c)
+        }
+        Ok(match v {
+            HostRealsMut::F64(s) => HostRealsBuf::F64(copy(s)?),
+            HostRealsMut::F32(s) => HostRealsBuf::F32(copy(s)?),
+        })
+    }
+
+    pub(crate) fn as_mut(&mut self) -> HostRealsMut<'_> {
+        match self {
+            HostRealsBuf::F64(v) => HostRealsMut::F64(v),
+            HostRealsBuf::F32(v) => HostRealsMut::F32(v),
+        }
+    }
+
+    /// Writes the numbers into `out` (of the same precision and length, as
+    /// `copy_of` made them).
+    pub(crate) fn write_to(&self, out: &mut HostRealsMut) {
+        match (self, out) {
+            (HostRealsBuf::F64(a), HostRealsMut::F64(b)) => b.copy_from_slice(a),
+            (HostRealsBuf::F32(a), HostRealsMut::F32(b)) => b.copy_from_slice(a),
+            _ => unreachable!("HostRealsBuf::write_to: a copy of another array"),
+        }
+    }
+}
+
 /// Host gauge orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GaugeOrder {
