@@ -9,8 +9,9 @@
 //! PERIODIC (MILC's naive interface: "built into the gauge field"); then a
 //! new Wilson field replaces the links the next solve uses.
 
+mod common;
+
 use std::os::raw::c_void;
-use std::path::PathBuf;
 
 use latsol::ffi::quda::abi::*;
 
@@ -28,20 +29,11 @@ const V: usize = 6 * 4 * 4 * 8;
 const MASS: f64 = 0.05;
 
 fn golden(name: &str) -> Vec<f64> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/golden-staggered-6x4x4x8")
-        .join(name);
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .chunks_exact(8)
-        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-        .collect()
+    common::golden_reals("golden-staggered-6x4x4x8", name)
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-    let n: f64 = b.iter().map(|y| y * y).sum();
-    (d / n).sqrt()
+    common::rel_diff_reals(a, b)
 }
 
 fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
@@ -66,25 +58,8 @@ fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
 }
 
 fn staggered_param(solution: QudaSolutionType, solve: QudaSolveType) -> QudaInvertParam {
-    let mut ip = unsafe { newQudaInvertParam() };
-    ip.dslash_type = QUDA_STAGGERED_DSLASH;
-    ip.inv_type = QUDA_CG_INVERTER;
-    ip.mass = MASS;
-    ip.solution_type = solution;
-    ip.solve_type = solve;
-    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
-    ip.dagger = QUDA_DAG_NO;
-    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
-    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
-    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
-    ip.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
-    ip.dirac_order = QUDA_DIRAC_ORDER;
-    ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
-    ip.tol = 1e-12;
-    ip.maxiter = 5000;
-    ip.reliable_delta = 0.1;
-    ip.verbosity = QUDA_SILENT;
-    ip
+    let ip = unsafe { newQudaInvertParam() };
+    common::quda_staggered_param(ip, QUDA_STAGGERED_DSLASH, MASS, solution, solve)
 }
 
 /// `invertQuda` on a copy of `b` from a zero guess: the solution.

@@ -8,8 +8,9 @@
 //! `quda_api_examples`): `|b − M x| / |b|` within the requested
 //! tolerance, up to the rounding of the host vectors.
 
+mod common;
+
 use std::os::raw::c_void;
-use std::path::PathBuf;
 
 use latsol::ffi::quda::abi::*;
 
@@ -37,23 +38,11 @@ const KAPPA: f64 = 0.12;
 const TOL: f64 = 1e-10;
 
 fn golden(name: &str) -> Vec<f64> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/golden-clover-6x4x4x8")
-        .join(name);
-    std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .chunks_exact(8)
-        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
-
-fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+    common::golden_reals("golden-clover-6x4x4x8", name)
 }
 
 fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    norm(&d) / norm(b)
+    common::rel_diff_reals(a, b)
 }
 
 /// The golden links with the anti-periodic sign folded in, as QUDA's

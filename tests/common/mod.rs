@@ -145,3 +145,56 @@ pub fn gamma5(psi: &HostSpinor) -> HostSpinor {
 pub fn lattice(dims: [usize; 4]) -> Arc<Lattice> {
     Arc::new(Lattice::new(dims).unwrap())
 }
+
+/// A raw little-endian f64 file of the golden set `set`
+/// (tests/data/golden-…, its meta.json says what each file holds).
+pub fn golden_reals(set: &str, name: &str) -> Vec<f64> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(set)
+        .join(name);
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+/// ‖a − b‖ / ‖b‖ of two arrays of reals.
+pub fn rel_diff_reals(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let n: f64 = b.iter().map(|y| y * y).sum();
+    (d / n).sqrt()
+}
+
+/// A staggered `invertQuda` parameter set (`ip` fresh from
+/// `newQudaInvertParam`): CG on `dslash`'s operator with mass `mass`, the
+/// caller's `solution` and `solve` types on the even parity, double
+/// everywhere, tol 1e-12, silent.
+pub fn quda_staggered_param(
+    mut ip: latsol::ffi::quda::abi::QudaInvertParam,
+    dslash: latsol::ffi::quda::abi::QudaDslashType,
+    mass: f64,
+    solution: latsol::ffi::quda::abi::QudaSolutionType,
+    solve: latsol::ffi::quda::abi::QudaSolveType,
+) -> latsol::ffi::quda::abi::QudaInvertParam {
+    use latsol::ffi::quda::abi::*;
+    ip.dslash_type = dslash;
+    ip.inv_type = QUDA_CG_INVERTER;
+    ip.mass = mass;
+    ip.solution_type = solution;
+    ip.solve_type = solve;
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    ip.dagger = QUDA_DAG_NO;
+    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
+    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
+    ip.dirac_order = QUDA_DIRAC_ORDER;
+    ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
+    ip.tol = 1e-12;
+    ip.maxiter = 5000;
+    ip.reliable_delta = 0.1;
+    ip.verbosity = QUDA_SILENT;
+    ip
+}

@@ -23,7 +23,7 @@ use std::time::Instant;
 use super::abi::*;
 use super::convert;
 use super::fields::{host_gauge, host_reals, host_reals_mut, not_null};
-use super::state;
+use super::state::{self, HostLinks};
 use crate::api::{PhaseFolding, StaggeredInvertParams, StaggeredParams, StaggeredSolve};
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
@@ -31,14 +31,16 @@ use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 use crate::precision::Precision;
 
-/// The staggered links loaded through `loadGaugeQuda`: host copies (QDP
-/// order, double) and how to store them, turned into latsol's links when a
-/// solve first needs them and kept for the next solves with the same
-/// operator and precisions (a new load drops them).
+/// The staggered links loaded through `loadGaugeQuda`: copies of the
+/// caller's arrays as given (order and precision; QDP beside a CPS_WILSON
+/// one, which the staggered loader does not read) and how to store them,
+/// turned into latsol's links on the device when a solve first needs them
+/// and kept for the next solves with the same operator and precisions (a
+/// new load drops them).
 pub(crate) struct StaggeredHost {
     pub dims: [usize; 4],
-    pub fat: Option<Vec<f64>>,
-    pub long: Option<Vec<f64>>,
+    pub fat: Option<HostLinks>,
+    pub long: Option<HostLinks>,
     pub long_reconstruct: LongReconstruct,
     /// (improved, from the WILSON_LINKS field, precision, sloppy precision)
     /// and the links made for them.
@@ -73,11 +75,16 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     let n = lat.volume() * 18;
     // SAFETY: the caller's links.
     let host = unsafe { host_gauge(h_gauge, order, n, double)? };
-    let field = crate::layout::gauge::import(&lat, &host)?;
-    let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's staggered links")?;
-    {
-        let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
-        crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+    // The arrays as given, copied in parallel; the device converts them at
+    // the first solve. A non-finite link is refused here, named by the
+    // host import.
+    let links = if order == GaugeOrder::CpsWilson {
+        HostLinks::copy(&qdp_of(&to_qdp(&lat, &host)?))?
+    } else {
+        HostLinks::copy(&host)?
+    };
+    if !links.all_finite() {
+        crate::layout::gauge::import(&lat, &host)?;
     }
     let long_reconstruct = match p.reconstruct {
         QUDA_RECONSTRUCT_NO => LongReconstruct::Full18,
@@ -98,10 +105,10 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
         let h = s.staggered.as_mut().expect("set above");
         h.stored = None;
         if p.r#type == QUDA_ASQTAD_LONG_LINKS {
-            h.long = Some(qdp);
+            h.long = Some(links);
             h.long_reconstruct = long_reconstruct;
         } else {
-            h.fat = Some(qdp);
+            h.fat = Some(links);
         }
         Ok(())
     })
@@ -124,6 +131,20 @@ fn qdp_of(v: &[f64]) -> HostGauge<'_> {
     HostGauge::Qdp(std::array::from_fn(|mu| {
         HostReals::F64(&v[mu * n..(mu + 1) * n])
     }))
+}
+
+/// `host` in QDP order and double, as given otherwise (no phase, no sign
+/// taken out): for links whose order the staggered loader does not read,
+/// or that differ from their partner's.
+fn to_qdp(lat: &std::sync::Arc<Lattice>, host: &HostGauge) -> Result<Vec<f64>> {
+    let field = crate::layout::gauge::import(lat, host)?;
+    let n = lat.volume() * 18;
+    let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's staggered links")?;
+    {
+        let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+        crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
+    }
+    Ok(qdp)
 }
 
 /// What the caller's vectors are.
@@ -239,7 +260,7 @@ pub(crate) unsafe fn invert(
             // QUDA applies no phase to the links: they are used as given
             // (MILC's, with the phases, the boundary sign and the Naik
             // coefficient in them).
-            let params = StaggeredParams {
+            let mut params = StaggeredParams {
                 dims: h.dims,
                 order: GaugeOrder::Qdp,
                 precision,
@@ -250,8 +271,14 @@ pub(crate) unsafe fn invert(
             };
             let links = match wilson {
                 Some(g) => {
-                    let given = g.links_as_given()?;
-                    context.load_staggered(&params, &qdp_of(&given), None)?
+                    let given = g.links.host_gauge();
+                    if given.order() == GaugeOrder::CpsWilson {
+                        let qdp = to_qdp(g.gauge.lattice(), &given)?;
+                        context.load_staggered(&params, &qdp_of(&qdp), None)?
+                    } else {
+                        params.order = given.order();
+                        context.load_staggered(&params, &given, None)?
+                    }
                 }
                 None => {
                     let fat = h.fat.as_ref().ok_or_else(|| {
@@ -269,8 +296,20 @@ pub(crate) unsafe fn invert(
                     } else {
                         None
                     };
-                    let long_h = long.map(|l| qdp_of(l));
-                    context.load_staggered(&params, &qdp_of(fat), long_h.as_ref())?
+                    // The arrays as the caller gave them; a long field in
+                    // another order than the fat one goes to QDP with it.
+                    let (fat_h, long_h) = (fat.host_gauge(), long.map(|l| l.host_gauge()));
+                    match long_h {
+                        Some(l) if l.order() != fat_h.order() => {
+                            let lat = std::sync::Arc::new(Lattice::new(h.dims)?);
+                            let (f, l) = (to_qdp(&lat, &fat_h)?, to_qdp(&lat, &l)?);
+                            context.load_staggered(&params, &qdp_of(&f), Some(&qdp_of(&l)))?
+                        }
+                        _ => {
+                            params.order = fat_h.order();
+                            context.load_staggered(&params, &fat_h, long_h.as_ref())?
+                        }
+                    }
                 }
             };
             h.stored = Some((key, links));

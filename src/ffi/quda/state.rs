@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::api::{Clover, Context, Gauge, InitParams, Verbosity};
 use crate::error::{Error, Result};
 use crate::ffi::status::latsol_status;
-use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
+use crate::layout::{GaugeOrder, HostGauge, HostReals};
 
 /// A gauge field loaded by `loadGaugeQuda`, with a copy of the caller's
 /// array as it was given (its order and precision, the boundary sign in
@@ -65,6 +65,15 @@ impl HostLinks {
         })
     }
 
+    /// Whether every number is finite.
+    pub fn all_finite(&self) -> bool {
+        use rayon::prelude::*;
+        self.arrays.iter().all(|a| match a {
+            HostCopy::F64(v) => v.par_iter().all(|x| x.is_finite()),
+            HostCopy::F32(v) => v.par_iter().all(|x| x.is_finite()),
+        })
+    }
+
     /// The copy as a host gauge field in the caller's order.
     pub fn host_gauge(&self) -> HostGauge<'_> {
         let reals = |k: usize| match &self.arrays[k] {
@@ -76,22 +85,6 @@ impl HostLinks {
             GaugeOrder::Milc => HostGauge::Milc(reals(0)),
             GaugeOrder::CpsWilson => HostGauge::CpsWilson(reals(0)),
         }
-    }
-}
-
-impl LoadedGauge {
-    /// The links as the caller gave them, in QDP order and double (the
-    /// boundary sign in them).
-    pub fn links_as_given(&self) -> Result<Vec<f64>> {
-        let lat = self.gauge.lattice();
-        let field = crate::layout::gauge::import(lat, &self.links.host_gauge())?;
-        let n = lat.volume() * 18;
-        let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the links as given")?;
-        {
-            let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
-            crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
-        }
-        Ok(qdp)
     }
 }
 
