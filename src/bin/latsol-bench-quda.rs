@@ -86,6 +86,12 @@ struct Options {
     /// solve), their solutions compared.
     #[arg(long, default_value_t = 0)]
     sources: usize,
+    /// Instead of Wilson: the improved staggered operator of this mass,
+    /// its fat and long links (the field's links, and the same times
+    /// −1/24) loaded by loadGaugeQuda as ASQTAD_FAT_LINKS and
+    /// ASQTAD_LONG_LINKS (MILC order), then MATPC CG solves.
+    #[arg(long)]
+    asqtad: Option<f64>,
     /// The library's debug lines (QUDA_DEBUG_VERBOSE).
     #[arg(short, long)]
     verbose: bool,
@@ -151,6 +157,11 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
         Sloppy::Single => QUDA_SINGLE_PRECISION,
         Sloppy::Half => QUDA_HALF_PRECISION,
     };
+    if let Some(mass) = o.asqtad {
+        asqtad(o, &field, mass, sloppy)?;
+        unsafe { endQuda() };
+        return Ok(());
+    }
     let mut gp = unsafe { newQudaGaugeParam() };
     gp.X = o.dims.map(|d| d as i32);
     gp.anisotropy = 1.0;
@@ -329,5 +340,92 @@ fn several_sources(
         multi_s / k as f64,
         ip.iter
     );
+    Ok(())
+}
+
+/// `--asqtad`: loadGaugeQuda of fat and long links (MILC order, double),
+/// then `o.repeat` MATPC CG solves of the improved staggered operator (the
+/// first converts the links on the device).
+fn asqtad(
+    o: &Options,
+    field: &latsol::field::GaugeField,
+    mass: f64,
+    sloppy: QudaPrecision,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let status = || unsafe { latsol_quda_last_status() };
+    let v = field.lattice().volume();
+    let mut fat = latsol::alloc::filled(4 * v * 18, 0.0f64, "the fat links")?;
+    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut fat)])?;
+    let mut long: Vec<f64> = fat.iter().map(|x| x / -24.0).collect();
+    let mut gp = unsafe { newQudaGaugeParam() };
+    gp.X = o.dims.map(|d| d as i32);
+    gp.anisotropy = 1.0;
+    gp.gauge_order = QUDA_MILC_GAUGE_ORDER;
+    gp.t_boundary = QUDA_PERIODIC_T;
+    gp.cpu_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec_sloppy = sloppy;
+    gp.reconstruct = QUDA_RECONSTRUCT_NO;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
+    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+    for k in 0..o.loads.max(1) {
+        for (links, kind, name) in [
+            (&mut fat, QUDA_ASQTAD_FAT_LINKS, "fat"),
+            (&mut long, QUDA_ASQTAD_LONG_LINKS, "long"),
+        ] {
+            gp.r#type = kind;
+            let t = Instant::now();
+            unsafe { loadGaugeQuda(links.as_mut_ptr() as *mut c_void, &mut gp) };
+            if status() != 0 {
+                return Err(format!("loadGaugeQuda ({name} links) failed").into());
+            }
+            println!(
+                "loadGaugeQuda {k} ({name} links): {:.3} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let mut ip = unsafe { newQudaInvertParam() };
+    ip.dslash_type = QUDA_ASQTAD_DSLASH;
+    ip.inv_type = QUDA_CG_INVERTER;
+    ip.mass = mass;
+    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
+    ip.solution_type = QUDA_MATPC_SOLUTION;
+    ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+    ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
+    ip.dagger = QUDA_DAG_NO;
+    ip.cpu_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec = QUDA_DOUBLE_PRECISION;
+    ip.cuda_prec_sloppy = sloppy;
+    ip.tol = o.tol;
+    ip.maxiter = 20_000;
+    ip.reliable_delta = 0.1;
+    let n = field.lattice().half_volume() * 6;
+    let mut b = latsol::alloc::filled(n, 0.0f64, "the source")?;
+    b[0] = 1.0;
+    let mut x = latsol::alloc::filled(n, 1.0f64, "the solution")?;
+    for k in 0..o.repeat.max(1) {
+        x.iter_mut().for_each(|y| *y = 0.0);
+        let t = Instant::now();
+        unsafe {
+            invertQuda(
+                x.as_mut_ptr() as *mut c_void,
+                b.as_mut_ptr() as *mut c_void,
+                &mut ip,
+            )
+        };
+        if status() != 0 {
+            return Err("invertQuda (asqtad) failed".into());
+        }
+        println!(
+            "invertQuda {k}: asqtad MATPC CG, {:?} sloppy: {} iterations, true_res {:.2e}, wall \
+             {:.3} s, secs {:.3} s",
+            o.sloppy,
+            ip.iter,
+            ip.true_res[0],
+            t.elapsed().as_secs_f64(),
+            ip.secs
+        );
+    }
     Ok(())
 }
