@@ -49,8 +49,17 @@ struct DslashParams {
   u64 clover_norm;  // its fixed-point norms, or 0
   int clover_stride;
   int pad_;
+  unsigned div_magic[3];  // n / dims[mu] = divide(n, div_magic[mu], div_shift[mu]), mu < 3
+  unsigned div_shift[3];
 };
-static_assert(sizeof(DslashParams) == 112, "DslashParams layout changed: update dslash.rs");
+static_assert(sizeof(DslashParams) == 136, "DslashParams layout changed: update dslash.rs");
+
+/// n / d for the multiplier m and shift s of d (dslash.rs, `division_magic`:
+/// the round-up method of Granlund and Montgomery, exact for every 32-bit n).
+__device__ __forceinline__ unsigned divide(unsigned n, unsigned m, unsigned s) {
+  const unsigned t = __umulhi(n, m);
+  return (t + ((n - t) >> 1)) >> s;
+}
 
 /// Half spinor h of (1 + s γ_mu) ψ for a spatial mu (0, 1, 2).
 template <int mu, int s, typename F>
@@ -202,14 +211,14 @@ struct DslashSite {
 };
 
 /// Two lexicographic sites share each cb index, and the parity picks x0
-/// (lattice.rs, `coords`). Unsigned division: the indices are never
-/// negative, and it spares the sign corrections of int division.
+/// (lattice.rs, `coords`). The divisions by X, Y and Z by multiplication
+/// (`divide`); the indices are never negative.
 __device__ __forceinline__ DslashSite dslash_site(const DslashParams &P, int cb) {
   const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
   const unsigned lex2 = 2u * unsigned(cb);
-  const unsigned q1 = lex2 / X;
-  const unsigned q2 = q1 / Y;
-  const unsigned x3 = q2 / Z;
+  const unsigned q1 = divide(lex2, P.div_magic[0], P.div_shift[0]);
+  const unsigned q2 = divide(q1, P.div_magic[1], P.div_shift[1]);
+  const unsigned x3 = divide(q2, P.div_magic[2], P.div_shift[2]);
   DslashSite s;
   s.x[1] = int(q1 - q2 * Y);
   s.x[3] = int(x3);

@@ -11,9 +11,9 @@
 #
 #   bash scripts/bench_gpu.sh STEP...   (default: every step, in order)
 #
-# Steps: fields checks first-start whole-call quda-call dslash-24 dslash-32 mixed
-#        clover-dslash clover-pion clover-mixed multishift staggered
-#        staggered-solves   (`dslash` = both dslash steps, `clover` = the
+# Steps: fields checks first-start whole-call quda-call small-volumes dslash-24
+#        dslash-32 mixed clover-dslash clover-pion clover-mixed multishift
+#        staggered staggered-solves   (`dslash` = both dslash steps, `clover` = the
 #        three clover steps: each pair is more than one call)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ export OUT
 # Compiled kernels and tuned launches, kept between the steps.
 export LATSOL_CACHE_DIR=${LATSOL_CACHE_DIR:-$FIELDS/cache}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(fields checks first-start whole-call quda-call dslash-24 dslash-32 mixed
+[ ${#steps[@]} -eq 0 ] && steps=(fields checks first-start whole-call quda-call small-volumes dslash-24 dslash-32 mixed
   clover-dslash clover-pion clover-mixed multishift staggered staggered-solves)
 
 # The thermalised 32^3x64 quenched beta = 6.0 field of the solve tables
@@ -178,6 +178,17 @@ for step in "${expanded[@]}"; do
       # shellcheck disable=SC2086  # the options are words
       "$BIN/latsol-bench-quda" --dims 32,32,32,64 --repeat 3 -v $s
     done | tee "$OUT/quda-call.txt"
+    # ASQTAD fat and long links through loadGaugeQuda, then MATPC CG.
+    "$BIN/latsol-bench-quda" --dims 32,32,32,64 --asqtad 0.1 --sloppy half --tol 1e-10 --loads 2 \
+      --repeat 2 | tee -a "$OUT/quda-call.txt"
+    ;;
+  small-volumes) # the half hopping term at 16^4, 20^4, 24^4 (both forms at 16^4) and the launch study (about 2 minutes)
+    for dims in 16,16,16,16 20,20,20,20 24,24,24,24; do
+      "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half --dims "$dims" | grep -E "^[0-9]+x"
+    done | tee "$OUT/small-volumes.txt"
+    LATSOL_DSLASH_SPLIT=1 "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half \
+      --dims 16,16,16,16 | grep -E "^[0-9]+x" | sed 's/^/split: /' | tee -a "$OUT/small-volumes.txt"
+    "$BIN/latsol-gpu-check" --launch-study | grep "launch study" | tee -a "$OUT/small-volumes.txt"
     ;;
   *)
     echo "unknown step $step (see the steps at the top of $0)" >&2

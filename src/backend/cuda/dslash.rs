@@ -35,9 +35,28 @@ pub struct DslashParams {
     pub clover_norm: u64,
     pub clover_stride: i32,
     pub pad: i32,
+    /// Division by X, Y, Z without the division sequence
+    /// (`division_magic`): the site coordinates of `dslash_site`.
+    pub div_magic: [u32; 3],
+    pub div_shift: [u32; 3],
 }
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
+
+/// The multiplier m and shift s with which kernels/wilson_dslash.cuh
+/// `divide` gives n / d for every 32-bit n (d ≥ 2): t = umulhi(n, m),
+/// n / d = (t + ((n − t) >> 1)) >> s. The round-up method of Granlund and
+/// Montgomery (1994, "Division by invariant integers using
+/// multiplication", §4), with l = ⌈log2 d⌉: m = ⌊2^32 (2^l − d) / d⌋ + 1,
+/// s = l − 1. Two integer multiplications' worth of instructions where a
+/// division is about fifteen (the coordinates are a tenth of the small
+/// hopping term's work).
+pub fn division_magic(d: u32) -> (u32, u32) {
+    assert!(d >= 2, "division_magic: a lattice extent is at least 2");
+    let l = 32 - (d - 1).leading_zeros();
+    let m = ((1u64 << 32) * ((1u64 << l) - d as u64)) / d as u64 + 1;
+    (m as u32, l - 1)
+}
 
 /// The kernel's name for a storage format, reconstruction and form.
 pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> String {
@@ -252,6 +271,8 @@ impl CudaBackend {
             vh: vh as i32,
             stride: stride as i32,
             gauge_stride: gauge.stride as i32,
+            div_magic: [0, 1, 2].map(|mu| division_magic(d[mu] as u32).0),
+            div_shift: [0, 1, 2].map(|mu| division_magic(d[mu] as u32).1),
             ..Default::default()
         };
         Ok(params)
@@ -265,13 +286,42 @@ mod tests {
     #[test]
     fn parameter_struct_matches_the_kernel() {
         // wilson_dslash.cuh static_asserts the same size.
-        assert_eq!(std::mem::size_of::<DslashParams>(), 112);
+        assert_eq!(std::mem::size_of::<DslashParams>(), 136);
+        assert_eq!(std::mem::offset_of!(DslashParams, div_magic), 112);
+        assert_eq!(std::mem::offset_of!(DslashParams, div_shift), 124);
         assert_eq!(std::mem::offset_of!(DslashParams, clover), 88);
         assert_eq!(std::mem::offset_of!(DslashParams, clover_stride), 104);
         assert_eq!(std::mem::offset_of!(DslashParams, a), 32);
         assert_eq!(std::mem::offset_of!(DslashParams, t_sign), 48);
         assert_eq!(std::mem::offset_of!(DslashParams, dims), 56);
         assert_eq!(std::mem::offset_of!(DslashParams, gauge_stride), 84);
+    }
+
+    /// `divide` of wilson_dslash.cuh, as the kernel computes it.
+    fn divide(n: u32, (m, s): (u32, u32)) -> u32 {
+        let t = ((n as u64 * m as u64) >> 32) as u32;
+        (t + ((n - t) >> 1)) >> s
+    }
+
+    #[test]
+    fn magic_division_is_exact() {
+        let mut rng = crate::random::rng(5);
+        for d in (2..=1100).chain([4095, 4096, 65535, 65536, 1 << 20, (1 << 31) + 1, u32::MAX]) {
+            let magic = division_magic(d);
+            let edges = [0, 1, d - 1, d, d + 1, u32::MAX - 1, u32::MAX, 1 << 31];
+            let multiples = (1..64u32).flat_map(|k| {
+                let q = k.saturating_mul(d);
+                [q.saturating_sub(1), q]
+            });
+            let random = (0..256).map(|_| rand::RngCore::next_u32(&mut rng));
+            for n in edges.into_iter().chain(multiples).chain(random) {
+                assert_eq!(divide(n, magic), n / d, "{n} / {d}");
+            }
+        }
+        // The kernel's text does what `divide` does.
+        let text = include_str!("../../../kernels/wilson_dslash.cuh");
+        assert!(text.contains("const unsigned t = __umulhi(n, m);"));
+        assert!(text.contains("return (t + ((n - t) >> 1)) >> s;"));
     }
 
     #[test]
