@@ -628,7 +628,8 @@ template <typename S, int R> struct GaugeSoA {
   /// life of the scales made the half hopping term spill at its register
   /// budget, and measured slower at 24^4.)
   static constexpr bool deferred = DeferredScale<S>::value && R == 18;
-  /// The link as stored times 1 / `*factor` (1 where not `deferred`).
+  /// The link u with the true link `*factor` · u (`*factor` 1 where not
+  /// `deferred`: then u is the link).
   static __device__ __forceinline__ Link<F> load_unscaled(const Vec *g, int stride, int parity, int mu, int cb,
                                                           F scale, F *factor) {
     if constexpr (!deferred) {

@@ -104,10 +104,12 @@ __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
 
 /// One hop: the neighbour `n` (checkerboard index in the input parity) seen
 /// through the projector (1 + s γ_mu) and the link (U, or U† when `adjoint`).
-/// With `deferred` the link comes as `u` times 1 / `link_factor`
-/// (`GaugeSoA::load_unscaled`) and a half or quarter neighbour as its stored
-/// integers (`DeferredScale`): the projection and the product run on those,
-/// and the hop's result is scaled once.
+/// With `deferred` the true link is `link_factor` · u
+/// (`GaugeSoA::load_unscaled`) and a half or quarter neighbour comes as its
+/// stored integers (`DeferredScale`): the projection and the product run on
+/// those, and the hop's result is scaled once. (The scale of a site whose
+/// norm is below about 1e-29 is then subnormal: such a site keeps fewer
+/// bits, as it would in the fixed-point format anyway.)
 template <int mu, int s, bool adjoint, bool deferred, typename S, typename F>
 __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u,
                                     F link_factor, int n, F sign, cplx<F> *acc) {
@@ -159,9 +161,9 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
 }
 
 /// The forward link of direction mu at output site cb, unscaled as
-/// `GaugeSoA::load_unscaled` says. It needs no coordinates: the kernels load
-/// it before they compute the neighbours, so that its bytes are on their
-/// way while they do.
+/// `GaugeSoA::load_unscaled` says. It needs no coordinates: written before
+/// the neighbours are computed, so that the compiler may issue its loads
+/// first (it places them where registers allow).
 template <int mu, int R, typename Lk, typename F>
 __device__ __forceinline__ Link<F> forward_link(const DslashParams &P, int cb, F *factor) {
   typedef GaugeSoA<Lk, R> G;

@@ -30,6 +30,13 @@ pub fn filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// A copy of `src`.
+pub fn copied<T: Clone>(src: &[T], what: &str) -> Result<Vec<T>> {
+    let mut v = with_capacity(src.len(), what)?;
+    v.extend_from_slice(src);
+    Ok(v)
+}
+
 /// `iter` collected into a vector of its exact length `n`, reserved first.
 pub fn collect<T>(n: usize, iter: impl Iterator<Item = T>, what: &str) -> Result<Vec<T>> {
     let mut v = with_capacity(n, what)?;

@@ -38,33 +38,6 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     common::rel_diff_reals(a, b)
 }
 
-/// A link field of the golden set (QDP order) in `order`: MILC the four
-/// links of a site in turn (row-major), CPS_WILSON the same column-major
-/// (docs/conventions.md, "Host orders").
-fn in_order(qdp: &[f64], order: QudaGaugeFieldOrder) -> Vec<f64> {
-    if order == QUDA_QDP_GAUGE_ORDER {
-        return qdp.to_vec();
-    }
-    let n = V * 18;
-    let mut out = vec![0.0; 4 * n];
-    for site in 0..V {
-        for mu in 0..4 {
-            let link = &qdp[mu * n + site * 18..][..18];
-            let to = &mut out[(site * 4 + mu) * 18..][..18];
-            for (r, c) in (0..3).flat_map(|r| (0..3).map(move |c| (r, c))) {
-                let (from, at) = if order == QUDA_MILC_GAUGE_ORDER {
-                    (r * 3 + c, r * 3 + c)
-                } else {
-                    (r * 3 + c, c * 3 + r)
-                };
-                to[2 * at] = link[2 * from];
-                to[2 * at + 1] = link[2 * from + 1];
-            }
-        }
-    }
-    out
-}
-
 /// `loadGaugeQuda` of one staggered field, given in `order` and host
 /// precision `single` or double.
 fn load(links: &[f64], kind: QudaLinkType, order: QudaGaugeFieldOrder, single: bool) {
@@ -84,7 +57,7 @@ fn load(links: &[f64], kind: QudaLinkType, order: QudaGaugeFieldOrder, single: b
     gp.reconstruct = QUDA_RECONSTRUCT_NO;
     gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
     gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
-    let mut given = in_order(links, order);
+    let mut given = common::quda_links_in_order(links, V, order);
     let mut narrow: Vec<f32> = given.iter().map(|&x| x as f32).collect();
     let n = V * 18;
     let base: *mut c_void = if single {

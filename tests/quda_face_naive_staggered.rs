@@ -6,8 +6,9 @@
 //! against the golden staggered set (QUDA's host reference): the MAT
 //! solution of `M x = M χ` and the MATPC one of `M̂ x_e = M̂ χ_e` are χ,
 //! with `t_boundary` ANTI_PERIODIC (the sign is in the links as given) and
-//! PERIODIC (MILC's naive interface: "built into the gauge field"); then a
-//! new Wilson field replaces the links the next solve uses.
+//! PERIODIC (MILC's naive interface: "built into the gauge field"); the
+//! links in MILC and CPS_WILSON order give the same solve; then a new
+//! Wilson field replaces the links the next solve uses.
 
 mod common;
 
@@ -37,11 +38,17 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
+    load_thin_in(thin, t_boundary, QUDA_QDP_GAUGE_ORDER);
+}
+
+/// `loadGaugeQuda` of the thin links (QDP order in `thin`) given in `order`.
+fn load_thin_in(thin: &mut [f64], t_boundary: QudaTboundary, order: QudaGaugeFieldOrder) {
+    let mut given = common::quda_links_in_order(thin, V, order);
     let mut gp = unsafe { newQudaGaugeParam() };
     gp.X = DIMS;
     gp.anisotropy = 1.0;
     gp.r#type = QUDA_WILSON_LINKS;
-    gp.gauge_order = QUDA_QDP_GAUGE_ORDER;
+    gp.gauge_order = order;
     gp.t_boundary = t_boundary;
     gp.cpu_prec = QUDA_DOUBLE_PRECISION;
     gp.cuda_prec = QUDA_DOUBLE_PRECISION;
@@ -50,11 +57,16 @@ fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
     gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
     gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
     let n = V * 18;
-    let mut parts: Vec<*mut c_void> = thin
+    let mut parts: Vec<*mut c_void> = given
         .chunks_mut(n)
         .map(|c| c.as_mut_ptr() as *mut c_void)
         .collect();
-    unsafe { loadGaugeQuda(parts.as_mut_ptr() as *mut c_void, &mut gp) };
+    let h_gauge: *mut c_void = if order == QUDA_QDP_GAUGE_ORDER {
+        parts.as_mut_ptr().cast()
+    } else {
+        given.as_mut_ptr().cast()
+    };
+    unsafe { loadGaugeQuda(h_gauge, &mut gp) };
 }
 
 fn staggered_param(solution: QudaSolutionType, solve: QudaSolveType) -> QudaInvertParam {
@@ -109,6 +121,18 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
                 err < bound(1e-12, 4.0 * MASS * MASS, 64.0),
                 "MATPC {t_boundary}: {err:e}"
             );
+        }
+
+        // The same links in MILC and CPS_WILSON order: the same solve,
+        // number for number.
+        let mut thin = golden("thin_qdp.f64");
+        load_thin(&mut thin, QUDA_PERIODIC_T);
+        let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
+        let from_qdp = solve(&mut ip, &m_chi, V * 6);
+        for order in [QUDA_MILC_GAUGE_ORDER, QUDA_CPS_WILSON_GAUGE_ORDER] {
+            load_thin_in(&mut thin, QUDA_PERIODIC_T, order);
+            let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
+            assert_eq!(solve(&mut ip, &m_chi, V * 6), from_qdp, "order {order}");
         }
 
         // A new Wilson field (the time links' sign flipped: another

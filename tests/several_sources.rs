@@ -135,19 +135,23 @@ fn a_failing_source_leaves_every_solution_as_it_was() {
     assert!(e.to_string().contains("sources[2]"), "{e}");
     assert!(xs.iter().flatten().all(|&x| x == 7.0));
 
-    // A solution array of the wrong length is refused before any solve.
+    // A solution array of the wrong length is refused before any solve,
+    // also one at a time: nothing solved, nothing written.
     let mut short = vec![0.0; 24];
-    let mut x0 = vec![0.0; lat.volume() * 24];
-    let e = ctx
-        .invert_sources(
-            &g,
-            &params,
-            &hosts[..2],
-            vec![HostRealsMut::F64(&mut x0), HostRealsMut::F64(&mut short)],
-            &SystemForm::default(),
-        )
+    let mut x0 = vec![7.0; lat.volume() * 24];
+    for each in [false, true] {
+        let outs = vec![HostRealsMut::F64(&mut x0), HostRealsMut::F64(&mut short)];
+        let form = SystemForm::default();
+        let e = if each {
+            ctx.invert_each(&g, &params, &hosts[..2], outs, &form)
+        } else {
+            ctx.invert_sources(&g, &params, &hosts[..2], outs, &form)
+        }
         .unwrap_err();
-    assert!(e.to_string().contains("solutions[1]"), "{e}");
+        assert!(e.to_string().contains("solutions[1]"), "{e}");
+        assert!(!e.to_string().contains("solved one at a time"), "{e}");
+        assert!(x0.iter().all(|&x| x == 7.0));
+    }
 }
 
 #[test]

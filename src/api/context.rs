@@ -647,10 +647,12 @@ impl Context {
     /// do not fit on the backend together (`room_for_sources` says so): the
     /// same solutions and results, each solve an `invert_form`. Each solution
     /// goes to host memory of the library's first (holding the caller's
-    /// initial guess where `use_initial_guess` asks for one), and the
+    /// initial guess where `use_initial_guess` asks for one): as much host
+    /// memory again as the solutions (403 MB a double 32³×64 one). The
     /// caller's arrays are written only after the last solve has returned:
-    /// an error, out of host memory included, leaves every solution array as
-    /// it was, as `invert_sources` does.
+    /// an error (an allocation the system refuses included) leaves every
+    /// solution array as it was, as `invert_sources` does. Arguments are
+    /// checked, as there, before any solve.
     pub fn invert_each<'a>(
         &self,
         fields: impl Into<OperatorFields<'a>> + Send + Copy,
@@ -659,6 +661,7 @@ impl Context {
         mut solutions: Vec<HostRealsMut>,
         form: &SystemForm,
     ) -> Result<Vec<InvertResult>> {
+        let (lat, subset) = self.check_form(fields.into(), params, form)?;
         if sources.is_empty() || sources.len() != solutions.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} sources and {} solutions: one solution per source, at least one",
@@ -666,9 +669,18 @@ impl Context {
                 solutions.len()
             )));
         }
+        for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
+            check_len(b.len(), &lat, subset, form, &format!("sources[{k}]"))?;
+            check_len(x.len(), &lat, subset, form, &format!("solutions[{k}]"))?;
+        }
         let mut solved = Vec::with_capacity(sources.len());
         for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
-            let mut scratch = layout::HostRealsBuf::copy_of(x)?;
+            let scratch = if params.use_initial_guess {
+                layout::HostRealsBuf::copy_of(x)
+            } else {
+                layout::HostRealsBuf::zeroed_like(x)
+            };
+            let mut scratch = scratch.map_err(|e| name_source(e, k))?;
             let r = self
                 .invert_form(fields, params, *b, scratch.as_mut(), form)
                 .map_err(|e| name_source(e, k))?;

@@ -126,20 +126,21 @@ impl HostRealsBuf {
     /// A copy of `v` (its precision and length); out of memory is an error,
     /// not an abort.
     pub(crate) fn copy_of(v: &HostRealsMut) -> crate::error::Result<HostRealsBuf> {
-        fn copy<T: Copy>(s: &[T]) -> crate::error::Result<Vec<T>> {
-            let mut c = Vec::new();
-            c.try_reserve_exact(s.len()).map_err(|_| {
-                crate::error::Error::OutOfMemory(format!(
-                    "{} bytes of host memory for a solution",
-                    std::mem::size_of_val(s)
-                ))
-            })?;
-            c.extend_from_slice(s);
-            Ok(c)
-        }
         Ok(match v {
-            HostRealsMut::F64(s) => HostRealsBuf::F64(copy(s)?),
-            HostRealsMut::F32(s) => HostRealsBuf::F32(copy(s)?),
+            HostRealsMut::F64(s) => HostRealsBuf::F64(crate::alloc::copied(s, "a solution")?),
+            HostRealsMut::F32(s) => HostRealsBuf::F32(crate::alloc::copied(s, "a solution")?),
+        })
+    }
+
+    /// Zeros of `v`'s precision and length (fallibly, as `copy_of`).
+    pub(crate) fn zeroed_like(v: &HostRealsMut) -> crate::error::Result<HostRealsBuf> {
+        Ok(match v {
+            HostRealsMut::F64(s) => {
+                HostRealsBuf::F64(crate::alloc::filled(s.len(), 0.0, "a solution")?)
+            }
+            HostRealsMut::F32(s) => {
+                HostRealsBuf::F32(crate::alloc::filled(s.len(), 0.0, "a solution")?)
+            }
         })
     }
 

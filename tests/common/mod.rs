@@ -198,3 +198,35 @@ pub fn quda_staggered_param(
     ip.verbosity = QUDA_SILENT;
     ip
 }
+
+/// A link field given in QDP order (`volume` sites) in QUDA's `order`: MILC the four
+/// links of a site in turn (row-major), CPS_WILSON the same column-major
+/// (docs/conventions.md, "Host orders").
+pub fn quda_links_in_order(
+    qdp: &[f64],
+    volume: usize,
+    order: latsol::ffi::quda::abi::QudaGaugeFieldOrder,
+) -> Vec<f64> {
+    use latsol::ffi::quda::abi::*;
+    if order == QUDA_QDP_GAUGE_ORDER {
+        return qdp.to_vec();
+    }
+    let n = volume * 18;
+    let mut out = vec![0.0; 4 * n];
+    for site in 0..volume {
+        for mu in 0..4 {
+            let link = &qdp[mu * n + site * 18..][..18];
+            let to = &mut out[(site * 4 + mu) * 18..][..18];
+            for (r, c) in (0..3).flat_map(|r| (0..3).map(move |c| (r, c))) {
+                let (from, at) = if order == QUDA_MILC_GAUGE_ORDER {
+                    (r * 3 + c, r * 3 + c)
+                } else {
+                    (r * 3 + c, c * 3 + r)
+                };
+                to[2 * at] = link[2 * from];
+                to[2 * at + 1] = link[2 * from + 1];
+            }
+        }
+    }
+    out
+}

@@ -255,6 +255,7 @@ impl CudaBackend {
             Ok(f.data.ptr(s) + block_of(f.subset, p, what)? as u64 * block_bytes)
         };
         let d = lat.dims();
+        let magic = [0, 1, 2].map(|mu| division_magic(d[mu] as u32));
         let params = DslashParams {
             out: at(out, parity, "the output")?,
             inp: at(inp, parity.other(), "the input")?,
@@ -271,8 +272,8 @@ impl CudaBackend {
             vh: vh as i32,
             stride: stride as i32,
             gauge_stride: gauge.stride as i32,
-            div_magic: [0, 1, 2].map(|mu| division_magic(d[mu] as u32).0),
-            div_shift: [0, 1, 2].map(|mu| division_magic(d[mu] as u32).1),
+            div_magic: magic.map(|(m, _)| m),
+            div_shift: magic.map(|(_, s)| s),
             ..Default::default()
         };
         Ok(params)
@@ -308,7 +309,16 @@ mod tests {
         let mut rng = crate::random::rng(5);
         for d in (2..=1100).chain([4095, 4096, 65535, 65536, 1 << 20, (1 << 31) + 1, u32::MAX]) {
             let magic = division_magic(d);
-            let edges = [0, 1, d - 1, d, d + 1, u32::MAX - 1, u32::MAX, 1 << 31];
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.saturating_add(1),
+                u32::MAX - 1,
+                u32::MAX,
+                1 << 31,
+            ];
             let multiples = (1..64u32).flat_map(|k| {
                 let q = k.saturating_mul(d);
                 [q.saturating_sub(1), q]

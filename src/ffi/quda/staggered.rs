@@ -85,6 +85,9 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     };
     if !links.all_finite() {
         crate::layout::gauge::import(&lat, &host)?;
+        return Err(Error::InvalidArgument(
+            "h_gauge holds a number that is not finite (NaN or Inf)".into(),
+        ));
     }
     let long_reconstruct = match p.reconstruct {
         QUDA_RECONSTRUCT_NO => LongReconstruct::Full18,

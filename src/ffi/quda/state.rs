@@ -12,11 +12,11 @@ use crate::layout::{GaugeOrder, HostGauge, HostReals};
 
 /// A gauge field loaded by `loadGaugeQuda`, with a copy of the caller's
 /// array as it was given (its order and precision, the boundary sign in
-/// it) for what is later built from the resident field on the host: a
-/// computed clover term (`compute_clover`; QUDA computes it from its
-/// resident field, and latsol keeps no host copy of a loaded field) and
-/// naive staggered links. A plain copy, made in parallel: the conversion
-/// itself runs on the device.
+/// it) for what is later built from the resident field: a computed clover
+/// term (`compute_clover`; QUDA computes it from its resident field, and
+/// latsol keeps no host copy of a loaded field) and naive staggered links,
+/// both made from this copy on the device where there is one. A plain
+/// copy, made in parallel.
 pub(crate) struct LoadedGauge {
     pub gauge: Gauge,
     pub links: HostLinks,
