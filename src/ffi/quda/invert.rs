@@ -793,10 +793,11 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
 
 /// `invertMultiSrcQuda`'s Wilson and clover MAT and MATPC solutions in one
 /// call of `Context::invert_sources` (the next source's upload behind the
-/// current solve; every solution written at the end). `Ok(false)` where
-/// that does not apply (staggered, the normal-equation solutions, vectors
-/// that share memory, solutions that would not all fit on the device):
-/// the caller then solves the sources in turn.
+/// current solve; every solution written at the end), or of
+/// `Context::invert_each` where the solutions would not all fit on the
+/// device (one at a time, written at the end too). `Ok(false)` where that
+/// does not apply (staggered, the normal-equation solutions, vectors that
+/// share memory): the caller then solves the sources in turn.
 ///
 /// # Safety
 /// As `invertMultiSrcQuda`.
@@ -840,17 +841,19 @@ unsafe fn invert_sources(
             .iter()
             .map(|&x| unsafe { host_reals_mut(x, n, double) })
             .collect();
-        // Too many sources to keep every solution on the device: one
-        // invertQuda per source.
-        if !s
+        // Too many sources to keep every solution on the device: one at a
+        // time, the solutions written when every solve has returned (as
+        // `invert_sources` writes them).
+        let results = if s
             .context
             .room_for_sources(fields, &ip, &form, sources.len())?
         {
-            return Ok(false);
-        }
-        let results = s
-            .context
-            .invert_sources(fields, &ip, &sources, solutions, &form)?;
+            s.context
+                .invert_sources(fields, &ip, &sources, solutions, &form)?
+        } else {
+            s.context
+                .invert_each(fields, &ip, &sources, solutions, &form)?
+        };
         for (i, r) in results.iter().enumerate() {
             p.true_res[i] = r.true_residual;
             p.true_res_hq[i] = 0.0;
