@@ -569,17 +569,7 @@ impl Context {
         self.inner.install(|| {
             let fields = fields.into();
             let (lat, subset) = self.check_form(fields, params, form)?;
-            if sources.is_empty() || sources.len() != solutions.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "{} sources and {} solutions: one solution per source, at least one",
-                    sources.len(),
-                    solutions.len()
-                )));
-            }
-            for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
-                check_len(b.len(), &lat, subset, form, &format!("sources[{k}]"))?;
-                check_len(x.len(), &lat, subset, form, &format!("solutions[{k}]"))?;
-            }
+            check_sources(&lat, subset, form, sources, &solutions)?;
             let call = std::time::Instant::now();
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
@@ -662,17 +652,7 @@ impl Context {
         form: &SystemForm,
     ) -> Result<Vec<InvertResult>> {
         let (lat, subset) = self.check_form(fields.into(), params, form)?;
-        if sources.is_empty() || sources.len() != solutions.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{} sources and {} solutions: one solution per source, at least one",
-                sources.len(),
-                solutions.len()
-            )));
-        }
-        for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
-            check_len(b.len(), &lat, subset, form, &format!("sources[{k}]"))?;
-            check_len(x.len(), &lat, subset, form, &format!("solutions[{k}]"))?;
-        }
+        check_sources(&lat, subset, form, sources, &solutions)?;
         let mut solved = Vec::with_capacity(sources.len());
         for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
             let scratch = if params.use_initial_guess {
@@ -1067,6 +1047,29 @@ fn check_room<B: Backend>(
             "{sources} solutions kept on the backend with a solve's working fields need about \
              {need} bytes, {free} are free: solve fewer sources per call"
         )));
+    }
+    Ok(())
+}
+
+/// The checks of a multi-source call's arrays: one solution per source, at
+/// least one, every array of the system's length.
+fn check_sources(
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    form: &SystemForm,
+    sources: &[HostReals],
+    solutions: &[HostRealsMut],
+) -> Result<()> {
+    if sources.is_empty() || sources.len() != solutions.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{} sources and {} solutions: one solution per source, at least one",
+            sources.len(),
+            solutions.len()
+        )));
+    }
+    for (k, (b, x)) in sources.iter().zip(solutions).enumerate() {
+        check_len(b.len(), lat, subset, form, &format!("sources[{k}]"))?;
+        check_len(x.len(), lat, subset, form, &format!("solutions[{k}]"))?;
     }
     Ok(())
 }

@@ -240,32 +240,14 @@ fn run(o: &Options) -> Result<(), Box<dyn std::error::Error>> {
         Solution::Mat => v * 24,
         Solution::Matpc | Solution::Matpcdagmatpc => vh * 24,
     };
-    let mut b = latsol::alloc::filled(n, 0.0f64, "the source")?;
-    b[0] = 1.0;
-    let mut x = latsol::alloc::filled(n, 1.0f64, "the solution")?;
-    for k in 0..o.repeat.max(1) {
-        x.iter_mut().for_each(|y| *y = 0.0);
-        let t = Instant::now();
-        unsafe {
-            invertQuda(
-                x.as_mut_ptr() as *mut c_void,
-                b.as_mut_ptr() as *mut c_void,
-                &mut ip,
-            )
-        };
-        check("invertQuda")?;
-        println!(
-            "invertQuda {k}: {:?} {:?} sloppy, {}{}: {} iterations, true_res {:.2e}, wall {:.3} s, secs {:.3} s",
-            o.solution,
-            o.sloppy,
-            if o.cg { "CG" } else { "BiCGstab" },
-            if o.csw.is_some() { ", clover" } else { "" },
-            ip.iter,
-            ip.true_res[0],
-            t.elapsed().as_secs_f64(),
-            ip.secs
-        );
-    }
+    let what = format!(
+        "{:?} {:?} sloppy, {}{}",
+        o.solution,
+        o.sloppy,
+        if o.cg { "CG" } else { "BiCGstab" },
+        if o.csw.is_some() { ", clover" } else { "" }
+    );
+    timed_solves(o.repeat, &mut ip, n, &what)?;
     if o.sources > 0 {
         several_sources(o, &mut ip, n)?;
     }
@@ -401,26 +383,41 @@ fn asqtad(
     ip.maxiter = 20_000;
     ip.reliable_delta = 0.1;
     let n = field.lattice().half_volume() * 6;
+    timed_solves(
+        o.repeat,
+        &mut ip,
+        n,
+        &format!("asqtad MATPC CG, {:?} sloppy", o.sloppy),
+    )?;
+    Ok(())
+}
+
+/// `repeat` invertQuda calls on a point source (`n` reals) from a zero
+/// guess, each printed with its wall time beside QUDA's `secs`.
+fn timed_solves(
+    repeat: usize,
+    ip: &mut QudaInvertParam,
+    n: usize,
+    what: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
     let mut b = latsol::alloc::filled(n, 0.0f64, "the source")?;
     b[0] = 1.0;
-    let mut x = latsol::alloc::filled(n, 1.0f64, "the solution")?;
-    for k in 0..o.repeat.max(1) {
-        x.iter_mut().for_each(|y| *y = 0.0);
+    let mut x = latsol::alloc::filled(n, 0.0f64, "the solution")?;
+    for k in 0..repeat.max(1) {
+        x.fill(0.0);
         let t = Instant::now();
         unsafe {
             invertQuda(
                 x.as_mut_ptr() as *mut c_void,
                 b.as_mut_ptr() as *mut c_void,
-                &mut ip,
+                ip,
             )
         };
-        if status() != 0 {
-            return Err("invertQuda (asqtad) failed".into());
+        if unsafe { latsol_quda_last_status() } != 0 {
+            return Err(format!("invertQuda ({what}) failed").into());
         }
         println!(
-            "invertQuda {k}: asqtad MATPC CG, {:?} sloppy: {} iterations, true_res {:.2e}, wall \
-             {:.3} s, secs {:.3} s",
-            o.sloppy,
+            "invertQuda {k}: {what}: {} iterations, true_res {:.2e}, wall {:.3} s, secs {:.3} s",
             ip.iter,
             ip.true_res[0],
             t.elapsed().as_secs_f64(),
