@@ -232,8 +232,9 @@ template <typename A> struct same_type<A, A> {
 // the numbers are those of the conversion instructions, bit for bit, except
 // that a zero rounded from a negative number is +0 (kernels/host/packed.cpp
 // checks every 16- and 8-bit integer and the rounding ties on the host).
-__device__ __forceinline__ float biased_to_float(unsigned t, unsigned sel, float bias) {
-  return __int_as_float(__byte_perm(t, 0x4B000000u, sel)) - bias;
+/// The float 2^23 + u, u the bytes of t that `sel` picks (the permute alone).
+__device__ __forceinline__ float biased(unsigned t, unsigned sel) {
+  return __int_as_float(__byte_perm(t, 0x4B000000u, sel));
 }
 /// p + 1.5·2^23, rounded once (no contraction with the product before it).
 __device__ __forceinline__ unsigned round_biased(float p) { return __float_as_uint(__fadd_rn(p, 12582912.0f)); }
@@ -252,14 +253,21 @@ template <> struct Fixed<short> {
   typedef unsigned Raw2;
   static constexpr float MAX = 32767.0f;
   static constexpr float BIAS = 8421376.0f;  // 2^23 + 2^15
-  static __device__ __forceinline__ void to_float(unsigned w, float *f) {
+  /// BIAS + each integer of w, exact: `to_float` before its subtraction.
+  static __device__ __forceinline__ void to_biased(unsigned w, float *f) {
     const unsigned t = w ^ 0x80008000u;
-    f[0] = biased_to_float(t, 0x7410, BIAS);
-    f[1] = biased_to_float(t, 0x7432, BIAS);
+    f[0] = biased(t, 0x7410);
+    f[1] = biased(t, 0x7432);
   }
-  static __device__ __forceinline__ void to_float(uint2 w, float *f) {
-    to_float(w.x, f);
-    to_float(w.y, f + 2);
+  static __device__ __forceinline__ void to_biased(uint2 w, float *f) {
+    to_biased(w.x, f);
+    to_biased(w.y, f + 2);
+  }
+  template <typename W> static __device__ __forceinline__ void to_float(W w, float *f) {
+    constexpr int n = sizeof(W) / sizeof(short);
+    to_biased(w, f);
+#pragma unroll
+    for (int k = 0; k < n; k++) f[k] = f[k] - BIAS;
   }
   /// The vector of four integers from their round_biased values.
   static __device__ __forceinline__ Vec4 pack4(unsigned a, unsigned b, unsigned c, unsigned d) {
@@ -274,17 +282,23 @@ template <> struct Fixed<signed char> {
   typedef unsigned short Raw2;
   static constexpr float MAX = 127.0f;
   static constexpr float BIAS = 8388736.0f;  // 2^23 + 2^7
-  static __device__ __forceinline__ void to_float(unsigned w, float *f) {
+  static __device__ __forceinline__ void to_biased(unsigned w, float *f) {
     const unsigned t = w ^ 0x80808080u;
-    f[0] = biased_to_float(t, 0x7440, BIAS);
-    f[1] = biased_to_float(t, 0x7441, BIAS);
-    f[2] = biased_to_float(t, 0x7442, BIAS);
-    f[3] = biased_to_float(t, 0x7443, BIAS);
+    f[0] = biased(t, 0x7440);
+    f[1] = biased(t, 0x7441);
+    f[2] = biased(t, 0x7442);
+    f[3] = biased(t, 0x7443);
   }
-  static __device__ __forceinline__ void to_float(unsigned short w, float *f) {
+  static __device__ __forceinline__ void to_biased(unsigned short w, float *f) {
     const unsigned t = unsigned(w) ^ 0x8080u;
-    f[0] = biased_to_float(t, 0x7440, BIAS);
-    f[1] = biased_to_float(t, 0x7441, BIAS);
+    f[0] = biased(t, 0x7440);
+    f[1] = biased(t, 0x7441);
+  }
+  template <typename W> static __device__ __forceinline__ void to_float(W w, float *f) {
+    constexpr int n = sizeof(W);
+    to_biased(w, f);
+#pragma unroll
+    for (int k = 0; k < n; k++) f[k] = f[k] - BIAS;
   }
   static __device__ __forceinline__ Vec4 pack4(unsigned a, unsigned b, unsigned c, unsigned d) {
     const unsigned w = __byte_perm(__byte_perm(a, b, 0x0040), __byte_perm(c, d, 0x0040), 0x5410);
@@ -325,6 +339,18 @@ template <typename T> struct FixedSpinorSoA {
   /// first and scale once (the hopping term: `DeferredScale`).
   template <int c0, int n, bool stream>
   static __device__ __forceinline__ float load_unscaled(const Vec *p, int stride, int cb, cplx<float> *z) {
+    const float s = load_biased<c0, n, stream>(p, stride, cb, z);
+#pragma unroll
+    for (int c = 0; c < n; c++) z[c] = mk(z[c].re - BIAS, z[c].im - BIAS);
+    return s;
+  }
+  /// The bias `load_biased` leaves in each number.
+  static constexpr float BIAS = Fixed<T>::BIAS;
+  /// `load_unscaled` with the bias kept: z holds BIAS + each stored integer
+  /// (exact), for a caller whose sums cancel it (the hopping term's
+  /// projection, `project_biased`: one subtraction instead of three).
+  template <int c0, int n, bool stream>
+  static __device__ __forceinline__ float load_biased(const Vec *p, int stride, int cb, cplx<float> *z) {
     const float *nr = norms(p, stride) + cb;
     const float s = (stream ? ld_stream(nr) : ld_reuse(nr)) * (1.0f / Fixed<T>::MAX);
 #pragma unroll
@@ -333,7 +359,7 @@ template <typename T> struct FixedSpinorSoA {
       typedef typename Fixed<T>::Raw4 W;
       const W *w = reinterpret_cast<const W *>(q);
       float f[4];
-      Fixed<T>::to_float(stream ? ld_stream(w) : ld_reuse(w), f);
+      Fixed<T>::to_biased(stream ? ld_stream(w) : ld_reuse(w), f);
       z[c] = mk(f[0], f[1]);
       z[c + 1] = mk(f[2], f[3]);
     }
@@ -625,8 +651,8 @@ template <typename S, int R> struct GaugeSoA {
   static constexpr bool paired = E::paired && R != 18;
   /// Whether `load_unscaled` leaves the scale out: fixed-point links stored
   /// whole. (Reconstruct 8 needs the values; with reconstruct 12 the longer
-  /// life of the scales made the half hopping term spill at its register
-  /// budget, and measured slower at 24^4.)
+  /// life of the scales made the half hopping term spill at an 80-register
+  /// budget, and at 96 it measured no faster: 24^4 73-74% either way.)
   static constexpr bool deferred = DeferredScale<S>::value && R == 18;
   /// The link u with the true link `*factor` · u (`*factor` 1 where not
   /// `deferred`: then u is the link).

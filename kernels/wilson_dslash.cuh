@@ -81,6 +81,38 @@ __device__ __forceinline__ void project(const cplx<F> *psi, cplx<F> *h) {
   }
 }
 
+/// `project` on numbers that each carry the bias B (`load_biased`): the
+/// half spinor of the integers themselves, exact. A difference cancels the
+/// bias, (B + u) − (B + l) = u − l; a sum takes it out of one term first,
+/// (B + u) + ((B + l) − 2B) = u + l, where (B + l) − 2B = l − B is exact
+/// (an integer of magnitude below 2^24). Three subtractions become one, or two.
+template <int mu, int s> __device__ __forceinline__ float biased_pm(float u, float l, float two_b) {
+  static_assert(s == 1 || s == -1, "a sign");
+  if constexpr (s > 0)
+    return u + (l - two_b);
+  else
+    return u - l;
+}
+template <int mu, int s>
+__device__ __forceinline__ void project_biased(const cplx<float> *psi, float bias, cplx<float> *h) {
+  const float two_b = 2.0f * bias;
+#pragma unroll
+  for (int c = 0; c < 3; c++) {
+    const cplx<float> u0 = psi[c], u1 = psi[3 + c], l0 = psi[6 + c], l1 = psi[9 + c];
+    // The same signs as `project`: times_i(z) = (−z.im, z.re).
+    if (mu == 0) {  // h0 = u0 + s i l1, h1 = u1 + s i l0
+      h[c] = mk(biased_pm<mu, -s>(u0.re, l1.im, two_b), biased_pm<mu, s>(u0.im, l1.re, two_b));
+      h[3 + c] = mk(biased_pm<mu, -s>(u1.re, l0.im, two_b), biased_pm<mu, s>(u1.im, l0.re, two_b));
+    } else if (mu == 1) {  // h0 = u0 + s l1, h1 = u1 − s l0
+      h[c] = mk(biased_pm<mu, s>(u0.re, l1.re, two_b), biased_pm<mu, s>(u0.im, l1.im, two_b));
+      h[3 + c] = mk(biased_pm<mu, -s>(u1.re, l0.re, two_b), biased_pm<mu, -s>(u1.im, l0.im, two_b));
+    } else {  // h0 = u0 + s i l0, h1 = u1 − s i l1
+      h[c] = mk(biased_pm<mu, -s>(u0.re, l0.im, two_b), biased_pm<mu, s>(u0.im, l0.re, two_b));
+      h[3 + c] = mk(biased_pm<mu, s>(u1.re, l1.im, two_b), biased_pm<mu, -s>(u1.im, l1.re, two_b));
+    }
+  }
+}
+
 /// acc += (H, −s iσ_k H) for a spatial mu: the spinor rebuilt from a half spinor.
 template <int mu, int s, typename F>
 __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
@@ -105,16 +137,17 @@ __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
 /// One hop: the neighbour `n` (checkerboard index in the input parity) seen
 /// through the projector (1 + s γ_mu) and the link (U, or U† when `adjoint`).
 /// With `deferred` the true link is `link_factor` · u
-/// (`GaugeSoA::load_unscaled`) and a half or quarter neighbour comes as its
-/// stored integers (`DeferredScale`): the projection and the product run on
-/// those, and the hop's result is scaled once. (The scale of a site whose
-/// norm is below about 1e-29 is then subnormal: such a site keeps fewer
-/// bits, as it would in the fixed-point format anyway.)
+/// (`GaugeSoA::load_unscaled`). A half or quarter neighbour comes as its
+/// stored integers (`DeferredScale`), whatever the links: the projection
+/// (on the biased integers, `project_biased`) and the product run on those,
+/// and the hop's result is scaled once. (The scale of a site whose norm is
+/// below about 1e-29 is then subnormal: such a site keeps fewer bits, as it
+/// would in the fixed-point format anyway.)
 template <int mu, int s, bool adjoint, bool deferred, typename S, typename F>
 __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u,
                                     F link_factor, int n, F sign, cplx<F> *acc) {
-  // Half and quarter neighbours wait for their scale where the links do.
-  constexpr bool spinor_deferred = deferred && DeferredScale<S>::value;
+  constexpr bool spinor_deferred = DeferredScale<S>::value;
+  constexpr bool scale_once = deferred || spinor_deferred;
   cplx<F> h[6], uh[6];
   F k = link_factor;
   if (mu == 3) {
@@ -125,7 +158,7 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
       k = (F(2) * sign) * (k * SpinorSoA<S>::template load_unscaled<c0, 6, false>(in, stride, n, h));
     } else {
       SpinorSoA<S>::template load<c0, 6, false>(in, stride, n, h);
-      if constexpr (deferred) {
+      if constexpr (scale_once) {
         k = (F(2) * sign) * k;
       } else {
 #pragma unroll
@@ -134,17 +167,19 @@ __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int st
     }
   } else {
     cplx<F> psi[12];
-    if constexpr (spinor_deferred)
-      k = k * SpinorSoA<S>::template load_unscaled<0, 12, false>(in, stride, n, psi);
-    else
+    if constexpr (spinor_deferred) {
+      k = k * SpinorSoA<S>::template load_biased<0, 12, false>(in, stride, n, psi);
+      project_biased<mu, s>(psi, SpinorSoA<S>::BIAS, h);
+    } else {
       SpinorSoA<S>::template load<0, 12, false>(in, stride, n, psi);
-    project<mu, s>(psi, h);
+      project<mu, s>(psi, h);
+    }
   }
   if (adjoint)
     link_adj_mul(u, h, uh);
   else
     link_mul(u, h, uh);
-  if constexpr (deferred) {
+  if constexpr (scale_once) {
     // Rounded on its own, never fused with the sum that follows: the split
     // form adds these terms in another place, and both forms must agree bit
     // for bit.

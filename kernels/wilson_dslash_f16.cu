@@ -1,14 +1,16 @@
 // wilson_dslash_f16.cu: the Wilson hopping term (wilson_dslash.cuh) in half (16-bit fixed point),
 // reconstruct 18, 12 and 8.
-// At most 80 registers (three blocks of 256 per SM): the compiler's choice
-// (119 for reconstruct 12) left too few warps in flight to cover the memory
-// latency; 80 measured best on the H100 (docs/performance.md). Reconstruct
-// 18 at most 102 (five blocks of 128): 65% -> 74% of the roofline at 24^4,
-// 35% -> 41% at 16^4, 83% -> 87% at 32^3x64 (issue 18). Overridable for
-// experiments, as in wilson_dslash.cuh.
+// Register budgets (docs/performance.md, "Small volumes"): the compiler's
+// choice (119 for reconstruct 12) left too few warps in flight to cover the
+// memory latency. Reconstruct 18 and 12 at most 102 (five blocks of 128:
+// 96, two waves at 24^4): r18 65% -> 74% of the roofline at 24^4; r12, from
+// 80 registers, 70% -> 75% at 24^4, 36% -> 44% at 16^4, 85% -> 86% at
+// 32^3x64 (issue 18). Reconstruct 8 at most 80 (three blocks of 256), where
+// it measured best. Overridable for experiments, as in wilson_dslash.cuh.
 #ifndef LATSOL_DSLASH_BOUNDS
 #define LATSOL_DSLASH_BOUNDS 256, 3
 #define LATSOL_DSLASH_BOUNDS_18 128, 5
+#define LATSOL_DSLASH_BOUNDS_12 128, 5
 #endif
 #include "wilson_dslash.cuh"
 
