@@ -374,6 +374,14 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   epilogue<S, xpay, 0, float>(P, cb, acc);
 }
 
+/// The four kernels of one form (`make`): plain, dagger, xpay, both; named
+/// prefix, prefix_dag, prefix_xpay, prefix_dag_xpay, each + `suffix`.
+#define LATSOL_FOUR_FORMS(make, prefix, suffix, S, L, R) \
+  make(prefix##suffix, S, L, R, false, false)             \
+  make(prefix##_dag##suffix, S, L, R, true, false)        \
+  make(prefix##_xpay##suffix, S, L, R, false, true)       \
+  make(prefix##_dag_xpay##suffix, S, L, R, true, true)
+
 // LATSOL_SPLIT_BOUNDS (an experiment switch): the split form's minimum
 // blocks per SM, which caps its registers.
 #ifndef LATSOL_SPLIT_BOUNDS
@@ -385,11 +393,22 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
     wilson_dslash_split<S, L, R, dagger, xpay>(P);                                             \
   }
 /// The split forms of one storage format (the plain forms' names + "_split").
-#define LATSOL_DSLASH_SPLIT_FORMS(prefix, S, L, R)             \
-  LATSOL_DSLASH_SPLIT(prefix##_split, S, L, R, false, false)    \
-  LATSOL_DSLASH_SPLIT(prefix##_dag_split, S, L, R, true, false) \
-  LATSOL_DSLASH_SPLIT(prefix##_xpay_split, S, L, R, false, true) \
-  LATSOL_DSLASH_SPLIT(prefix##_dag_xpay_split, S, L, R, true, true)
+#define LATSOL_DSLASH_SPLIT_FORMS(prefix, S, L, R) LATSOL_FOUR_FORMS(LATSOL_DSLASH_SPLIT, prefix, _split, S, L, R)
+
+/// The one-thread form with the widest register budget (blocks of at most
+/// 256, one an SM: 255 registers), named `<kernel>_wide`: the third form of
+/// a small volume (issue 18). A 16^4 parity (32768 sites) is 7.75 warps an
+/// SM, all resident whatever the budget, so registers cost no warps there,
+/// and with 145 instead of 96 the compiler issues more of a site's loads
+/// before the arithmetic that needs them: 16^4 half r18 53/56% -> 56/60% of
+/// the roofline (docs/performance.md). The same code as the plain form,
+/// so the same numbers; the backend times the three forms on first use.
+#define LATSOL_DSLASH_WIDE(name, S, L, R, dagger, xpay)                                 \
+  extern "C" __global__ void __launch_bounds__(256, 1) name(const DslashParams P) { \
+    kernel_entry();                                                                 \
+    wilson_dslash<S, L, R, dagger, xpay>(P);                                        \
+  }
+#define LATSOL_DSLASH_WIDE_FORMS(prefix, S, L, R) LATSOL_FOUR_FORMS(LATSOL_DSLASH_WIDE, prefix, _wide, S, L, R)
 
 // LATSOL_DSLASH_BOUNDS="threads,min_blocks" (an experiment switch) caps the
 // registers through __launch_bounds__; by default the compiler chooses.

@@ -17,12 +17,15 @@
 #if LATSOL_HAS_RECONSTRUCT(18)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, short, 18)
 LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r18, short, short, 18)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r18, short, short, 18)
 #endif
 #if LATSOL_HAS_RECONSTRUCT(12)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, short, 12)
 LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r12, short, short, 12)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r12, short, short, 12)
 #endif
 #if LATSOL_HAS_RECONSTRUCT(8)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r8, short, short, 8)
 LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r8, short, short, 8)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r8, short, short, 8)
 #endif

@@ -182,13 +182,15 @@ for step in "${expanded[@]}"; do
     "$BIN/latsol-bench-quda" --dims 32,32,32,64 --asqtad 0.1 --sloppy half --tol 1e-10 --loads 2 \
       --repeat 2 | tee -a "$OUT/quda-call.txt"
     ;;
-  small-volumes) # the half hopping term at 16^4, 20^4, 24^4 (one thread a site; the split form too at 16^4) and the launch study (about 2 minutes)
+  small-volumes) # the half hopping term at 16^4, 20^4, 24^4 (one thread a site; the split and wide forms and the tuned choice too at 16^4) and the launch study (about 3 minutes)
     for dims in 16,16,16,16 20,20,20,20 24,24,24,24; do
-      LATSOL_DSLASH_SPLIT=0 "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half --dims "$dims" |
+      LATSOL_DSLASH_FORM=plain "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half --dims "$dims" |
         grep -E "^[0-9]+x"
     done | tee "$OUT/small-volumes.txt"
-    LATSOL_DSLASH_SPLIT=1 "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half \
-      --dims 16,16,16,16 | grep -E "^[0-9]+x" | sed 's/^/split: /' | tee -a "$OUT/small-volumes.txt"
+    for form in split wide tuned; do
+      LATSOL_DSLASH_FORM=$form "$BIN/latsol-gpu-check" --bench-only --quick --no-solve --prec half \
+        --dims 16,16,16,16 | grep -E "^[0-9]+x" | sed "s/^/$form: /" | tee -a "$OUT/small-volumes.txt"
+    done
     "$BIN/latsol-gpu-check" --launch-study | grep "launch study" | tee -a "$OUT/small-volumes.txt"
     ;;
   *)

@@ -726,11 +726,16 @@ mod check {
         Ok(())
     }
 
-    /// The split form of the half hopping term against the one-thread form
-    /// on `lat`: every reconstruct, dagger and xpay form, both parities; the
-    /// two add the same terms in the same order, so the stored outputs must
-    /// be identical. Returns the differing values and the forms compared.
-    fn split_matches_plain(gpu: &CudaBackend, gauge: &GaugeField) -> R<(usize, usize)> {
+    /// A small-volume form (`Split`, `Wide`) of the half hopping term
+    /// against the one-thread form on `lat`: every reconstruct, dagger and
+    /// xpay form, both parities; all add the same terms in the same order,
+    /// so the stored outputs must be identical. Returns the differing values
+    /// and the forms compared.
+    fn form_matches_plain(
+        gpu: &CudaBackend,
+        gauge: &GaugeField,
+        other: DslashForm,
+    ) -> R<(usize, usize)> {
         let lat = gauge.lattice();
         let p = Precision::Half;
         let chosen = gpu.dslash_form();
@@ -749,7 +754,7 @@ mod check {
                 for dagger in [false, true] {
                     for xpay in [false, true] {
                         let mut outs = Vec::new();
-                        for form in [DslashForm::Plain, DslashForm::Split] {
+                        for form in [DslashForm::Plain, other] {
                             gpu.set_dslash_form(form);
                             let mut out = gpu
                                 .alloc_spinor(lat, Subset::Single(parity), p)
@@ -1794,11 +1799,16 @@ mod check {
                 ),
                 r.is_ok(),
             );
-            // Both forms of a format that has two (the tuner picks one per
-            // size), each against the CPU.
+            // Every form of a format that has several (the tuner picks one
+            // per size), each against the CPU.
             let chosen = gpu.dslash_form();
-            let forms = if latsol::backend::cuda::has_split_forms(prec) {
-                vec![(DslashForm::Plain, ""), (DslashForm::Split, " split")]
+            let small_volume_forms = [
+                (DslashForm::Plain, ""),
+                (DslashForm::Split, " split"),
+                (DslashForm::Wide, " wide"),
+            ];
+            let forms = if latsol::backend::cuda::has_small_volume_forms(prec) {
+                small_volume_forms.to_vec()
             } else {
                 vec![(chosen, "")]
             };
@@ -1814,21 +1824,23 @@ mod check {
                 );
             }
             gpu.set_dslash_form(chosen);
-            if latsol::backend::cuda::has_split_forms(prec) {
+            if latsol::backend::cuda::has_small_volume_forms(prec) {
                 // Also on a lattice whose parity is no multiple of a block
                 // (648 sites: the split form's and the tuned blocks' tails).
                 let tail = Arc::new(Lattice::new([6, 6, 6, 6]).map_err(e)?);
                 for g in [&gauge, &random::hot_gauge(&tail, 4)] {
-                    match split_matches_plain(&gpu, g) {
-                        Ok((differing, compared)) => rep.check(
-                            &format!(
-                                "dslash split = one thread a site, bit for bit, {:?}, {compared} forms",
-                                g.lattice().dims()
+                    for (other, label) in &small_volume_forms[1..] {
+                        match form_matches_plain(&gpu, g, *other) {
+                            Ok((differing, compared)) => rep.check(
+                                &format!(
+                                    "dslash{label} = one thread a site, bit for bit, {:?}, {compared} forms",
+                                    g.lattice().dims()
+                                ),
+                                differing as f64,
+                                0.0,
                             ),
-                            differing as f64,
-                            0.0,
-                        ),
-                        Err(err) => rep.flag(&format!("dslash split comparison ran {err}"), false),
+                            Err(err) => rep.flag(&format!("dslash{label} comparison ran {err}"), false),
+                        }
                     }
                 }
                 let tail_pair = Pair {
@@ -1836,7 +1848,7 @@ mod check {
                     gpu: &gpu,
                     prec,
                 };
-                for (forms, label) in [(DslashForm::Plain, ""), (DslashForm::Split, " split")] {
+                for (forms, label) in small_volume_forms {
                     gpu.set_dslash_form(forms);
                     let r = check_dslash(&tail_pair, &random::hot_gauge(&tail, 4), label, &mut rep);
                     rep.flag(

@@ -69,11 +69,16 @@ pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> St
     )
 }
 
-/// Whether a format also has the four-threads-a-site forms
-/// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named `<kernel>_split`).
-pub fn has_split_forms(p: Precision) -> bool {
+/// Whether a format also has the small-volume forms: four threads a site
+/// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named
+/// `<kernel>_split`) and one thread a site at the widest register budget
+/// (`LATSOL_DSLASH_WIDE`, named `<kernel>_wide`).
+pub fn has_small_volume_forms(p: Precision) -> bool {
     p == Precision::Half
 }
+
+/// The largest block of a wide form (its `__launch_bounds__`).
+const WIDE_BLOCK: u32 = 256;
 
 /// Sites a block of a split form serves (`LATSOL_SPLIT_SITES`), and its
 /// threads (four a site).
@@ -91,32 +96,52 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
             }
         }
     }
-    if has_split_forms(p) {
-        let split: Vec<String> = v.iter().map(|n| format!("{n}_split")).collect();
-        v.extend(split);
+    if has_small_volume_forms(p) {
+        let plain = v.clone();
+        for suffix in ["_split", "_wide"] {
+            v.extend(plain.iter().map(|n| format!("{n}{suffix}")));
+        }
     }
     v
 }
 
-/// Which form of the hopping term to launch where a format has two.
+/// Which form of the hopping term to launch where a format has several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum DslashForm {
-    /// The faster at each kernel and size, timed on first use (the default).
+    /// The fastest at each kernel and size, timed on first use (the default).
     Tuned = 0,
     /// Always the split forms (four threads a site).
     Split = 1,
     /// Always one thread a site.
     Plain = 2,
+    /// Always one thread a site at the widest register budget.
+    Wide = 3,
 }
 
 impl DslashForm {
-    /// `LATSOL_DSLASH_SPLIT`: 1 `Split`, 0 `Plain`, else `Tuned`.
+    /// `LATSOL_DSLASH_FORM` (`plain`, `split`, `wide`), else
+    /// `LATSOL_DSLASH_SPLIT` (1 `Split`, 0 `Plain`), else `Tuned`.
     pub(super) fn from_env() -> DslashForm {
+        match std::env::var("LATSOL_DSLASH_FORM").as_deref() {
+            Ok("plain") => return DslashForm::Plain,
+            Ok("split") => return DslashForm::Split,
+            Ok("wide") => return DslashForm::Wide,
+            _ => {}
+        }
         match std::env::var("LATSOL_DSLASH_SPLIT").as_deref() {
             Ok("1") => DslashForm::Split,
             Ok("0") => DslashForm::Plain,
             _ => DslashForm::Tuned,
+        }
+    }
+
+    /// The form a tuned choice numbers (`Tuner::variant_for`), and back.
+    fn from_variant(v: u32) -> DslashForm {
+        match v {
+            1 => DslashForm::Split,
+            2 => DslashForm::Wide,
+            _ => DslashForm::Plain,
         }
     }
 }
@@ -149,13 +174,24 @@ impl CudaBackend {
         let name = kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some());
         let sites = gauge.lattice.half_volume();
         let plain = self.kernel(&name)?;
-        if has_split_forms(out.precision()) && self.split_chosen(&plain, sites, &params)? {
-            let split = self.kernel(&format!("{name}_split"))?;
-            let grid = launch::grid_for(sites, SPLIT_SITES)?;
-            return launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, &params);
+        let form = if has_small_volume_forms(out.precision()) {
+            self.form_chosen(&plain, sites, &params)?
+        } else {
+            DslashForm::Plain
+        };
+        match form {
+            DslashForm::Split => {
+                let split = self.kernel(&format!("{name}_split"))?;
+                let grid = launch::grid_for(sites, SPLIT_SITES)?;
+                launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, &params)
+            }
+            DslashForm::Wide => {
+                let wide = self.kernel(&format!("{name}_wide"))?;
+                self.launch_tuned_kernel(&wide, sites, WIDE_BLOCK, &params, None)
+            }
+            // The output is never read: timing runs while tuning are harmless.
+            _ => self.launch_tuned_kernel(&plain, sites, 128, &params, None),
         }
-        // The output is never read: timing runs while tuning are harmless.
-        self.launch_tuned_kernel(&plain, sites, 128, &params, None)
     }
 
     /// Which forms of the hopping term this backend launches.
@@ -163,6 +199,7 @@ impl CudaBackend {
         match self.dslash_form.load(std::sync::atomic::Ordering::Relaxed) {
             1 => DslashForm::Split,
             2 => DslashForm::Plain,
+            3 => DslashForm::Wide,
             _ => DslashForm::Tuned,
         }
     }
@@ -173,41 +210,53 @@ impl CudaBackend {
             .store(forms as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Whether the split form of kernel `name` is the one to launch on
-    /// `sites` sites: the override, else the faster of the two, each at its
-    /// best block, timed once with these arguments (the output is never read).
-    /// (Keyed by the one-thread kernel: once chosen, no name is formed and
-    /// no other kernel looked up on the launch path unless the split form
-    /// is the one.)
-    fn split_chosen(&self, plain: &Kernel, sites: usize, params: &DslashParams) -> Result<bool> {
+    /// Which form of kernel `plain` to launch on `sites` sites: the
+    /// override, else the fastest of the three, each at its best block, timed
+    /// once with these arguments (the output is never read). (Keyed by the
+    /// one-thread kernel: once chosen, no name is formed and no other kernel
+    /// looked up on the launch path unless another form is the one.)
+    fn form_chosen(
+        &self,
+        plain: &Kernel,
+        sites: usize,
+        params: &DslashParams,
+    ) -> Result<DslashForm> {
         match self.dslash_form() {
-            DslashForm::Split => return Ok(true),
-            DslashForm::Plain => return Ok(false),
             DslashForm::Tuned => {}
+            forced => return Ok(forced),
         }
-        // The two forms differ by a few per cent at the sizes where either
-        // may win: each timed over enough launches to see it.
+        // The forms differ by a few per cent at the sizes where more than
+        // one may win: each timed over enough launches to see it.
         const LAUNCHES: usize = 64;
-        let form = self.tuner.variant_for(plain, sites, 2, |v| {
-            if v == 1 {
-                let split = self.kernel(&format!("{}_split", plain.name))?;
-                let grid = launch::grid_for(sites, SPLIT_SITES)?;
-                return launch::time_launches_n(&self.stream, LAUNCHES, || {
-                    launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, params)
-                });
-            }
-            let block = self.tuner.block_for(plain, sites, 128, |b| {
+        let timed_at_best_block = |k: &Kernel, largest: u32| -> Result<f32> {
+            let block = self.tuner.block_for(k, sites, largest, |b| {
                 let grid = launch::grid_for(sites, b)?;
                 launch::time_launches(&self.stream, || {
-                    launch::launch(&self.stream, plain, grid, b, params)
+                    launch::launch(&self.stream, k, grid, b, params)
                 })
             })?;
             let grid = launch::grid_for(sites, block)?;
             launch::time_launches_n(&self.stream, LAUNCHES, || {
-                launch::launch(&self.stream, plain, grid, block, params)
+                launch::launch(&self.stream, k, grid, block, params)
             })
-        })?;
-        Ok(form == 1)
+        };
+        let v = self
+            .tuner
+            .variant_for(plain, sites, 3, |v| match DslashForm::from_variant(v) {
+                DslashForm::Split => {
+                    let split = self.kernel(&format!("{}_split", plain.name))?;
+                    let grid = launch::grid_for(sites, SPLIT_SITES)?;
+                    launch::time_launches_n(&self.stream, LAUNCHES, || {
+                        launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, params)
+                    })
+                }
+                DslashForm::Wide => {
+                    let wide = self.kernel(&format!("{}_wide", plain.name))?;
+                    timed_at_best_block(&wide, WIDE_BLOCK)
+                }
+                _ => timed_at_best_block(plain, 128),
+            })?;
+        Ok(DslashForm::from_variant(v))
     }
 
     /// The checked arguments of a hopping-term kernel (no clover).
@@ -346,6 +395,12 @@ mod tests {
     }
 
     #[test]
+    fn the_wide_block_is_the_kernels() {
+        let text = include_str!("../../../kernels/wilson_dslash.cuh");
+        assert!(text.contains(&format!("__launch_bounds__({WIDE_BLOCK}, 1) name(")));
+    }
+
+    #[test]
     fn kernel_names_follow_precision_dagger_and_xpay() {
         assert_eq!(
             kernel_name(Precision::Single, Reconstruct::Full18, true, false),
@@ -370,14 +425,20 @@ mod tests {
             .filter(|s| s.name.starts_with("wilson_dslash"))
         {
             for n in (src.kernels)() {
-                // Each name is a LATSOL_DSLASH_FORMS (or _SPLIT_FORMS) prefix
-                // plus a form suffix.
-                let split = n.ends_with("_split");
+                // Each name is a LATSOL_DSLASH_FORMS (or _SPLIT_FORMS,
+                // _WIDE_FORMS) prefix plus a form suffix.
+                let forms = if n.ends_with("_split") {
+                    "SPLIT_FORMS"
+                } else if n.ends_with("_wide") {
+                    "WIDE_FORMS"
+                } else {
+                    "FORMS"
+                };
                 let prefix = n
                     .trim_end_matches("_split")
+                    .trim_end_matches("_wide")
                     .trim_end_matches("_xpay")
                     .trim_end_matches("_dag");
-                let forms = if split { "SPLIT_FORMS" } else { "FORMS" };
                 assert!(
                     src.text
                         .contains(&format!("LATSOL_DSLASH_{forms}({prefix},")),
@@ -389,8 +450,8 @@ mod tests {
         }
         assert_eq!(
             instantiated,
-            6 * 3 * 4 + 3 * 4,
-            "6 formats, 3 reconstructions, 4 forms; half's split forms"
+            6 * 3 * 4 + 2 * 3 * 4,
+            "6 formats, 3 reconstructions, 4 forms; half's split and wide forms"
         );
     }
 

@@ -54,7 +54,7 @@ pub use modules::ModuleReport;
 
 use blas::Out;
 pub use clover::CudaClover;
-pub use dslash::{has_split_forms, DslashForm};
+pub use dslash::{has_small_volume_forms, DslashForm};
 use layout::{SoaShape, LINK_REALS};
 use modules::{Kernel, Module};
 
@@ -358,8 +358,9 @@ pub struct CudaBackend {
     /// events, never by cudarc's per-field tracking (off).
     copy_stream: std::sync::OnceLock<Arc<CudaStream>>,
     tuner: launch::Tuner,
-    /// Which forms of the hopping term to launch where a format has two
-    /// (`dslash::DslashForm`): from `LATSOL_DSLASH_SPLIT`, settable for checks.
+    /// Which forms of the hopping term to launch where a format has several
+    /// (`dslash::DslashForm`): from `LATSOL_DSLASH_FORM` or
+    /// `LATSOL_DSLASH_SPLIT`, settable for checks.
     dslash_form: std::sync::atomic::AtomicU8,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
