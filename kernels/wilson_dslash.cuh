@@ -318,8 +318,9 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 /// Warps 1–3 hand each hop's term to warp 0 through shared memory, and warp 0
 /// adds them in the one-thread form's order (forward, backward, direction by
 /// direction), so both forms give the same numbers, bit for bit, and the
-/// tuner's choice between them changes no result. The backend times both
-/// forms on first use and keeps the faster (src/backend/cuda/dslash.rs);
+/// tuner's choice between them changes no result. The backend times the
+/// forms (this, the plain and the wide one) on first use and keeps the
+/// fastest (src/backend/cuda/dslash.rs);
 /// launched with blocks of exactly 4 · LATSOL_SPLIT_SITES threads.
 #define LATSOL_SPLIT_SITES 32
 /// One warp's part of the split form: both hops of direction mu, the forward
