@@ -264,6 +264,7 @@ template <> struct Fixed<short> {
     to_biased(w.y, f + 2);
   }
   template <typename W> static __device__ __forceinline__ void to_float(W w, float *f) {
+    static_assert(same_type<W, unsigned>::value || same_type<W, uint2>::value, "a word or two of 16-bit integers");
     constexpr int n = sizeof(W) / sizeof(short);
     to_biased(w, f);
 #pragma unroll
@@ -295,6 +296,7 @@ template <> struct Fixed<signed char> {
     f[1] = biased(t, 0x7441);
   }
   template <typename W> static __device__ __forceinline__ void to_float(W w, float *f) {
+    static_assert(same_type<W, unsigned>::value || same_type<W, unsigned short>::value, "a word of 8-bit integers");
     constexpr int n = sizeof(W);
     to_biased(w, f);
 #pragma unroll
@@ -594,9 +596,11 @@ template <typename S> struct NarrowLinkElem {
   static constexpr bool paired = true;
   /// The stored integers of a link word as floats, exact. 16-bit: the low
   /// one converted in place (I2F.S16), the high one shifted down and
-  /// converted from 32 bits (I2FP.F32.S32): two instructions for the two,
+  /// converted from 32 bits (I2FP.F32.S32): three instructions for the two,
   /// where `Fixed::to_float` issues five (xor, two permutes, two
-  /// subtractions). The conversion unit (16 a clock per SM) then handles a
+  /// subtractions). (The narrowing and the arithmetic shift are what NVRTC
+  /// and the host compilers do; kernels/host/packed.cpp checks every
+  /// integer.) The conversion unit (16 a clock per SM) then handles a
   /// link's half of the numbers and the permutes the spinors': 24^4 half
   /// r18 79 -> 81% of the roofline, r12 73 -> 75% (issue 18). 8-bit: the
   /// permutes.

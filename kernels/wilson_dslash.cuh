@@ -86,7 +86,7 @@ __device__ __forceinline__ void project(const cplx<F> *psi, cplx<F> *h) {
 /// bias, (B + u) − (B + l) = u − l; a sum takes it out of one term first,
 /// (B + u) + ((B + l) − 2B) = u + l, where (B + l) − 2B = l − B is exact
 /// (an integer of magnitude below 2^24). Three subtractions become one, or two.
-template <int mu, int s> __device__ __forceinline__ float biased_pm(float u, float l, float two_b) {
+template <int s> __device__ __forceinline__ float biased_pm(float u, float l, float two_b) {
   static_assert(s == 1 || s == -1, "a sign");
   if constexpr (s > 0)
     return u + (l - two_b);
@@ -101,14 +101,14 @@ __device__ __forceinline__ void project_biased(const cplx<float> *psi, float bia
     const cplx<float> u0 = psi[c], u1 = psi[3 + c], l0 = psi[6 + c], l1 = psi[9 + c];
     // The same signs as `project`: times_i(z) = (−z.im, z.re).
     if (mu == 0) {  // h0 = u0 + s i l1, h1 = u1 + s i l0
-      h[c] = mk(biased_pm<mu, -s>(u0.re, l1.im, two_b), biased_pm<mu, s>(u0.im, l1.re, two_b));
-      h[3 + c] = mk(biased_pm<mu, -s>(u1.re, l0.im, two_b), biased_pm<mu, s>(u1.im, l0.re, two_b));
+      h[c] = mk(biased_pm<-s>(u0.re, l1.im, two_b), biased_pm<s>(u0.im, l1.re, two_b));
+      h[3 + c] = mk(biased_pm<-s>(u1.re, l0.im, two_b), biased_pm<s>(u1.im, l0.re, two_b));
     } else if (mu == 1) {  // h0 = u0 + s l1, h1 = u1 − s l0
-      h[c] = mk(biased_pm<mu, s>(u0.re, l1.re, two_b), biased_pm<mu, s>(u0.im, l1.im, two_b));
-      h[3 + c] = mk(biased_pm<mu, -s>(u1.re, l0.re, two_b), biased_pm<mu, -s>(u1.im, l0.im, two_b));
+      h[c] = mk(biased_pm<s>(u0.re, l1.re, two_b), biased_pm<s>(u0.im, l1.im, two_b));
+      h[3 + c] = mk(biased_pm<-s>(u1.re, l0.re, two_b), biased_pm<-s>(u1.im, l0.im, two_b));
     } else {  // h0 = u0 + s i l0, h1 = u1 − s i l1
-      h[c] = mk(biased_pm<mu, -s>(u0.re, l0.im, two_b), biased_pm<mu, s>(u0.im, l0.re, two_b));
-      h[3 + c] = mk(biased_pm<mu, s>(u1.re, l1.im, two_b), biased_pm<mu, -s>(u1.im, l1.re, two_b));
+      h[c] = mk(biased_pm<-s>(u0.re, l0.im, two_b), biased_pm<s>(u0.im, l0.re, two_b));
+      h[3 + c] = mk(biased_pm<s>(u1.re, l1.im, two_b), biased_pm<-s>(u1.im, l1.re, two_b));
     }
   }
 }
@@ -140,9 +140,10 @@ __device__ __forceinline__ void accumulate(const cplx<F> *H, cplx<F> *acc) {
 /// (`GaugeSoA::load_unscaled`). A half or quarter neighbour comes as its
 /// stored integers (`DeferredScale`), whatever the links: the projection
 /// (on the biased integers, `project_biased`) and the product run on those,
-/// and the hop's result is scaled once. (The scale of a site whose norm is
-/// below about 1e-29 is then subnormal: such a site keeps fewer bits, as it
-/// would in the fixed-point format anyway.)
+/// and the hop's result is scaled once. (That scale, the site's norm / 32767
+/// times the links' scale where they are deferred, is subnormal for a site
+/// whose norm is below about 1e-29 with reconstruct 18, 4e-34 otherwise:
+/// such a site keeps fewer bits, as it would in the fixed-point format anyway.)
 template <int mu, int s, bool adjoint, bool deferred, typename S, typename F>
 __device__ __forceinline__ void hop(const typename SpinorSoA<S>::Vec *in, int stride, const Link<F> &u,
                                     F link_factor, int n, F sign, cplx<F> *acc) {

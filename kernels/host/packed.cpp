@@ -138,6 +138,10 @@ static int fixed_checks() {
     Fixed<short>::to_float(w, f);
     expect(same(f[1], float(v)), "short high half", f[1], v);
     expect(same(f[0], float(short(u ^ 0x5a5a))), "short low half", f[0], short(u ^ 0x5a5a));
+    // The links' conversion (I2F of each half) gives the same bits.
+    float g[2];
+    NarrowLinkElem<short>::cvt(w, g);
+    expect(same(g[0], f[0]) && same(g[1], f[1]), "link word", g[1], v);
   }
   // Every 8-bit integer in every byte.
   for (int v = -128; v < 128; v++) {

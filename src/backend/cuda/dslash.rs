@@ -77,7 +77,7 @@ pub fn has_small_volume_forms(p: Precision) -> bool {
     p == Precision::Half
 }
 
-/// The largest block of a wide form (its `__launch_bounds__`).
+/// A wide form's block where untuned: its `__launch_bounds__` largest.
 const WIDE_BLOCK: u32 = 256;
 
 /// Sites a block of a split form serves (`LATSOL_SPLIT_SITES`), and its
@@ -120,13 +120,14 @@ pub enum DslashForm {
 }
 
 impl DslashForm {
-    /// `LATSOL_DSLASH_FORM` (`plain`, `split`, `wide`), else
+    /// `LATSOL_DSLASH_FORM` (`plain`, `split`, `wide`, `tuned`), else
     /// `LATSOL_DSLASH_SPLIT` (1 `Split`, 0 `Plain`), else `Tuned`.
     pub(super) fn from_env() -> DslashForm {
         match std::env::var("LATSOL_DSLASH_FORM").as_deref() {
             Ok("plain") => return DslashForm::Plain,
             Ok("split") => return DslashForm::Split,
             Ok("wide") => return DslashForm::Wide,
+            Ok("tuned") => return DslashForm::Tuned,
             _ => {}
         }
         match std::env::var("LATSOL_DSLASH_SPLIT").as_deref() {
@@ -228,8 +229,8 @@ impl CudaBackend {
         // The forms differ by a few per cent at the sizes where more than
         // one may win: each timed over enough launches to see it.
         const LAUNCHES: usize = 64;
-        let timed_at_best_block = |k: &Kernel, largest: u32| -> Result<f32> {
-            let block = self.tuner.block_for(k, sites, largest, |b| {
+        let timed_at_best_block = |k: &Kernel, default_block: u32| -> Result<f32> {
+            let block = self.tuner.block_for(k, sites, default_block, |b| {
                 let grid = launch::grid_for(sites, b)?;
                 launch::time_launches(&self.stream, || {
                     launch::launch(&self.stream, k, grid, b, params)
