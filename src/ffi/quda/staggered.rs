@@ -79,7 +79,7 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
     // the first solve. A non-finite link is refused here, named by the
     // host import.
     let links = if order == GaugeOrder::CpsWilson {
-        HostLinks::copy(&qdp_of(&to_qdp(&lat, &host)?))?
+        HostLinks::from_qdp(to_qdp(&lat, &host)?)
     } else {
         HostLinks::copy(&host)?
     };
@@ -129,25 +129,29 @@ impl StaggeredHost {
     }
 }
 
-fn qdp_of(v: &[f64]) -> HostGauge<'_> {
-    let n = v.len() / 4;
-    HostGauge::Qdp(std::array::from_fn(|mu| {
-        HostReals::F64(&v[mu * n..(mu + 1) * n])
-    }))
+fn qdp_of(v: &[Vec<f64>; 4]) -> HostGauge<'_> {
+    HostGauge::Qdp(std::array::from_fn(|mu| HostReals::F64(&v[mu])))
 }
 
 /// `host` in QDP order and double, as given otherwise (no phase, no sign
 /// taken out): for links whose order the staggered loader does not read,
 /// or that differ from their partner's.
-fn to_qdp(lat: &std::sync::Arc<Lattice>, host: &HostGauge) -> Result<Vec<f64>> {
+fn to_qdp(lat: &std::sync::Arc<Lattice>, host: &HostGauge) -> Result<[Vec<f64>; 4]> {
     let field = crate::layout::gauge::import(lat, host)?;
     let n = lat.volume() * 18;
-    let mut qdp = crate::alloc::filled(4 * n, 0.0f64, "the QUDA interface's staggered links")?;
+    let mut qdp = Vec::with_capacity(4);
+    for _ in 0..4 {
+        qdp.push(crate::alloc::filled(
+            n,
+            0.0f64,
+            "the QUDA interface's staggered links",
+        )?);
+    }
     {
-        let mut parts: Vec<HostRealsMut> = qdp.chunks_mut(n).map(HostRealsMut::F64).collect();
+        let mut parts: Vec<HostRealsMut> = qdp.iter_mut().map(|v| HostRealsMut::F64(v)).collect();
         crate::layout::gauge::export(&field, GaugeOrder::Qdp, &mut parts)?;
     }
-    Ok(qdp)
+    Ok(qdp.try_into().expect("four directions"))
 }
 
 /// What the caller's vectors are.

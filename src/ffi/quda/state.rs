@@ -65,6 +65,15 @@ impl HostLinks {
         })
     }
 
+    /// Links already made in QDP order and double (the four arrays kept,
+    /// not copied).
+    pub fn from_qdp(arrays: [Vec<f64>; 4]) -> HostLinks {
+        HostLinks {
+            order: GaugeOrder::Qdp,
+            arrays: arrays.into_iter().map(HostCopy::F64).collect(),
+        }
+    }
+
     /// Whether every number is finite.
     pub fn all_finite(&self) -> bool {
         use rayon::prelude::*;
