@@ -404,7 +404,8 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 /// and with 145 instead of 96 the compiler issues more of a site's loads
 /// before the arithmetic that needs them: 16^4 half r18 53/56% -> 56/60% of
 /// the roofline (docs/performance.md). The same code as the plain form,
-/// so the same numbers; the backend times the three forms on first use.
+/// so the same numbers; the backend times the three forms on first use
+/// (up to `SMALL_VOLUME_SITES`); instantiated in wilson_dslash_f16_small.cu.
 #define LATSOL_DSLASH_WIDE(name, S, L, R, dagger, xpay)                                 \
   extern "C" __global__ void __launch_bounds__(256, 1) name(const DslashParams P) { \
     kernel_entry();                                                                 \

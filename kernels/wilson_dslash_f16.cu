@@ -1,5 +1,6 @@
 // wilson_dslash_f16.cu: the Wilson hopping term (wilson_dslash.cuh) in half (16-bit fixed point),
-// reconstruct 18, 12 and 8.
+// reconstruct 18, 12 and 8, one thread a site (the small-volume forms are in
+// wilson_dslash_f16_small.cu).
 // Register budgets (docs/performance.md, "Small volumes"): the compiler's
 // choice (119 for reconstruct 12) left too few warps in flight to cover the
 // memory latency. Reconstruct 18 and 12 at most 102 (five blocks of 128:
@@ -16,16 +17,10 @@
 
 #if LATSOL_HAS_RECONSTRUCT(18)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r18, short, short, 18)
-LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r18, short, short, 18)
-LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r18, short, short, 18)
 #endif
 #if LATSOL_HAS_RECONSTRUCT(12)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r12, short, short, 12)
-LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r12, short, short, 12)
-LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r12, short, short, 12)
 #endif
 #if LATSOL_HAS_RECONSTRUCT(8)
 LATSOL_DSLASH_FORMS(wilson_dslash_f16_r8, short, short, 8)
-LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r8, short, short, 8)
-LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r8, short, short, 8)
 #endif

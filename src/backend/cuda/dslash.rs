@@ -72,9 +72,22 @@ pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> St
 /// Whether a format also has the small-volume forms: four threads a site
 /// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named
 /// `<kernel>_split`) and one thread a site at the widest register budget
-/// (`LATSOL_DSLASH_WIDE`, named `<kernel>_wide`).
+/// (`LATSOL_DSLASH_WIDE`, named `<kernel>_wide`), in a source of their own
+/// (kernels/wilson_dslash_<suffix>_small.cu).
 pub fn has_small_volume_forms(p: Precision) -> bool {
     p == Precision::Half
+}
+
+/// Sites a parity up to which the small-volume forms are timed beside the
+/// plain one (and their module compiled with a gauge field's): 20^4 (80000)
+/// is below, 24^4 (165888) above, where the plain form won every tuned
+/// choice of reconstruct 18 and 12 on the H100 (docs/performance.md).
+pub const SMALL_VOLUME_SITES: usize = 1 << 17;
+
+/// Whether a hopping term on `sites` sites a parity times the small-volume
+/// forms.
+pub fn small_volume(p: Precision, sites: usize) -> bool {
+    has_small_volume_forms(p) && sites <= SMALL_VOLUME_SITES
 }
 
 /// A wide form's block where untuned: its `__launch_bounds__` largest.
@@ -86,7 +99,8 @@ const SPLIT_SITES: u32 = 32;
 const SPLIT_BLOCK: u32 = 4 * SPLIT_SITES;
 
 /// Every kernel of `kernels/wilson_dslash_<suffix(p)>.cu`: one storage
-/// format, every reconstruction and form.
+/// format, every reconstruction, dagger and xpay, one thread a site (the
+/// small-volume forms: `small_volume_kernel_names`).
 pub fn kernel_names(p: Precision) -> Vec<String> {
     let mut v = Vec::new();
     for r in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
@@ -96,13 +110,20 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
             }
         }
     }
-    if has_small_volume_forms(p) {
-        let plain = v.clone();
-        for suffix in ["_split", "_wide"] {
-            v.extend(plain.iter().map(|n| format!("{n}{suffix}")));
-        }
-    }
     v
+}
+
+/// The small-volume forms of `kernel_names(p)` (none where the format has
+/// none): the kernels of kernels/wilson_dslash_<suffix(p)>_small.cu.
+pub fn small_volume_kernel_names(p: Precision) -> Vec<String> {
+    if !has_small_volume_forms(p) {
+        return Vec::new();
+    }
+    let plain = kernel_names(p);
+    ["_split", "_wide"]
+        .iter()
+        .flat_map(|suffix| plain.iter().map(move |n| format!("{n}{suffix}")))
+        .collect()
 }
 
 /// Which form of the hopping term to launch where a format has several.
@@ -223,7 +244,8 @@ impl CudaBackend {
         params: &DslashParams,
     ) -> Result<DslashForm> {
         match self.dslash_form() {
-            DslashForm::Tuned => {}
+            DslashForm::Tuned if sites <= SMALL_VOLUME_SITES => {}
+            DslashForm::Tuned => return Ok(DslashForm::Plain),
             forced => return Ok(forced),
         }
         // The forms differ by a few per cent at the sizes where more than

@@ -283,6 +283,17 @@ impl CudaBackend {
         // parallel: on a first start the solve then finds them ready.
         let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
         modules.extend(Module::named("host_gauge"));
+        // The small-volume forms where the tuner will time them.
+        for &(p, r) in formats {
+            if super::dslash::small_volume(p, lattice.half_volume()) {
+                let name = format!(
+                    "wilson_dslash_{}_small_r{}",
+                    super::blas::suffix(p),
+                    r.reals()
+                );
+                modules.extend(Module::named(&name));
+            }
+        }
         self.load_modules(&mut *self.loaded()?, &modules)?;
         let Some(mut staged) = self.stage_gauge(lattice, host)? else {
             return Ok(None);

@@ -85,6 +85,12 @@ pub const SOURCES: &[Source] = &[
         reconstructs: WILSON_RECONSTRUCTS,
     },
     Source {
+        name: "wilson_dslash_f16_small",
+        text: include_str!("../../../kernels/wilson_dslash_f16_small.cu"),
+        kernels: || super::dslash::small_volume_kernel_names(Precision::Half),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
         name: "wilson_dslash_f8",
         text: include_str!("../../../kernels/wilson_dslash_f8.cu"),
         kernels: || super::dslash::kernel_names(Precision::Quarter),

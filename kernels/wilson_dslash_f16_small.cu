@@ -1,0 +1,21 @@
+// wilson_dslash_f16_small.cu: the half hopping term's small-volume forms
+// (wilson_dslash.cuh): four threads a site (`_split`) and one thread a site
+// at the widest register budget (`_wide`), reconstruct 18, 12 and 8. A
+// source of their own, so that the modules a solve compiles at its first
+// start hold them only where the lattice is small enough for the backend to
+// consider them (src/backend/cuda/dslash.rs, `SMALL_VOLUME_SITES`): the two
+// forms doubled the compile time of the half modules.
+#include "wilson_dslash.cuh"
+
+#if LATSOL_HAS_RECONSTRUCT(18)
+LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r18, short, short, 18)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r18, short, short, 18)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(12)
+LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r12, short, short, 12)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r12, short, short, 12)
+#endif
+#if LATSOL_HAS_RECONSTRUCT(8)
+LATSOL_DSLASH_SPLIT_FORMS(wilson_dslash_f16_r8, short, short, 8)
+LATSOL_DSLASH_WIDE_FORMS(wilson_dslash_f16_r8, short, short, 8)
+#endif
