@@ -4,7 +4,7 @@
 // source of their own, so that the modules a solve compiles at its first
 // start hold them only where the lattice is small enough for the backend to
 // consider them (src/backend/cuda/dslash.rs, `SMALL_VOLUME_SITES`): the two
-// forms doubled the compile time of the half modules.
+// forms made the half modules take half again as long to compile.
 #include "wilson_dslash.cuh"
 
 #if LATSOL_HAS_RECONSTRUCT(18)

@@ -1678,6 +1678,7 @@ mod check {
             .collect();
         gpu.prepare(OperatorFamily::Wilson, &wilson_formats)
             .map_err(e)?;
+        gpu.prepare_small_volume_forms(&wilson_formats).map_err(e)?;
         let prepare_s = t.elapsed().as_secs_f64();
         let modules = gpu.modules();
         let compiled: Vec<_> = modules.iter().filter(|m| !m.from_cache).collect();

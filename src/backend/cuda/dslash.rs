@@ -7,7 +7,7 @@
 use cudarc::driver::DeviceRepr;
 
 use super::blas::suffix;
-use super::modules::Kernel;
+use super::modules::{Kernel, Module};
 use super::{launch, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
@@ -84,12 +84,6 @@ pub fn has_small_volume_forms(p: Precision) -> bool {
 /// choice of reconstruct 18 and 12 on the H100 (docs/performance.md).
 pub const SMALL_VOLUME_SITES: usize = 1 << 17;
 
-/// Whether a hopping term on `sites` sites a parity times the small-volume
-/// forms.
-pub fn small_volume(p: Precision, sites: usize) -> bool {
-    has_small_volume_forms(p) && sites <= SMALL_VOLUME_SITES
-}
-
 /// A wide form's block where untuned: its `__launch_bounds__` largest.
 const WIDE_BLOCK: u32 = 256;
 
@@ -130,7 +124,8 @@ pub fn small_volume_kernel_names(p: Precision) -> Vec<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum DslashForm {
-    /// The fastest at each kernel and size, timed on first use (the default).
+    /// The fastest at each kernel and size, timed on first use, up to
+    /// `SMALL_VOLUME_SITES` sites a parity; the plain form above (the default).
     Tuned = 0,
     /// Always the split forms (four threads a site).
     Split = 1,
@@ -216,6 +211,30 @@ impl CudaBackend {
         }
     }
 
+    /// The modules of the small-volume forms of `formats` (kernels/
+    /// wilson_dslash_<format>_small.cu; none for a format without them).
+    pub(crate) fn small_volume_modules(formats: &[(Precision, Reconstruct)]) -> Vec<Module> {
+        formats
+            .iter()
+            .filter(|(p, _)| has_small_volume_forms(*p))
+            .filter_map(|(p, r)| {
+                Module::named(&format!(
+                    "wilson_dslash_{}_small_r{}",
+                    suffix(*p),
+                    r.reals()
+                ))
+            })
+            .collect()
+    }
+
+    /// Compiles (or loads from the cache) the small-volume forms' modules of
+    /// `formats` now, in parallel, as a gauge field's import does for a
+    /// small lattice.
+    pub fn prepare_small_volume_forms(&self, formats: &[(Precision, Reconstruct)]) -> Result<()> {
+        let modules = Self::small_volume_modules(formats);
+        self.load_modules(&mut *self.loaded()?, &modules)
+    }
+
     /// Which forms of the hopping term this backend launches.
     pub fn dslash_form(&self) -> DslashForm {
         match self.dslash_form.load(std::sync::atomic::Ordering::Relaxed) {
@@ -233,7 +252,8 @@ impl CudaBackend {
     }
 
     /// Which form of kernel `plain` to launch on `sites` sites: the
-    /// override, else the fastest of the three, each at its best block, timed
+    /// override, else up to `SMALL_VOLUME_SITES` the fastest of the three
+    /// (above, the plain form), each at its best block, timed
     /// once with these arguments (the output is never read). (Keyed by the
     /// one-thread kernel: once chosen, no name is formed and no other kernel
     /// looked up on the launch path unless another form is the one.)
@@ -414,6 +434,33 @@ mod tests {
             SPLIT_BLOCK,
             4 * SPLIT_SITES,
             "a warp of sites per direction"
+        );
+    }
+
+    #[test]
+    fn small_volume_forms_are_in_their_own_modules() {
+        use crate::backend::cuda::modules::Module;
+        for r in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
+            let modules = CudaBackend::small_volume_modules(&[(Precision::Half, r)]);
+            assert_eq!(modules.len(), 1, "{r:?}");
+            let name = format!("wilson_dslash_f16_small_r{}", r.reals());
+            assert_eq!(modules[0].name(), name);
+            for form in ["split", "wide"] {
+                let kernel = format!("wilson_dslash_f16_r{}_dag_xpay_{form}", r.reals());
+                assert_eq!(
+                    Module::of_kernel(&kernel).map(|m| m.name()),
+                    Some(name.clone())
+                );
+            }
+            let plain = kernel_name(Precision::Half, r, true, true);
+            assert_eq!(
+                Module::of_kernel(&plain).map(|m| m.name()),
+                Some(format!("wilson_dslash_f16_r{}", r.reals()))
+            );
+        }
+        assert!(
+            CudaBackend::small_volume_modules(&[(Precision::Double, Reconstruct::Twelve)])
+                .is_empty()
         );
     }
 

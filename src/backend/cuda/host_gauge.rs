@@ -284,15 +284,10 @@ impl CudaBackend {
         let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
         modules.extend(Module::named("host_gauge"));
         // The small-volume forms where the tuner will time them.
-        for &(p, r) in formats {
-            if super::dslash::small_volume(p, lattice.half_volume()) {
-                let name = format!(
-                    "wilson_dslash_{}_small_r{}",
-                    super::blas::suffix(p),
-                    r.reals()
-                );
-                modules.extend(Module::named(&name));
-            }
+        if lattice.half_volume() <= super::dslash::SMALL_VOLUME_SITES
+            && self.dslash_form() != super::DslashForm::Plain
+        {
+            modules.extend(Self::small_volume_modules(formats));
         }
         self.load_modules(&mut *self.loaded()?, &modules)?;
         let Some(mut staged) = self.stage_gauge(lattice, host)? else {

@@ -62,9 +62,10 @@ const WILSON_RECONSTRUCTS: &[u32] = &[18, 12, 8];
 /// loaded from the disk cache) when a context prepares the formats of a
 /// solve (`CudaBackend::prepare_formats`, every module it needs in parallel
 /// threads) or at the first launch of one of its kernels. The hopping terms
-/// and the vector algebra are one source per storage format, the hopping
-/// terms one module per reconstruct, so a first solve waits for the
-/// slowest module of its own formats, not for the sum of all.
+/// and the vector algebra are one source per storage format (half's
+/// hopping term two: its small-volume forms apart), the hopping terms one
+/// module per reconstruct, so a first solve waits for the slowest module of
+/// its own formats, not for the sum of all.
 pub const SOURCES: &[Source] = &[
     Source {
         name: "wilson_dslash_f64",
