@@ -19,9 +19,7 @@ use latsol::ffi::{latsol_last_error, LATSOL_ERROR_INVALID_ARGUMENT, LATSOL_SUCCE
 extern "C" {
     fn initQuda(device: i32);
     fn endQuda();
-    fn newQudaGaugeParam() -> QudaGaugeParam;
     fn newQudaInvertParam() -> QudaInvertParam;
-    fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
     fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
     fn latsol_quda_last_status() -> i32;
 }
@@ -41,40 +39,7 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
 /// `loadGaugeQuda` of one staggered field, given in `order` and host
 /// precision `single` or double.
 fn load(links: &[f64], kind: QudaLinkType, order: QudaGaugeFieldOrder, single: bool) {
-    let mut gp = unsafe { newQudaGaugeParam() };
-    gp.X = DIMS;
-    gp.anisotropy = 1.0;
-    gp.r#type = kind;
-    gp.gauge_order = order;
-    gp.t_boundary = QUDA_PERIODIC_T;
-    gp.cpu_prec = if single {
-        QUDA_SINGLE_PRECISION
-    } else {
-        QUDA_DOUBLE_PRECISION
-    };
-    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
-    gp.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
-    gp.reconstruct = QUDA_RECONSTRUCT_NO;
-    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
-    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
-    let mut given = common::quda_links_in_order(links, V, order);
-    let mut narrow: Vec<f32> = given.iter().map(|&x| x as f32).collect();
-    let n = V * 18;
-    let base: *mut c_void = if single {
-        narrow.as_mut_ptr().cast()
-    } else {
-        given.as_mut_ptr().cast()
-    };
-    let width = if single { 4 } else { 8 };
-    let mut parts: Vec<*mut c_void> = (0..4)
-        .map(|mu| unsafe { base.cast::<u8>().add(mu * n * width).cast() })
-        .collect();
-    let h_gauge = if order == QUDA_QDP_GAUGE_ORDER {
-        parts.as_mut_ptr().cast()
-    } else {
-        base
-    };
-    unsafe { loadGaugeQuda(h_gauge, &mut gp) };
+    common::quda_load_links(links, DIMS, kind, order, QUDA_PERIODIC_T, single);
 }
 
 /// The MAT solution of `M x = M χ` (double host vectors).

@@ -19,9 +19,7 @@ use latsol::ffi::quda::abi::*;
 extern "C" {
     fn initQuda(device: i32);
     fn endQuda();
-    fn newQudaGaugeParam() -> QudaGaugeParam;
     fn newQudaInvertParam() -> QudaInvertParam;
-    fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
     fn invertQuda(h_x: *mut c_void, h_b: *mut c_void, param: *mut QudaInvertParam);
 }
 
@@ -37,36 +35,13 @@ fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     common::rel_diff_reals(a, b)
 }
 
-fn load_thin(thin: &mut [f64], t_boundary: QudaTboundary) {
+fn load_thin(thin: &[f64], t_boundary: QudaTboundary) {
     load_thin_in(thin, t_boundary, QUDA_QDP_GAUGE_ORDER);
 }
 
 /// `loadGaugeQuda` of the thin links (QDP order in `thin`) given in `order`.
-fn load_thin_in(thin: &mut [f64], t_boundary: QudaTboundary, order: QudaGaugeFieldOrder) {
-    let mut given = common::quda_links_in_order(thin, V, order);
-    let mut gp = unsafe { newQudaGaugeParam() };
-    gp.X = DIMS;
-    gp.anisotropy = 1.0;
-    gp.r#type = QUDA_WILSON_LINKS;
-    gp.gauge_order = order;
-    gp.t_boundary = t_boundary;
-    gp.cpu_prec = QUDA_DOUBLE_PRECISION;
-    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
-    gp.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
-    gp.reconstruct = QUDA_RECONSTRUCT_NO;
-    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
-    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
-    let n = V * 18;
-    let mut parts: Vec<*mut c_void> = given
-        .chunks_mut(n)
-        .map(|c| c.as_mut_ptr() as *mut c_void)
-        .collect();
-    let h_gauge: *mut c_void = if order == QUDA_QDP_GAUGE_ORDER {
-        parts.as_mut_ptr().cast()
-    } else {
-        given.as_mut_ptr().cast()
-    };
-    unsafe { loadGaugeQuda(h_gauge, &mut gp) };
+fn load_thin_in(thin: &[f64], t_boundary: QudaTboundary, order: QudaGaugeFieldOrder) {
+    common::quda_load_links(thin, DIMS, QUDA_WILSON_LINKS, order, t_boundary, false);
 }
 
 fn staggered_param(solution: QudaSolutionType, solve: QudaSolveType) -> QudaInvertParam {
@@ -102,8 +77,8 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
     unsafe {
         initQuda(0);
         for t_boundary in [QUDA_ANTI_PERIODIC_T, QUDA_PERIODIC_T] {
-            let mut thin = golden("thin_qdp.f64");
-            load_thin(&mut thin, t_boundary);
+            let thin = golden("thin_qdp.f64");
+            load_thin(&thin, t_boundary);
 
             let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
             let x = solve(&mut ip, &m_chi, V * 6);
@@ -125,12 +100,12 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
 
         // The same links in MILC and CPS_WILSON order: the same solve,
         // number for number.
-        let mut thin = golden("thin_qdp.f64");
-        load_thin(&mut thin, QUDA_PERIODIC_T);
+        let thin = golden("thin_qdp.f64");
+        load_thin(&thin, QUDA_PERIODIC_T);
         let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
         let from_qdp = solve(&mut ip, &m_chi, V * 6);
         for order in [QUDA_MILC_GAUGE_ORDER, QUDA_CPS_WILSON_GAUGE_ORDER] {
-            load_thin_in(&mut thin, QUDA_PERIODIC_T, order);
+            load_thin_in(&thin, QUDA_PERIODIC_T, order);
             let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
             assert_eq!(solve(&mut ip, &m_chi, V * 6), from_qdp, "order {order}");
         }
@@ -140,7 +115,7 @@ fn naive_staggered_runs_on_the_wilson_links_as_given() {
         let mut thin = golden("thin_qdp.f64");
         let n = V * 18;
         thin[3 * n..].iter_mut().for_each(|x| *x = -*x);
-        load_thin(&mut thin, QUDA_PERIODIC_T);
+        load_thin(&thin, QUDA_PERIODIC_T);
         let mut ip = staggered_param(QUDA_MAT_SOLUTION, QUDA_DIRECT_PC_SOLVE);
         let x = solve(&mut ip, &m_chi, V * 6);
         assert!(ip.true_res[0] <= 1e-12);

@@ -230,3 +230,62 @@ pub fn quda_links_in_order(
     }
     out
 }
+
+extern "C" {
+    fn newQudaGaugeParam() -> latsol::ffi::quda::abi::QudaGaugeParam;
+    fn loadGaugeQuda(
+        h_gauge: *mut std::os::raw::c_void,
+        param: *mut latsol::ffi::quda::abi::QudaGaugeParam,
+    );
+}
+
+/// `loadGaugeQuda` of a link field of `kind` given in QDP order in `qdp`
+/// (the lattice `dims`), handed to QUDA's interface in `order` and in single
+/// host precision (`single`) or double; device precisions double,
+/// reconstruct 18.
+pub fn quda_load_links(
+    qdp: &[f64],
+    dims: [i32; 4],
+    kind: latsol::ffi::quda::abi::QudaLinkType,
+    order: latsol::ffi::quda::abi::QudaGaugeFieldOrder,
+    t_boundary: latsol::ffi::quda::abi::QudaTboundary,
+    single: bool,
+) {
+    use latsol::ffi::quda::abi::*;
+    use std::os::raw::c_void;
+    let volume = dims.iter().map(|&d| d as usize).product::<usize>();
+    let mut gp = unsafe { newQudaGaugeParam() };
+    gp.X = dims;
+    gp.anisotropy = 1.0;
+    gp.r#type = kind;
+    gp.gauge_order = order;
+    gp.t_boundary = t_boundary;
+    gp.cpu_prec = if single {
+        QUDA_SINGLE_PRECISION
+    } else {
+        QUDA_DOUBLE_PRECISION
+    };
+    gp.cuda_prec = QUDA_DOUBLE_PRECISION;
+    gp.cuda_prec_sloppy = QUDA_DOUBLE_PRECISION;
+    gp.reconstruct = QUDA_RECONSTRUCT_NO;
+    gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
+    gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+    let mut given = quda_links_in_order(qdp, volume, order);
+    let mut narrow: Vec<f32> = given.iter().map(|&x| x as f32).collect();
+    let n = volume * 18;
+    let base: *mut c_void = if single {
+        narrow.as_mut_ptr().cast()
+    } else {
+        given.as_mut_ptr().cast()
+    };
+    let width = if single { 4 } else { 8 };
+    let mut parts: Vec<*mut c_void> = (0..4)
+        .map(|mu| unsafe { base.cast::<u8>().add(mu * n * width).cast() })
+        .collect();
+    let h_gauge = if order == QUDA_QDP_GAUGE_ORDER {
+        parts.as_mut_ptr().cast()
+    } else {
+        base
+    };
+    unsafe { loadGaugeQuda(h_gauge, &mut gp) };
+}
