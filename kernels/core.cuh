@@ -682,6 +682,12 @@ template <typename S, int R> struct GaugeSoA {
   /// life of the scales made the half hopping term spill at an 80-register
   /// budget, and at 96 it measured no faster: 24^4 73-74% either way.)
   static constexpr bool deferred = DeferredScale<S>::value && R == 18;
+  /// Stored rows of one direction and parity, and a row's bytes a site.
+  static constexpr int rows = paired ? R / 4 : R / 2;
+  static __device__ __forceinline__ constexpr int row_bytes() {
+    if constexpr (paired) return int(sizeof(typename E::Pair));
+    else return int(sizeof(Vec));
+  }
   /// The link u with the true link `*factor` · u (`*factor` 1 where not
   /// `deferred`: then u is the link).
   static __device__ __forceinline__ Link<F> load_unscaled(const Vec *g, int stride, int parity, int mu, int cb,

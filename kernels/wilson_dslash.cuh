@@ -48,7 +48,7 @@ struct DslashParams {
   u64 clover;       // clover (or inverse) of all sites, or 0
   u64 clover_norm;  // its fixed-point norms, or 0
   int clover_stride;
-  int pad_;
+  int prefetch_links;  // 1: ask L2 for the links before the wait (`kernel_entry_after_links`)
   unsigned div_magic[3];  // n / dims[mu] = divide(n, div_magic[mu], div_shift[mu]), mu < 3
   unsigned div_shift[3];
 };
@@ -205,6 +205,47 @@ __device__ __forceinline__ Link<F> forward_link(const DslashParams &P, int cb, F
   typedef GaugeSoA<Lk, R> G;
   const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
   return G::load_unscaled(g, P.gauge_stride, P.parity, mu, cb, F(P.gauge_scale), factor);
+}
+
+/// Asks L2 for the links at indices [first, first + count) of both parities
+/// (every stored row of the four directions), one bulk prefetch a row by the
+/// block's first threads. A block's forward links are those of its own
+/// sites; the backward ones are its neighbours', a few sites or a slice
+/// away, which the grid's blocks ask for between them. Issued before the
+/// kernel waits for its predecessor (`kernel_entry_after_links`): no kernel
+/// of a solve writes the links, so they can come from memory while that
+/// kernel still runs, and a prefetch changes no value that a load sees
+/// (L2 is where the device's writes meet). sm_90 (`cp.async.bulk`) only.
+template <typename Lk, int R>
+__device__ __forceinline__ void prefetch_links(const DslashParams &P, int first, int count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  typedef GaugeSoA<Lk, R> G;
+  constexpr unsigned long long bytes = G::row_bytes();
+  if (count <= 0) return;
+  for (int r = threadIdx.x; r < 2 * 4 * G::rows; r += blockDim.x) {
+    const unsigned long long row = P.gauge + bytes * (unsigned long long)r * unsigned(P.gauge_stride);
+    // Whole 16-byte units inside the row's part (the instruction's unit).
+    const unsigned long long lo = (row + bytes * unsigned(first)) & ~15ull;
+    const unsigned long long hi = (row + bytes * unsigned(first + count)) & ~15ull;
+    if (hi > lo)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(lo), "r"(unsigned(hi - lo)) : "memory");
+  }
+#endif
+}
+
+/// The hopping terms' first statement: the links' prefetch for the block's
+/// sites where the backend asks for it (`P.prefetch_links`), then
+/// `kernel_entry` (the wait for the predecessor). The backend asks where the
+/// grid fits on the device beside another of its size (16^4 half: a parity
+/// is a third of a wave): the blocks are then placed while the previous
+/// kernel runs (programmatic launches), and the links arrive meanwhile.
+/// Where they are placed only as that kernel's blocks leave, the prefetch
+/// comes no earlier than the loads and measured slower (src/backend/cuda/
+/// dslash.rs, `links_prefetched`; docs/performance.md, "Small volumes").
+template <typename Lk, int R>
+__device__ __forceinline__ void kernel_entry_after_links(const DslashParams &P, int first, int count) {
+  if (P.prefetch_links) prefetch_links<Lk, R>(P, first, min(count, P.vh - first));
+  kernel_entry();
 }
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
@@ -391,7 +432,7 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #endif
 #define LATSOL_DSLASH_SPLIT(name, S, L, R, dagger, xpay)                                       \
   extern "C" __global__ void __launch_bounds__(LATSOL_SPLIT_BOUNDS) name(const DslashParams P) { \
-    kernel_entry();                                                                            \
+    kernel_entry_after_links<L, R>(P, blockIdx.x * LATSOL_SPLIT_SITES, LATSOL_SPLIT_SITES);     \
     wilson_dslash_split<S, L, R, dagger, xpay>(P);                                             \
   }
 /// The split forms of one storage format (the plain forms' names + "_split").
@@ -406,9 +447,13 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 /// the roofline (docs/performance.md). The same code as the plain form,
 /// so the same numbers; the backend times the three forms on first use
 /// (up to `SMALL_VOLUME_SITES`); instantiated in wilson_dslash_f16_small.cu.
+// LATSOL_WIDE_BOUNDS (an experiment switch): the wide form's bounds.
+#ifndef LATSOL_WIDE_BOUNDS
+#define LATSOL_WIDE_BOUNDS 256, 1
+#endif
 #define LATSOL_DSLASH_WIDE(name, S, L, R, dagger, xpay)                                 \
-  extern "C" __global__ void __launch_bounds__(256, 1) name(const DslashParams P) { \
-    kernel_entry();                                                                 \
+  extern "C" __global__ void __launch_bounds__(LATSOL_WIDE_BOUNDS) name(const DslashParams P) { \
+    kernel_entry_after_links<L, R>(P, blockIdx.x * blockDim.x, blockDim.x);          \
     wilson_dslash<S, L, R, dagger, xpay>(P);                                        \
   }
 #define LATSOL_DSLASH_WIDE_FORMS(prefix, S, L, R) LATSOL_FOUR_FORMS(LATSOL_DSLASH_WIDE, prefix, _wide, S, L, R)
@@ -443,7 +488,10 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #define LATSOL_BOUNDS_OF(R) LATSOL_BOUNDS_OF_##R
 
 #define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
-  extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { kernel_entry(); wilson_dslash<S, L, R, dagger, xpay>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { \
+    kernel_entry_after_links<L, R>(P, blockIdx.x * blockDim.x, blockDim.x);     \
+    wilson_dslash<S, L, R, dagger, xpay>(P);                                    \
+  }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and
 // reconstruction of one storage format S with its links L (the spinors'

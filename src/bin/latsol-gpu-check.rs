@@ -66,7 +66,7 @@ mod check {
 
     use cudarc::driver::sys::CUevent_flags;
     use latsol::backend::cpu::CpuBackend;
-    use latsol::backend::cuda::{CudaBackend, DslashForm};
+    use latsol::backend::cuda::{CudaBackend, DslashForm, LinkPrefetch};
     use latsol::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
     use latsol::dirac::wilson::WilsonEvenOdd;
     use latsol::dirac::{Direct, LinearOperator, Normal};
@@ -736,9 +736,45 @@ mod check {
         gauge: &GaugeField,
         other: DslashForm,
     ) -> R<(usize, usize)> {
-        let lat = gauge.lattice();
-        let p = Precision::Half;
         let chosen = gpu.dslash_form();
+        let r = same_bits_both_ways(gpu, gauge, Precision::Half, |second| {
+            gpu.set_dslash_form(if second { other } else { DslashForm::Plain })
+        });
+        gpu.set_dslash_form(chosen);
+        r
+    }
+
+    /// The hopping term of `p` with its links prefetched against without
+    /// (`LinkPrefetch`): a prefetch changes no value, so the outputs must be
+    /// identical. Returns the differing values and the forms compared.
+    fn prefetch_changes_nothing(
+        gpu: &CudaBackend,
+        gauge: &GaugeField,
+        p: Precision,
+    ) -> R<(usize, usize)> {
+        let chosen = gpu.link_prefetch();
+        let r = same_bits_both_ways(gpu, gauge, p, |second| {
+            gpu.set_link_prefetch(if second {
+                LinkPrefetch::On
+            } else {
+                LinkPrefetch::Off
+            })
+        });
+        gpu.set_link_prefetch(chosen);
+        r
+    }
+
+    /// The hopping term of `p` on `gauge` with the backend set by
+    /// `set(false)` and by `set(true)`: every reconstruct, dagger and xpay
+    /// form, both parities. Returns the values that differ in their bits
+    /// and the forms compared.
+    fn same_bits_both_ways(
+        gpu: &CudaBackend,
+        gauge: &GaugeField,
+        p: Precision,
+        set: impl Fn(bool),
+    ) -> R<(usize, usize)> {
+        let lat = gauge.lattice();
         let (mut differing, mut compared) = (0, 0);
         for rec in [Reconstruct::Full18, Reconstruct::Twelve, Reconstruct::Eight] {
             let g = gpu
@@ -754,8 +790,8 @@ mod check {
                 for dagger in [false, true] {
                     for xpay in [false, true] {
                         let mut outs = Vec::new();
-                        for form in [DslashForm::Plain, other] {
-                            gpu.set_dslash_form(form);
+                        for second in [false, true] {
+                            set(second);
                             let mut out = gpu
                                 .alloc_spinor(lat, Subset::Single(parity), p)
                                 .map_err(e)?;
@@ -776,7 +812,6 @@ mod check {
                 }
             }
         }
-        gpu.set_dslash_form(chosen);
         Ok((differing, compared))
     }
 
@@ -1861,6 +1896,16 @@ mod check {
                     );
                 }
                 gpu.set_dslash_form(chosen);
+            }
+            // The links' prefetch (on where it pays: half at small
+            // volumes) changes no value, for every format.
+            match prefetch_changes_nothing(&gpu, &gauge, prec) {
+                Ok((differing, compared)) => rep.check(
+                    &format!("dslash {prec:?} with the links prefetched = without, bit for bit, {compared} forms"),
+                    differing as f64,
+                    0.0,
+                ),
+                Err(err) => rep.flag(&format!("dslash prefetch comparison ran {err}"), false),
             }
             let r = check_clover(&pair, &gauge, &mut rep);
             rep.flag(

@@ -215,8 +215,22 @@ impl CudaBackend {
         params: &P,
         written: Option<&DeviceData>,
     ) -> Result<()> {
+        let block = self.tuned_block(k, threads, default_block, params, written)?;
+        launch::launch(&self.stream, k, grid_for(threads, block)?, block, params)
+    }
+
+    /// The block `launch_tuned_kernel` launches `k` with, timed with these
+    /// arguments on first use (`written`, if any, restored after).
+    pub(crate) fn tuned_block<P: DeviceRepr>(
+        &self,
+        k: &super::modules::Kernel,
+        threads: usize,
+        default_block: u32,
+        params: &P,
+        written: Option<&DeviceData>,
+    ) -> Result<u32> {
         // The `Arc`'s kernel: its address is the tuner's fast key.
-        let block = self.tuner.block_for(k, threads, default_block, |b| {
+        self.tuner.block_for(k, threads, default_block, |b| {
             let backup = match written {
                 Some(w) => Some(self.save(w)?),
                 None => None,
@@ -228,8 +242,7 @@ impl CudaBackend {
                 self.restore(w, &saved)?;
             }
             t
-        })?;
-        launch::launch(&self.stream, k, grid_for(threads, block)?, block, params)
+        })
     }
 
     fn save(&self, w: &DeviceData) -> Result<cudarc::driver::CudaSlice<u8>> {

@@ -7,7 +7,8 @@
 use cudarc::driver::DeviceRepr;
 
 use super::blas::suffix;
-use super::modules::{Kernel, Module};
+use super::dslash_forms::has_small_volume_forms;
+use super::modules::Module;
 use super::{launch, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
@@ -34,7 +35,9 @@ pub struct DslashParams {
     pub clover: u64,
     pub clover_norm: u64,
     pub clover_stride: i32,
-    pub pad: i32,
+    /// 1: the kernel asks L2 for its links before it waits for its
+    /// predecessor (`links_prefetched`).
+    pub prefetch_links: i32,
     /// Division by X, Y, Z without the division sequence
     /// (`division_magic`): the site coordinates of `dslash_site`.
     pub div_magic: [u32; 3],
@@ -69,29 +72,6 @@ pub fn kernel_name(p: Precision, r: Reconstruct, dagger: bool, xpay: bool) -> St
     )
 }
 
-/// Whether a format also has the small-volume forms: four threads a site
-/// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named
-/// `<kernel>_split`) and one thread a site at the widest register budget
-/// (`LATSOL_DSLASH_WIDE`, named `<kernel>_wide`), in a source of their own
-/// (kernels/wilson_dslash_<suffix>_small.cu).
-pub fn has_small_volume_forms(p: Precision) -> bool {
-    p == Precision::Half
-}
-
-/// Sites a parity up to which the small-volume forms are timed beside the
-/// plain one (and their module compiled with a gauge field's): 20^4 (80000)
-/// is below, 24^4 (165888) above, where the plain form won every tuned
-/// choice of reconstruct 18 and 12 on the H100 (docs/performance.md).
-pub const SMALL_VOLUME_SITES: usize = 1 << 17;
-
-/// A wide form's block where untuned: its `__launch_bounds__` largest.
-const WIDE_BLOCK: u32 = 256;
-
-/// Sites a block of a split form serves (`LATSOL_SPLIT_SITES`), and its
-/// threads (four a site).
-const SPLIT_SITES: u32 = 32;
-const SPLIT_BLOCK: u32 = 4 * SPLIT_SITES;
-
 /// Every kernel of `kernels/wilson_dslash_<suffix(p)>.cu`: one storage
 /// format, every reconstruction, dagger and xpay, one thread a site (the
 /// small-volume forms: `small_volume_kernel_names`).
@@ -120,49 +100,6 @@ pub fn small_volume_kernel_names(p: Precision) -> Vec<String> {
         .collect()
 }
 
-/// Which form of the hopping term to launch where a format has several.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum DslashForm {
-    /// The fastest at each kernel and size, timed on first use, up to
-    /// `SMALL_VOLUME_SITES` sites a parity; the plain form above (the default).
-    Tuned = 0,
-    /// Always the split forms (four threads a site).
-    Split = 1,
-    /// Always one thread a site.
-    Plain = 2,
-    /// Always one thread a site at the widest register budget.
-    Wide = 3,
-}
-
-impl DslashForm {
-    /// `LATSOL_DSLASH_FORM` (`plain`, `split`, `wide`, `tuned`), else
-    /// `LATSOL_DSLASH_SPLIT` (1 `Split`, 0 `Plain`), else `Tuned`.
-    pub(super) fn from_env() -> DslashForm {
-        match std::env::var("LATSOL_DSLASH_FORM").as_deref() {
-            Ok("plain") => return DslashForm::Plain,
-            Ok("split") => return DslashForm::Split,
-            Ok("wide") => return DslashForm::Wide,
-            Ok("tuned") => return DslashForm::Tuned,
-            _ => {}
-        }
-        match std::env::var("LATSOL_DSLASH_SPLIT").as_deref() {
-            Ok("1") => DslashForm::Split,
-            Ok("0") => DslashForm::Plain,
-            _ => DslashForm::Tuned,
-        }
-    }
-
-    /// The form a tuned choice numbers (`Tuner::variant_for`), and back.
-    fn from_variant(v: u32) -> DslashForm {
-        match v {
-            1 => DslashForm::Split,
-            2 => DslashForm::Wide,
-            _ => DslashForm::Plain,
-        }
-    }
-}
-
 /// Index of the parity block `p` within a field of `subset` (0 or 1), or
 /// an error if a single-parity field holds the other parity.
 pub fn block_of(subset: Subset, p: Parity, what: &str) -> Result<usize> {
@@ -187,28 +124,18 @@ impl CudaBackend {
         a: f64,
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
-        let params = self.dslash_params(out, parity, gauge, inp, a, x)?;
+        let mut params = self.dslash_params(out, parity, gauge, inp, a, x)?;
         let name = kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some());
-        let sites = gauge.lattice.half_volume();
         let plain = self.kernel(&name)?;
-        let form = if has_small_volume_forms(out.precision()) {
-            self.form_chosen(&plain, sites, &params)?
-        } else {
-            DslashForm::Plain
-        };
-        match form {
-            DslashForm::Split => {
-                let split = self.kernel(&format!("{name}_split"))?;
-                let grid = launch::grid_for(sites, SPLIT_SITES)?;
-                launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, &params)
-            }
-            DslashForm::Wide => {
-                let wide = self.kernel(&format!("{name}_wide"))?;
-                self.launch_tuned_kernel(&wide, sites, WIDE_BLOCK, &params, None)
-            }
-            // The output is never read: timing runs while tuning are harmless.
-            _ => self.launch_tuned_kernel(&plain, sites, 128, &params, None),
-        }
+        let sizes = (
+            gauge.links.bytes(),
+            spinor_block_bytes(out.precision(), out.stride),
+        );
+        let sites = gauge.lattice.half_volume();
+        let (kernel, grid, block, prefetch) =
+            self.launch_choice(&plain, sites, &params, out.precision(), sizes)?;
+        params.prefetch_links = prefetch as i32;
+        launch::launch(&self.stream, &kernel, grid, block, &params)
     }
 
     /// The modules of the small-volume forms of `formats` (kernels/
@@ -233,73 +160,6 @@ impl CudaBackend {
     pub fn prepare_small_volume_forms(&self, formats: &[(Precision, Reconstruct)]) -> Result<()> {
         let modules = Self::small_volume_modules(formats);
         self.load_modules(&mut *self.loaded()?, &modules)
-    }
-
-    /// Which forms of the hopping term this backend launches.
-    pub fn dslash_form(&self) -> DslashForm {
-        match self.dslash_form.load(std::sync::atomic::Ordering::Relaxed) {
-            1 => DslashForm::Split,
-            2 => DslashForm::Plain,
-            3 => DslashForm::Wide,
-            _ => DslashForm::Tuned,
-        }
-    }
-
-    /// Sets the forms to launch (checks run each form against the CPU).
-    pub fn set_dslash_form(&self, forms: DslashForm) {
-        self.dslash_form
-            .store(forms as u8, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Which form of kernel `plain` to launch on `sites` sites: the
-    /// override, else up to `SMALL_VOLUME_SITES` the fastest of the three
-    /// (above, the plain form), each at its best block, timed
-    /// once with these arguments (the output is never read). (Keyed by the
-    /// one-thread kernel: once chosen, no name is formed and no other kernel
-    /// looked up on the launch path unless another form is the one.)
-    fn form_chosen(
-        &self,
-        plain: &Kernel,
-        sites: usize,
-        params: &DslashParams,
-    ) -> Result<DslashForm> {
-        match self.dslash_form() {
-            DslashForm::Tuned if sites <= SMALL_VOLUME_SITES => {}
-            DslashForm::Tuned => return Ok(DslashForm::Plain),
-            forced => return Ok(forced),
-        }
-        // The forms differ by a few per cent at the sizes where more than
-        // one may win: each timed over enough launches to see it.
-        const LAUNCHES: usize = 64;
-        let timed_at_best_block = |k: &Kernel, default_block: u32| -> Result<f32> {
-            let block = self.tuner.block_for(k, sites, default_block, |b| {
-                let grid = launch::grid_for(sites, b)?;
-                launch::time_launches(&self.stream, || {
-                    launch::launch(&self.stream, k, grid, b, params)
-                })
-            })?;
-            let grid = launch::grid_for(sites, block)?;
-            launch::time_launches_n(&self.stream, LAUNCHES, || {
-                launch::launch(&self.stream, k, grid, block, params)
-            })
-        };
-        let v = self
-            .tuner
-            .variant_for(plain, sites, 3, |v| match DslashForm::from_variant(v) {
-                DslashForm::Split => {
-                    let split = self.kernel(&format!("{}_split", plain.name))?;
-                    let grid = launch::grid_for(sites, SPLIT_SITES)?;
-                    launch::time_launches_n(&self.stream, LAUNCHES, || {
-                        launch::launch(&self.stream, &split, grid, SPLIT_BLOCK, params)
-                    })
-                }
-                DslashForm::Wide => {
-                    let wide = self.kernel(&format!("{}_wide", plain.name))?;
-                    timed_at_best_block(&wide, WIDE_BLOCK)
-                }
-                _ => timed_at_best_block(plain, 128),
-            })?;
-        Ok(DslashForm::from_variant(v))
     }
 
     /// The checked arguments of a hopping-term kernel (no clover).
@@ -375,6 +235,7 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::dslash_forms::{SPLIT_BLOCK, SPLIT_SITES, WIDE_BLOCK};
 
     #[test]
     fn parameter_struct_matches_the_kernel() {
@@ -467,7 +328,7 @@ mod tests {
     #[test]
     fn the_wide_block_is_the_kernels() {
         let text = include_str!("../../../kernels/wilson_dslash.cuh");
-        assert!(text.contains(&format!("__launch_bounds__({WIDE_BLOCK}, 1) name(")));
+        assert!(text.contains(&format!("#define LATSOL_WIDE_BOUNDS {WIDE_BLOCK}, 1\n")));
     }
 
     #[test]

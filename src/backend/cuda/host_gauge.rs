@@ -284,7 +284,7 @@ impl CudaBackend {
         let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
         modules.extend(Module::named("host_gauge"));
         // The small-volume forms where the tuner will time them.
-        if lattice.half_volume() <= super::dslash::SMALL_VOLUME_SITES
+        if lattice.half_volume() <= super::dslash_forms::SMALL_VOLUME_SITES
             && self.dslash_form() != super::DslashForm::Plain
         {
             modules.extend(Self::small_volume_modules(formats));

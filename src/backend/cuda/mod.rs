@@ -20,7 +20,9 @@ mod clover;
 mod clover_compute;
 #[cfg(test)]
 mod clover_emulation;
+mod cold_fields;
 mod dslash;
+mod dslash_forms;
 #[cfg(test)]
 mod emulation;
 mod host_gauge;
@@ -54,7 +56,7 @@ pub use modules::ModuleReport;
 
 use blas::Out;
 pub use clover::CudaClover;
-pub use dslash::{has_small_volume_forms, DslashForm};
+pub use dslash_forms::{has_small_volume_forms, DslashForm, LinkPrefetch};
 use layout::{SoaShape, LINK_REALS};
 use modules::{Kernel, Module};
 
@@ -326,6 +328,8 @@ pub struct DeviceInfo {
     /// Compute capability, 10 major + minor.
     pub compute_capability: i32,
     pub multiprocessors: i32,
+    /// L2 cache bytes.
+    pub l2_bytes: usize,
     pub nvrtc_version: (i32, i32),
     pub nvrtc_library: &'static str,
     /// The NVRTC architecture option (sm_XY for a cubin, compute_XY for PTX).
@@ -362,6 +366,12 @@ pub struct CudaBackend {
     /// (`dslash::DslashForm`): from `LATSOL_DSLASH_FORM` or
     /// `LATSOL_DSLASH_SPLIT`, settable for checks.
     dslash_form: std::sync::atomic::AtomicU8,
+    /// Whether the hopping terms prefetch their links (`dslash::LinkPrefetch`
+    /// from `LATSOL_LINK_PREFETCH`), settable for checks.
+    link_prefetch: std::sync::atomic::AtomicU8,
+    /// Blocks of a kernel resident on the device at once, by (kernel
+    /// address, block size): `resident_blocks`.
+    residency: Mutex<std::collections::HashMap<(usize, u32), u32>>,
     scratch: Mutex<Scratch>,
     info: DeviceInfo,
     // Dropped last: everything above lives in this context.
@@ -409,6 +419,10 @@ impl CudaBackend {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .map_err(no_device("device attributes"))?;
+        let l2_bytes = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(no_device("device attributes"))?
+            .max(0) as usize;
         let (target, cubin) = nvrtc::target(cc, &nvrtc.supported_archs()?)?;
         let stream = ctx.new_stream().map_err(device_err("stream creation"))?;
 
@@ -439,6 +453,7 @@ impl CudaBackend {
             name,
             compute_capability: cc,
             multiprocessors,
+            l2_bytes,
             nvrtc_version: nvrtc.version()?,
             nvrtc_library: nvrtc.soname(),
             target,
@@ -454,7 +469,13 @@ impl CudaBackend {
             copy_stream: std::sync::OnceLock::new(),
             builder,
             tuner,
-            dslash_form: std::sync::atomic::AtomicU8::new(dslash::DslashForm::from_env() as u8),
+            dslash_form: std::sync::atomic::AtomicU8::new(
+                dslash_forms::DslashForm::from_env() as u8
+            ),
+            link_prefetch: std::sync::atomic::AtomicU8::new(
+                dslash_forms::LinkPrefetch::from_env() as u8
+            ),
+            residency: Mutex::new(std::collections::HashMap::new()),
             scratch: Mutex::new(scratch),
             info,
             ctx,
@@ -539,6 +560,23 @@ impl CudaBackend {
 
     /// The kernel `name`; its module is compiled (or loaded from the
     /// cache) on first use if no context prepared it.
+    /// How many blocks of `block` threads of `k` the device holds at once
+    /// (its occupancy on every multiprocessor), found once a size.
+    fn resident_blocks(&self, k: &Kernel, block: u32) -> Result<u32> {
+        let key = (k as *const Kernel as usize, block);
+        let poisoned = |_| Error::Internal("residency table poisoned".into());
+        if let Some(&n) = self.residency.lock().map_err(poisoned)?.get(&key) {
+            return Ok(n);
+        }
+        let per_sm = k
+            .func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(device_err("occupancy"))?;
+        let n = per_sm.saturating_mul(self.info.multiprocessors.max(0) as u32);
+        self.residency.lock().map_err(poisoned)?.insert(key, n);
+        Ok(n)
+    }
+
     fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
         let mut table = self.loaded()?;
         if let Some(k) = table.0.get(name) {

@@ -513,13 +513,29 @@ mod tests {
             for (at, _) in text.match_indices("__global__") {
                 let open = at + text[at..].find('{').expect("a kernel body");
                 let body = text[open + 1..].trim_start_matches([' ', '\\', '\n', '\r']);
+                // The hopping terms first ask L2 for their links, then
+                // wait (kernels/wilson_dslash.cuh, `kernel_entry_after_links`).
                 assert!(
-                    body.starts_with("kernel_entry();"),
+                    body.starts_with("kernel_entry();")
+                        || body.starts_with("kernel_entry_after_links<"),
                     "{name}: the kernel at byte {at} does not start with kernel_entry()"
                 );
                 kernels += 1;
             }
         }
         assert!(kernels >= 40, "found {kernels} kernel definitions");
+        let dslash = HEADERS
+            .iter()
+            .find(|(name, _)| *name == "wilson_dslash.cuh")
+            .expect("the hopping term's header")
+            .1;
+        let entry = &dslash[dslash
+            .find("void kernel_entry_after_links(")
+            .expect("the hopping terms' entry")..];
+        let body = &entry[..entry.find("\n}").expect("its end")];
+        assert!(
+            body.trim_end().ends_with("kernel_entry();"),
+            "kernel_entry_after_links must end with the wait: {body}"
+        );
     }
 }
