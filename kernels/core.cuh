@@ -156,9 +156,11 @@ __device__ __forceinline__ void grid_launch_dependents() {
 /// The first statement of every kernel (a test checks that each one makes
 /// it: src/backend/cuda/modules.rs): the backend launches every kernel with
 /// programmatic serialization on sm_90, so a kernel waits for its
-/// predecessor before anything else, and then lets its successor be placed
-/// (a successor allowed in before this one has started its work measured
-/// slower at 16^4: docs/performance.md, "Small volumes").
+/// predecessor before it touches memory, and then lets its successor be
+/// placed (a successor allowed in before this one has started its work
+/// measured slower at 16^4: docs/performance.md, "Small volumes"). The
+/// Wilson hopping terms ask L2 for their links first, which reads nothing
+/// into the kernel (kernels/wilson_dslash.cuh, `kernel_entry_after_links`).
 __device__ __forceinline__ void kernel_entry() {
   grid_dependency_wait();
   grid_launch_dependents();

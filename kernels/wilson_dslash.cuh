@@ -216,9 +216,11 @@ __device__ __forceinline__ Link<F> forward_link(const DslashParams &P, int cb, F
 /// of a solve writes the links, so they can come from memory while that
 /// kernel still runs, and a prefetch changes no value that a load sees
 /// (L2 is where the device's writes meet). sm_90 (`cp.async.bulk`) only.
+/// (PTX 8.0: compiled by NVRTC 12 and later only; with NVRTC 11 the
+/// hopping terms load their links as before.)
 template <typename Lk, int R>
 __device__ __forceinline__ void prefetch_links(const DslashParams &P, int first, int count) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12
   typedef GaugeSoA<Lk, R> G;
   constexpr unsigned long long bytes = G::row_bytes();
   if (count <= 0) return;
@@ -241,7 +243,7 @@ __device__ __forceinline__ void prefetch_links(const DslashParams &P, int first,
 /// kernel runs (programmatic launches), and the links arrive meanwhile.
 /// Where they are placed only as that kernel's blocks leave, the prefetch
 /// comes no earlier than the loads and measured slower (src/backend/cuda/
-/// dslash.rs, `links_prefetched`; docs/performance.md, "Small volumes").
+/// dslash_forms.rs, `links_prefetched`; docs/performance.md, "Small volumes").
 template <typename Lk, int R>
 __device__ __forceinline__ void kernel_entry_after_links(const DslashParams &P, int first, int count) {
   if (P.prefetch_links) prefetch_links<Lk, R>(P, first, min(count, P.vh - first));
@@ -362,7 +364,7 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
 /// direction), so both forms give the same numbers, bit for bit, and the
 /// tuner's choice between them changes no result. The backend times the
 /// forms (this, the plain and the wide one) on first use and keeps the
-/// fastest (src/backend/cuda/dslash.rs);
+/// fastest (src/backend/cuda/dslash_forms.rs);
 /// launched with blocks of exactly 4 · LATSOL_SPLIT_SITES threads.
 #define LATSOL_SPLIT_SITES 32
 /// One warp's part of the split form: both hops of direction mu, the forward

@@ -3,7 +3,7 @@
 // at the widest register budget (`_wide`), reconstruct 18, 12 and 8. A
 // source of their own, so that the modules a solve compiles at its first
 // start hold them only where the lattice is small enough for the backend to
-// consider them (src/backend/cuda/dslash.rs, `SMALL_VOLUME_SITES`): the two
+// consider them (src/backend/cuda/dslash_forms.rs, `SMALL_VOLUME_SITES`): the two
 // forms made the half modules take half again as long to compile.
 #include "wilson_dslash.cuh"
 

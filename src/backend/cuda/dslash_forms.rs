@@ -32,6 +32,7 @@ pub(super) const WIDE_BLOCK: u32 = 256;
 /// threads (four a site).
 pub(super) const SPLIT_SITES: u32 = 32;
 pub(super) const SPLIT_BLOCK: u32 = 4 * SPLIT_SITES;
+
 /// Whether a format also has the small-volume forms: four threads a site
 /// (`wilson_dslash_split` in kernels/wilson_dslash.cuh, named
 /// `<kernel>_split`) and one thread a site at the widest register budget
@@ -104,6 +105,7 @@ impl DslashForm {
         }
     }
 }
+
 impl CudaBackend {
     /// Which forms of the hopping term this backend launches.
     pub fn dslash_form(&self) -> DslashForm {
@@ -144,7 +146,7 @@ impl CudaBackend {
     /// wilson_dslash.cuh, `kernel_entry_after_links`): with half precision
     /// where the grid fits on the device beside another of its size, so
     /// that the next kernel's blocks are placed, and its links come, while
-    /// this one runs (16^4 half r18 53% -> 61-68% of the roofline, r12
+    /// this one runs (16^4 half r18 53% -> 60-68% of the roofline, r12
     /// 41-53% -> 62% with the wide form). Not where they are placed only as the previous kernel's leave
     /// (the prefetch is then no earlier than the loads: 24^4 half 81% -> 74%),
     /// nor for single precision (16^4 81% -> 71%: there the kernel is near
@@ -165,6 +167,7 @@ impl CudaBackend {
                 && 2 * u64::from(grid) <= u64::from(self.resident_blocks(k, block)?)),
         }
     }
+
     /// The kernel, grid and block of a hopping-term launch of `plain`'s
     /// format on `sites` sites, and whether it prefetches its links. The
     /// form: the override (`dslash_form`) where the format has several, else

@@ -52,7 +52,25 @@ pub fn tune_key(kernel: &Kernel, threads: usize) -> String {
     // Programmatic launches overlap the kernel with its neighbours, which
     // can change the best block: tuned apart (`LATSOL_PDL=0` comparisons).
     let mode = if kernel.programmatic { ":pdl" } else { "" };
-    format!("{}:{}:{}{mode}", kernel.module_key, kernel.name, threads)
+    format!(
+        "{}:{}:{}{mode}{}",
+        kernel.module_key,
+        kernel.name,
+        threads,
+        prefetch_tag()
+    )
+}
+
+/// Entries timed with the hopping terms' link prefetch forced
+/// (`LATSOL_LINK_PREFETCH=0|1`, an experiment switch) are kept apart from
+/// the default's, as `LATSOL_PDL=0` entries are.
+fn prefetch_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| match std::env::var("LATSOL_LINK_PREFETCH").as_deref() {
+        Ok("0") => ":prefetch0",
+        Ok("1") => ":prefetch1",
+        _ => "",
+    })
 }
 
 /// Tuned block sizes, shared by all launches of one backend.

@@ -363,10 +363,10 @@ pub struct CudaBackend {
     copy_stream: std::sync::OnceLock<Arc<CudaStream>>,
     tuner: launch::Tuner,
     /// Which forms of the hopping term to launch where a format has several
-    /// (`dslash::DslashForm`): from `LATSOL_DSLASH_FORM` or
+    /// (`dslash_forms::DslashForm`): from `LATSOL_DSLASH_FORM` or
     /// `LATSOL_DSLASH_SPLIT`, settable for checks.
     dslash_form: std::sync::atomic::AtomicU8,
-    /// Whether the hopping terms prefetch their links (`dslash::LinkPrefetch`
+    /// Whether the hopping terms prefetch their links (`dslash_forms::LinkPrefetch`
     /// from `LATSOL_LINK_PREFETCH`), settable for checks.
     link_prefetch: std::sync::atomic::AtomicU8,
     /// Blocks of a kernel resident on the device at once, by (kernel
@@ -558,8 +558,6 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The kernel `name`; its module is compiled (or loaded from the
-    /// cache) on first use if no context prepared it.
     /// How many blocks of `block` threads of `k` the device holds at once
     /// (its occupancy on every multiprocessor), found once a size.
     fn resident_blocks(&self, k: &Kernel, block: u32) -> Result<u32> {
@@ -577,6 +575,8 @@ impl CudaBackend {
         Ok(n)
     }
 
+    /// The kernel `name`; its module is compiled (or loaded from the
+    /// cache) on first use if no context prepared it.
     fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
         let mut table = self.loaded()?;
         if let Some(k) = table.0.get(name) {
