@@ -147,8 +147,9 @@ impl CudaBackend {
     /// where the grid fits on the device beside another of its size, so
     /// that the next kernel's blocks are placed, and its links come, while
     /// this one runs (16^4 half r18 53% -> 60-68% of the roofline, r12
-    /// 41-53% -> 62% with the wide form). Not where they are placed only as the previous kernel's leave
-    /// (the prefetch is then no earlier than the loads: 24^4 half 81% -> 74%),
+    /// about 49% -> 53-62% with the wide form). Not where they are placed
+    /// only as the previous kernel's blocks leave (the prefetch is then no
+    /// earlier than the loads: 24^4 half 81% -> 74%),
     /// nor for single precision (16^4 81% -> 71%: there the kernel is near
     /// the bandwidth already, docs/performance.md "Small volumes").
     /// `LATSOL_LINK_PREFETCH=0|1` forces it off or on (comparisons).
