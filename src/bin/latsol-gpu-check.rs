@@ -978,6 +978,7 @@ mod check {
                     gflops: (1320.0 + 504.0) * vh as f64 / (ms * 1e-3) / 1e9,
                     gbs: gbs / 1e9,
                     frac: gbs / roof,
+                    graph: None,
                 });
             }
         }
@@ -1071,6 +1072,11 @@ mod check {
         gflops: f64,
         gbs: f64,
         frac: f64,
+        /// Device microseconds a call of the same calls replayed from a
+        /// CUDA graph, and its fraction of the roofline (the Wilson hopping
+        /// term): the kernel's own time, whatever the host and the launch
+        /// queue do (at 16^4 the back-to-back figure varies from run to run).
+        graph: Option<(f64, f64)>,
     }
 
     /// The hopping term at one size and precision; also checks the
@@ -1148,8 +1154,13 @@ mod check {
             let reps =
                 (((20e-3 * roof) / (minimal * vh as f64)).ceil() as usize).clamp(sets, 20000);
             let ms = time_ms(gpu, reps, |i| run(i, &mut outs))?;
+            let host_us = last_host_us();
             let bytes = if xpay { minimal + spinor } else { minimal };
             let gbs = bytes * vh as f64 / (ms * 1e-3);
+            // The same calls from a graph: at least 200, whole rotations.
+            let burst = sets * 200usize.div_ceil(sets);
+            let graph_us = crate::launch_study::graph_us(gpu, burst, |i| run(i, &mut outs))?;
+            let graph_frac = bytes * vh as f64 / (graph_us * 1e-6) / roof;
             rows.push(BenchRow {
                 dims,
                 prec,
@@ -1159,10 +1170,11 @@ mod check {
                     rec.reals()
                 ),
                 us: ms * 1e3,
-                host_us: last_host_us(),
+                host_us,
                 gflops: 1320.0 * vh as f64 / (ms * 1e-3) / 1e9,
                 gbs: gbs / 1e9,
                 frac: gbs / roof,
+                graph: Some((graph_us, graph_frac)),
             });
         }
         // The benchmarked kernel on this lattice against the CPU.
@@ -1627,14 +1639,23 @@ mod check {
             );
             let _ = writeln!(
                 out,
-                "{:14} {:7} {:12} {:>9} {:>8} {:>8} {:>6} {:>8}",
-                "lattice", "prec", "kernel", "us", "Gflops", "GB/s", "roof", "host us"
+                "{:14} {:7} {:12} {:>9} {:>8} {:>8} {:>6} {:>8} {:>9} {:>6}",
+                "lattice",
+                "prec",
+                "kernel",
+                "us",
+                "Gflops",
+                "GB/s",
+                "roof",
+                "host us",
+                "graph us",
+                "roof"
             );
             for r in rows {
                 let d = r.dims;
                 let _ = writeln!(
                     out,
-                    "{:14} {:7} {:12} {:9.1} {:8.0} {:8.0} {:5.0}% {:8.1}",
+                    "{:14} {:7} {:12} {:9.1} {:8.0} {:8.0} {:5.0}% {:8.1} {}",
                     format!("{}x{}x{}x{}", d[0], d[1], d[2], d[3]),
                     format!("{:?}", r.prec),
                     &r.form,
@@ -1642,12 +1663,18 @@ mod check {
                     r.gflops,
                     r.gbs,
                     100.0 * r.frac,
-                    r.host_us
+                    r.host_us,
+                    match r.graph {
+                        Some((us, frac)) => format!("{us:9.1} {:5.0}%", 100.0 * frac),
+                        None => format!("{:>9} {:>6}", "-", "-"),
+                    }
                 );
             }
             let _ = writeln!(
                 out,
-                "(GB/s: minimal traffic, 192 reals per site (+24 for xpay); Gflops: 1320 per site)"
+                "(GB/s: minimal traffic, 192 reals per site (+24 for xpay); Gflops: 1320 per site; \
+                 us: calls issued back to back from the host; graph us: the same calls replayed \
+                 from a CUDA graph, the kernels' own time)"
             );
         }
         for s in solves {
@@ -2509,6 +2536,7 @@ mod check {
                     gflops: 1146.0 * vh as f64 / (ms * 1e-3) / 1e9,
                     gbs: gbs / 1e9,
                     frac: gbs / roof,
+                    graph: None,
                 });
                 rep.say(format!(
                     "staggered {prec:?} {dims:?} long {}{}: {:.1} us, {:.0} GB/s, {:.1}% of the roofline",
