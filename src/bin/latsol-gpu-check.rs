@@ -2106,6 +2106,13 @@ mod check {
                     .join(", ")
             ));
         }
+        let memory_only = gpu.tuned_for_this_process_only();
+        if memory_only > 0 {
+            rep.say(format!(
+                "tuned choices kept for this process only (the hopping term's forms timed on the \
+                 caller's fields: the copies out of L2 could not be made): {memory_only}"
+            ));
+        }
         write_table(&args, &info.name, &rep, &rows, roof, &solves, true);
         Ok(rep.failures)
     }

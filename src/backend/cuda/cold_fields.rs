@@ -29,7 +29,8 @@ impl ColdCopies {
     /// them move four times L2's size between two uses of a copy (2 to 32
     /// copies: at twice, enough stayed in L2 that the forms' order still
     /// changed from one table to the next); `None` where the memory or a
-    /// copy cannot be had (the forms are then timed on the caller's fields).
+    /// copy cannot be had (the forms are then timed on the caller's fields,
+    /// and the choices kept for this process only: `launch_choice`).
     pub fn new(
         gpu: &CudaBackend,
         params: &DslashParams,

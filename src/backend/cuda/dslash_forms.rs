@@ -8,7 +8,7 @@
 //! whose grid fits beside its predecessor's asks L2 for its links before it
 //! waits for that kernel (`links_prefetched`).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 
 use super::cold_fields::ColdCopies;
@@ -175,7 +175,8 @@ impl CudaBackend {
     /// up to `SMALL_VOLUME_SITES` the fastest of the three, above it the
     /// plain one. Up to `SMALL_VOLUME_SITES` the forms and their blocks are
     /// timed on copies of these fields that are not in L2 (`ColdCopies`;
-    /// the caller's fields where the copies cannot be made), with the link
+    /// the caller's fields where the copies cannot be made, those choices
+    /// then kept out of the table file), with the link
     /// prefetch each would launch with; above, the block on the caller's
     /// fields (`tuned_block`). `sizes`: the links' bytes and a parity
     /// block's. (The form is keyed by the one-thread kernel: once chosen, no
@@ -195,9 +196,12 @@ impl CudaBackend {
         // more than one may win: each timed over enough launches to see it.
         const LAUNCHES: usize = 64;
         let cold = OnceCell::new();
+        // The entries timed in this call (`keep_in_memory_only` below).
+        let timed_keys = RefCell::new(Vec::new());
         // Launches of `k` rotated over the copies: the median of three
         // timings (a launch is a few microseconds).
         let timed = |k: &Kernel, grid: u32, block: u32| -> Result<f32> {
+            timed_keys.borrow_mut().push(launch::tune_key(k, sites));
             let copies = cold.get_or_init(|| ColdCopies::new(self, params, sizes.0, sizes.1));
             let sets = copies
                 .as_ref()
@@ -247,6 +251,15 @@ impl CudaBackend {
             _ => DslashForm::Plain,
         };
         let (k, grid, block) = launch_of(form)?;
+        if let Some(None) = cold.get() {
+            // The copies could not be made (memory): the choices were timed
+            // on the caller's fields, in L2 at these sizes, where the forms
+            // differ by a few per cent only. Kept for this process, not in
+            // the table file: a later start times them from memory.
+            let mut keys = timed_keys.into_inner();
+            keys.push(format!("{}:form", launch::tune_key(plain, sites)));
+            self.tuner.keep_in_memory_only(&keys);
+        }
         let prefetch = self.links_prefetched(&k, prec, grid, block)?;
         Ok((k, grid, block, prefetch))
     }

@@ -6,7 +6,7 @@
 //!
 //! `LATSOL_TUNE=0` turns tuning off (the default block is used).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -82,6 +82,10 @@ pub struct Tuner {
     /// Chosen forms of kernels that come in several (`variant_for`), by
     /// (kernel address, threads).
     variants: Mutex<HashMap<(usize, usize), u32>>,
+    /// Entries answered in this process but not written to the table file
+    /// (`keep_in_memory_only`): choices timed in a way a later start should
+    /// not inherit.
+    memory_only: Mutex<BTreeSet<String>>,
     path: Option<PathBuf>,
     enabled: bool,
 }
@@ -101,9 +105,47 @@ impl Tuner {
             table: Mutex::new(table),
             fast: Mutex::new(HashMap::new()),
             variants: Mutex::new(HashMap::new()),
+            memory_only: Mutex::new(BTreeSet::new()),
             path,
             enabled,
         }
+    }
+
+    /// Keeps the entries `keys` for this process only: they are answered as
+    /// before but left out of the table file (rewritten now), so that a
+    /// later start times them again. For choices timed on fields other than
+    /// those intended (the small-volume forms, where the copies out of L2
+    /// could not be made: dslash_forms.rs, `launch_choice`).
+    pub fn keep_in_memory_only(&self, keys: &[String]) {
+        let mut memory_only = self.memory_only.lock().expect("tune table poisoned");
+        memory_only.extend(keys.iter().cloned());
+        let table = self.table.lock().expect("tune table poisoned");
+        self.write(&table, &memory_only);
+    }
+
+    /// Entries kept for this process only (`keep_in_memory_only`), for reports.
+    pub fn memory_only_entries(&self) -> usize {
+        let table = self
+            .table
+            .lock()
+            .map(|t| t.keys().cloned().collect::<Vec<_>>());
+        let memory_only = self.memory_only.lock();
+        match (table, memory_only) {
+            (Ok(keys), Ok(m)) => keys.iter().filter(|k| m.contains(*k)).count(),
+            _ => 0,
+        }
+    }
+
+    /// Writes `table` without the `memory_only` entries to the table file.
+    fn write(&self, table: &BTreeMap<String, u32>, memory_only: &BTreeSet<String>) {
+        let Some(p) = &self.path else { return };
+        let kept: BTreeMap<String, u32> = table
+            .iter()
+            .filter(|(k, _)| !memory_only.contains(*k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        // A table that cannot be written only means tuning again later.
+        let _ = write_atomic(p, format_tune_table(&kept).as_bytes());
     }
 
     /// Entries known (for reports).
@@ -184,15 +226,10 @@ impl Tuner {
             }
         }
         let block = best.map(|(_, b)| b).unwrap_or(default);
-        let text = {
-            let mut table = self.table.lock().expect("tune table poisoned");
-            table.insert(key.to_string(), block);
-            format_tune_table(&table)
-        };
-        if let Some(p) = &self.path {
-            // A table that cannot be written only means tuning again later.
-            let _ = write_atomic(p, text.as_bytes());
-        }
+        let memory_only = self.memory_only.lock().expect("tune table poisoned");
+        let mut table = self.table.lock().expect("tune table poisoned");
+        table.insert(key.to_string(), block);
+        self.write(&table, &memory_only);
         Ok(block)
     }
 }
@@ -353,6 +390,7 @@ mod tests {
             table: Mutex::new(BTreeMap::from([("k".to_string(), 192)])),
             fast: Mutex::new(HashMap::new()),
             variants: Mutex::new(HashMap::new()),
+            memory_only: Mutex::new(BTreeSet::new()),
             path: None,
             enabled: true,
         };
@@ -367,6 +405,34 @@ mod tests {
             .unwrap();
         assert_eq!(b, 256);
         assert_eq!(t.entries(), 2);
+    }
+
+    #[test]
+    fn memory_only_entries_stay_out_of_the_table_file() {
+        let dir = std::env::temp_dir().join(format!("latsol-tune-test-{}", std::process::id()));
+        let path = dir.join("tune.txt");
+        let t = Tuner {
+            enabled: true,
+            ..Tuner::new(Some(path.clone()))
+        };
+        let time = |b: u32| Ok(if b == 192 { 1.0 } else { 2.0 });
+        assert_eq!(t.block("warm", 128, &[64, 192], time).unwrap(), 192);
+        assert_eq!(t.block("cold", 128, &[64, 192], time).unwrap(), 192);
+        t.keep_in_memory_only(&["warm".to_string()]);
+        // Still answered here, without timing; gone from the file.
+        assert_eq!(
+            t.block("warm", 128, &[64, 192], |_| panic!("timed again"))
+                .unwrap(),
+            192
+        );
+        assert_eq!(t.memory_only_entries(), 1);
+        let on_disk = parse_tune_table(&std::fs::read_to_string(&path).unwrap());
+        assert_eq!(on_disk.keys().collect::<Vec<_>>(), ["cold"]);
+        // A later entry's write leaves it out too.
+        assert_eq!(t.block("later", 128, &[64, 192], time).unwrap(), 192);
+        let on_disk = parse_tune_table(&std::fs::read_to_string(&path).unwrap());
+        assert_eq!(on_disk.keys().collect::<Vec<_>>(), ["cold", "later"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -592,6 +592,12 @@ impl CudaBackend {
             .ok_or_else(|| Error::Internal(format!("kernel {name} missing from {}", module.name())))
     }
 
+    /// Tuned choices answered in this process but left out of the table
+    /// file (`Tuner::keep_in_memory_only`).
+    pub fn tuned_for_this_process_only(&self) -> usize {
+        self.tuner.memory_only_entries()
+    }
+
     /// The modules loaded so far, compiled or from the cache, in order.
     pub fn modules(&self) -> Vec<ModuleReport> {
         self.loaded().map(|t| t.1.clone()).unwrap_or_default()
