@@ -160,7 +160,9 @@ __device__ __forceinline__ void grid_launch_dependents() {
 /// placed (a successor allowed in before this one has started its work
 /// measured slower at 16^4: docs/performance.md, "Small volumes"). The
 /// Wilson hopping terms ask L2 for their links first, which reads nothing
-/// into the kernel (kernels/wilson_dslash.cuh, `kernel_entry_after_links`).
+/// into the kernel (kernels/wilson_dslash.cuh, `kernel_entry_after_links`),
+/// and some load their first links before they wait (`wilson_dslash`'s
+/// `links_first` there: no kernel before one writes links).
 __device__ __forceinline__ void kernel_entry() {
   grid_dependency_wait();
   grid_launch_dependents();

@@ -244,10 +244,12 @@ __device__ __forceinline__ void prefetch_links(const DslashParams &P, int first,
 /// Where they are placed only as that kernel's blocks leave, the prefetch
 /// comes no earlier than the loads and measured slower (src/backend/cuda/
 /// dslash_forms.rs, `links_prefetched`; docs/performance.md, "Small volumes").
-template <typename Lk, int R>
+/// `wait` false: the caller waits itself, after its first links
+/// (`wilson_dslash`, `links_first`).
+template <typename Lk, int R, bool wait = true>
 __device__ __forceinline__ void kernel_entry_after_links(const DslashParams &P, int first, int count) {
   if (P.prefetch_links) prefetch_links<Lk, R>(P, first, min(count, P.vh - first));
-  kernel_entry();
+  if constexpr (wait) kernel_entry();
 }
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
@@ -331,15 +333,33 @@ __device__ __forceinline__ void epilogue(const DslashParams &P, int cb, cplx<F> 
 
 /// S: the spinors' storage type; Lk: the links' (the same, or beside packed
 /// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
-/// on the hopping term, 2 on the xpay field; C: the clover's storage type.
-template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float>
+/// on the hopping term, 2 on the xpay field; C: the clover's storage type;
+/// links_first: 0, the kernel has waited for its predecessor already; 1 or
+/// 2, it has not, and waits after loading the forward links of that many
+/// directions. Where a grid is placed as the previous kernel's blocks leave,
+/// its first blocks then read those links in that kernel's tail, where the
+/// multiprocessors idle (Nsight Compute, 24^4 half r12: 17% of the cycles):
+/// 24^4 half r12 75% -> 78% of the roofline with 2, 77% with 1
+/// (docs/performance.md, "Small volumes"; a format chooses per reconstruct,
+/// `LATSOL_LINKS_FIRST_OF`). Safe because the kernel before a hopping term
+/// never writes its links: the gauge stores end with a synchronisation
+/// (src/backend/cuda/host_gauge.rs, `import_gauge_impl`), and a kernel
+/// placed early starts only after that kernel's own wait, when every kernel
+/// before it has finished.
+template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float,
+          int links_first = 0>
 __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   typedef typename SpinorSoA<S>::F F;
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
-  F k0;
+  static_assert(links_first >= 0 && links_first <= 2, "the forward links of x and y at most");
+  F k0, k1 = F(1);
   const Link<F> u0 = forward_link<0, R, Lk>(P, cb, &k0);
+  Link<F> u1;
+  if constexpr (links_first >= 2) u1 = forward_link<1, R, Lk>(P, cb, &k1);
+  // Nothing but the links above is read before this wait.
+  if constexpr (links_first > 0) kernel_entry();
   const DslashSite site = dslash_site(P, cb);
   constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
   cplx<F> acc[12];
@@ -347,7 +367,10 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
   const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
   hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, u0, k0, acc, acc);
-  hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
+  if constexpr (links_first >= 2)
+    hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, u1, k1, acc, acc);
+  else
+    hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
   hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
   hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, acc);
   epilogue<S, xpay, clover, C>(P, cb, acc);
@@ -455,8 +478,8 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #endif
 #define LATSOL_DSLASH_WIDE(name, S, L, R, dagger, xpay)                                 \
   extern "C" __global__ void __launch_bounds__(LATSOL_WIDE_BOUNDS) name(const DslashParams P) { \
-    kernel_entry_after_links<L, R>(P, blockIdx.x * blockDim.x, blockDim.x);          \
-    wilson_dslash<S, L, R, dagger, xpay>(P);                                        \
+    kernel_entry_after_links<L, R, LATSOL_LINKS_FIRST_OF(R) == 0>(P, blockIdx.x * blockDim.x, blockDim.x); \
+    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P);                           \
   }
 #define LATSOL_DSLASH_WIDE_FORMS(prefix, S, L, R) LATSOL_FOUR_FORMS(LATSOL_DSLASH_WIDE, prefix, _wide, S, L, R)
 
@@ -489,10 +512,25 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #endif
 #define LATSOL_BOUNDS_OF(R) LATSOL_BOUNDS_OF_##R
 
+// The forward links a one-thread hopping term loads before it waits for the
+// previous kernel (`wilson_dslash`, `links_first`), per reconstruct: a
+// format defines LATSOL_LINKS_FIRST_18, _12 or _8 before this header where
+// it measured faster; 0 otherwise.
+#ifndef LATSOL_LINKS_FIRST_18
+#define LATSOL_LINKS_FIRST_18 0
+#endif
+#ifndef LATSOL_LINKS_FIRST_12
+#define LATSOL_LINKS_FIRST_12 0
+#endif
+#ifndef LATSOL_LINKS_FIRST_8
+#define LATSOL_LINKS_FIRST_8 0
+#endif
+#define LATSOL_LINKS_FIRST_OF(R) LATSOL_LINKS_FIRST_##R
+
 #define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
   extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { \
-    kernel_entry_after_links<L, R>(P, blockIdx.x * blockDim.x, blockDim.x);     \
-    wilson_dslash<S, L, R, dagger, xpay>(P);                                    \
+    kernel_entry_after_links<L, R, LATSOL_LINKS_FIRST_OF(R) == 0>(P, blockIdx.x * blockDim.x, blockDim.x); \
+    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P);                           \
   }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and

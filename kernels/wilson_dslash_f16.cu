@@ -13,6 +13,11 @@
 #define LATSOL_DSLASH_BOUNDS_18 128, 5
 #define LATSOL_DSLASH_BOUNDS_12 128, 5
 #endif
+// Reconstruct 12 loads its first two forward links before it waits for
+// the previous kernel (wilson_dslash.cuh, `links_first`): 24^4 75% -> 78%
+// of the roofline. Not 18 and 8: at their register budgets the two links
+// spill (8 to 24 bytes), and r18 measured 68% -> 60% at 16^4.
+#define LATSOL_LINKS_FIRST_12 2
 #include "wilson_dslash.cuh"
 
 #if LATSOL_HAS_RECONSTRUCT(18)

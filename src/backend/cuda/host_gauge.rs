@@ -334,6 +334,11 @@ impl CudaBackend {
                 t_sign: form.t_boundary.sign(),
             });
         }
+        // The stores finished before any later kernel starts: some hopping
+        // terms load their first links before they wait for the kernel
+        // before them (kernels/wilson_dslash.cuh, `links_first`), which must
+        // not be the one writing them.
+        self.synchronize()?;
         Ok(Some((found, stored)))
     }
 

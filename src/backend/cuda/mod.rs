@@ -968,6 +968,8 @@ impl Backend for CudaBackend {
                 return Err(Error::Internal("links are never stored packed".into()))
             }
         }
+        // Stored before any later kernel starts (as `import_gauge_impl`).
+        self.synchronize()?;
         Ok(CudaGauge {
             lattice: lat,
             stride,

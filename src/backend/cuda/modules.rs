@@ -534,8 +534,24 @@ mod tests {
             .expect("the hopping terms' entry")..];
         let body = &entry[..entry.find("\n}").expect("its end")];
         assert!(
-            body.trim_end().ends_with("kernel_entry();"),
+            body.trim_end()
+                .ends_with("if constexpr (wait) kernel_entry();"),
             "kernel_entry_after_links must end with the wait: {body}"
         );
+        // Where it does not wait, the hopping term waits after its first
+        // links (`links_first`), having read nothing else.
+        let term = &dslash[dslash
+            .find("void wilson_dslash(const DslashParams &P) {")
+            .expect("the hopping term")..];
+        let before = &term[..term
+            .find("if constexpr (links_first > 0) kernel_entry();")
+            .expect("its wait")];
+        for read in ["P.in", "P.x", "hops<", "load<", "dslash_site", "epilogue"] {
+            assert!(
+                !before.contains(read),
+                "wilson_dslash reads {read} before its wait: {before}"
+            );
+        }
+        assert_eq!(before.matches("forward_link<").count(), 2, "{before}");
     }
 }
