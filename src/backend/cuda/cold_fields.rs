@@ -68,6 +68,11 @@ impl ColdCopies {
             }
             copies.push(p);
         }
+        // The copies complete before a timed launch: the kernels timed may
+        // read their links before they wait for the kernel before them
+        // (kernels/wilson_dslash.cuh, `links_first`); a copy is not such a
+        // kernel, but the order is then plain.
+        stream.synchronize().ok()?;
         Some(ColdCopies {
             _buffer: buffer,
             params: copies,

@@ -8,7 +8,7 @@
 //! whose grid fits beside its predecessor's asks L2 for its links before it
 //! waits for that kernel (`links_prefetched`).
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::cold_fields::ColdCopies;
@@ -196,12 +196,19 @@ impl CudaBackend {
         // more than one may win: each timed over enough launches to see it.
         const LAUNCHES: usize = 64;
         let cold = OnceCell::new();
-        // The entries timed in this call (`keep_in_memory_only` below).
-        let timed_keys = RefCell::new(Vec::new());
+        // Where the copies could not be made (memory), the choice being
+        // tuned (`key`) is timed on the caller's fields, in L2 at these
+        // sizes, where the forms differ by a few per cent only: kept for this
+        // process, out of the table file (marked before the tuner writes
+        // it), so that a later start times it from memory.
+        let warm_only = |key: String| {
+            if let Some(None) = cold.get() {
+                self.tuner.keep_in_memory_only(&[key]);
+            }
+        };
         // Launches of `k` rotated over the copies: the median of three
         // timings (a launch is a few microseconds).
         let timed = |k: &Kernel, grid: u32, block: u32| -> Result<f32> {
-            timed_keys.borrow_mut().push(launch::tune_key(k, sites));
             let copies = cold.get_or_init(|| ColdCopies::new(self, params, sizes.0, sizes.1));
             let sets = copies
                 .as_ref()
@@ -233,7 +240,9 @@ impl CudaBackend {
             };
             let block = if small {
                 self.tuner.block_for(&k, sites, default_block, |b| {
-                    timed(&k, launch::grid_for(sites, b)?, b)
+                    let t = timed(&k, launch::grid_for(sites, b)?, b);
+                    warm_only(launch::tune_key(&k, sites));
+                    t
                 })?
             } else {
                 self.tuned_block(&k, sites, default_block, params, None)?
@@ -244,22 +253,15 @@ impl CudaBackend {
             DslashForm::Tuned if small => {
                 DslashForm::from_variant(self.tuner.variant_for(plain, sites, 3, |v| {
                     let (k, grid, block) = launch_of(DslashForm::from_variant(v))?;
-                    timed(&k, grid, block)
+                    let t = timed(&k, grid, block);
+                    warm_only(format!("{}:form", launch::tune_key(plain, sites)));
+                    t
                 })?)
             }
             forced if several && forced != DslashForm::Tuned => forced,
             _ => DslashForm::Plain,
         };
         let (k, grid, block) = launch_of(form)?;
-        if let Some(None) = cold.get() {
-            // The copies could not be made (memory): the choices were timed
-            // on the caller's fields, in L2 at these sizes, where the forms
-            // differ by a few per cent only. Kept for this process, not in
-            // the table file: a later start times them from memory.
-            let mut keys = timed_keys.into_inner();
-            keys.push(format!("{}:form", launch::tune_key(plain, sites)));
-            self.tuner.keep_in_memory_only(&keys);
-        }
         let prefetch = self.links_prefetched(&k, prec, grid, block)?;
         Ok((k, grid, block, prefetch))
     }
