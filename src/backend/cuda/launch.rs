@@ -208,8 +208,9 @@ impl Tuner {
     ) -> Result<u32> {
         if let Some(&b) = self.table.lock().expect("tune table poisoned").get(key) {
             // An entry the kernel can no longer run (its launch bound
-            // changed since it was stored) is tuned again.
-            if cands.contains(&b) {
+            // changed since it was stored) is tuned again; the default (where
+            // nothing could be timed) is kept.
+            if cands.contains(&b) || b == default {
                 return Ok(b);
             }
         }
@@ -225,8 +226,17 @@ impl Tuner {
                 }
             }
         }
-        let block = best.map(|(_, b)| b).unwrap_or(default);
-        let memory_only = self.memory_only.lock().expect("tune table poisoned");
+        let mut memory_only = self.memory_only.lock().expect("tune table poisoned");
+        let block = match best {
+            Some((_, b)) => b,
+            None => {
+                // No candidate could be timed (a failed launch, or timing
+                // refused, as while a stream is captured into a graph): the
+                // default for this process, not a choice for later starts.
+                memory_only.insert(key.to_string());
+                default
+            }
+        };
         let mut table = self.table.lock().expect("tune table poisoned");
         table.insert(key.to_string(), block);
         self.write(&table, &memory_only);
@@ -430,6 +440,16 @@ mod tests {
         assert_eq!(on_disk.keys().collect::<Vec<_>>(), ["cold"]);
         // A later entry's write leaves it out too.
         assert_eq!(t.block("later", 128, &[64, 192], time).unwrap(), 192);
+        let on_disk = parse_tune_table(&std::fs::read_to_string(&path).unwrap());
+        assert_eq!(on_disk.keys().collect::<Vec<_>>(), ["cold", "later"]);
+        // No candidate timed: the default, for this process only.
+        let failed = |_| Err(crate::error::Error::Internal("no timing".into()));
+        assert_eq!(t.block("failed", 128, &[64, 192], failed).unwrap(), 128);
+        assert_eq!(
+            t.block("failed", 128, &[64, 192], |_| panic!("timed again"))
+                .unwrap(),
+            128
+        );
         let on_disk = parse_tune_table(&std::fs::read_to_string(&path).unwrap());
         assert_eq!(on_disk.keys().collect::<Vec<_>>(), ["cold", "later"]);
         let _ = std::fs::remove_dir_all(&dir);
