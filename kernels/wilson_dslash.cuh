@@ -334,9 +334,10 @@ __device__ __forceinline__ void epilogue(const DslashParams &P, int cb, cplx<F> 
 /// S: the spinors' storage type; Lk: the links' (the same, or beside packed
 /// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
 /// on the hopping term, 2 on the xpay field; C: the clover's storage type;
-/// links_first: 0, the kernel has waited for its predecessor already; 1 or
-/// 2, it has not, and waits after loading the forward links of that many
-/// directions. Where a grid is placed as the previous kernel's blocks leave,
+/// links_first: 0, the kernel has waited for its predecessor already; 1 to
+/// 3, it has not, and waits after loading the forward links of that many
+/// directions (3, an experiment: with reconstruct 12 the three compile
+/// without spilling, four do not). Where a grid is placed as the previous kernel's blocks leave,
 /// its first blocks then read those links in that kernel's tail, where the
 /// multiprocessors idle (Nsight Compute, 24^4 half r12: 17% of the cycles):
 /// 24^4 half r12 75% -> 78% of the roofline with 2, 77% with 1
@@ -353,11 +354,12 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
-  static_assert(links_first >= 0 && links_first <= 2, "the forward links of x and y at most");
-  F k0, k1 = F(1);
+  static_assert(links_first >= 0 && links_first <= 3, "the forward links of x, y and z at most");
+  F k0, k1 = F(1), k2 = F(1);
   const Link<F> u0 = forward_link<0, R, Lk>(P, cb, &k0);
-  Link<F> u1;
+  Link<F> u1, u2;
   if constexpr (links_first >= 2) u1 = forward_link<1, R, Lk>(P, cb, &k1);
+  if constexpr (links_first >= 3) u2 = forward_link<2, R, Lk>(P, cb, &k2);
   // Nothing but the links above is read before this wait.
   if constexpr (links_first > 0) kernel_entry();
   const DslashSite site = dslash_site(P, cb);
@@ -371,7 +373,10 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
     hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, u1, k1, acc, acc);
   else
     hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
-  hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
+  if constexpr (links_first >= 3)
+    hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, u2, k2, acc, acc);
+  else
+    hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
   hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, acc);
   epilogue<S, xpay, clover, C>(P, cb, acc);
 }

@@ -9,7 +9,10 @@
 // the previous kernel (wilson_dslash.cuh, `links_first`): 24^4 75% -> 78%
 // of the roofline. Not 18 and 8: at their register budgets the two links
 // spill (8 to 24 bytes), and r18 measured 68% -> 60% at 16^4.
+// (Overridable for experiments: LATSOL_NVRTC_OPTIONS=-DLATSOL_LINKS_FIRST_12=3.)
+#ifndef LATSOL_LINKS_FIRST_12
 #define LATSOL_LINKS_FIRST_12 2
+#endif
 #include "wilson_dslash.cuh"
 
 #if LATSOL_HAS_RECONSTRUCT(18)

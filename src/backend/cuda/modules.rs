@@ -565,6 +565,7 @@ mod tests {
                 "wilson_dslash reads {read} before its wait: {before}"
             );
         }
-        assert_eq!(before.matches("forward_link<").count(), 2, "{before}");
+        // u0, and u1 and u2 where `links_first` asks for them.
+        assert_eq!(before.matches("forward_link<").count(), 3, "{before}");
     }
 }
