@@ -643,6 +643,15 @@ template <> struct LinkElem<int> : FixedLinkElem<int, int2, int4, double> {};
 __device__ __forceinline__ void sincospi_(double x, double *s, double *c) { sincospi(x, s, c); }
 __device__ __forceinline__ void sincospi_(float x, float *s, float *c) { sincospif(x, s, c); }
 
+/// The unit a link is loaded in: a pair of stored complex numbers where
+/// the format pairs them (`LinkElem::Pair`), else one (`Vec`).
+template <typename E, bool paired> struct LinkWord {
+  typedef typename E::Vec type;
+};
+template <typename E> struct LinkWord<E, true> {
+  typedef typename E::Pair type;
+};
+
 /// The link from its 8 stored numbers z = (a2, a3, b1, (θ_a1, θ_c1)/π), in
 /// the arithmetic of `src/reconstruct.rs` (seed clark2010 Appendix A, with
 /// its fix for a negative square-root argument).
@@ -692,23 +701,59 @@ template <typename S, int R> struct GaugeSoA {
     if constexpr (paired) return int(sizeof(typename E::Pair));
     else return int(sizeof(Vec));
   }
+  /// The words one link is stored in (a pair of complex numbers each where
+  /// `paired`, one otherwise), as loaded and not yet converted: what a
+  /// hopping term holds across its wait for the previous kernel
+  /// (kernels/wilson_dslash.cuh, `links_first`), in fewer registers than
+  /// the link's numbers (reconstruct 12 half: 6 instead of 18).
+  typedef typename LinkWord<E, paired>::type Word;
+  static constexpr int words = paired ? R / 4 : R / 2;
+  struct Stored {
+    Word w[words];
+  };
+  static __device__ __forceinline__ Stored load_words(const Vec *g, int stride, int parity, int mu, int cb) {
+    Stored s;
+    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * words) * stride + cb;
+#pragma unroll
+    for (int j = 0; j < words; j++) s.w[j] = ld_stream(q + j * stride);
+    return s;
+  }
   /// The link u with the true link `*factor` · u (`*factor` 1 where not
   /// `deferred`: then u is the link).
   static __device__ __forceinline__ Link<F> load_unscaled(const Vec *g, int stride, int parity, int mu, int cb,
                                                           F scale, F *factor) {
-    if constexpr (!deferred) {
-      *factor = F(1);
-      return load(g, stride, parity, mu, cb, scale);
-    } else {
-      *factor = scale;
-      return load(g, stride, parity, mu, cb, F(1));
-    }
+    *factor = deferred ? scale : F(1);
+    return load(g, stride, parity, mu, cb, deferred ? F(1) : scale);
+  }
+  /// `load_unscaled` of words loaded before (`load_words`).
+  static __device__ __forceinline__ Link<F> decode_unscaled(const Stored &s, F scale, F *factor) {
+    *factor = deferred ? scale : F(1);
+    const F applied = deferred ? F(1) : scale;
+    cplx<F> z[R / 2];
+#pragma unroll
+    for (int j = 0; j < words; j++) word_values(s.w[j], applied, z + (paired ? 2 : 1) * j);
+    return rebuild(z);
   }
   static __device__ __forceinline__ Link<F> load(const Vec *g, int stride, int parity, int mu, int cb, F scale) {
+    cplx<F> z[R / 2];
+    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * words) * stride + cb;
+    // Each word converted as it is loaded (the order the kernels without
+    // `links_first` were measured in).
+#pragma unroll
+    for (int j = 0; j < words; j++) word_values(ld_stream(q + j * stride), scale, z + (paired ? 2 : 1) * j);
+    return rebuild(z);
+  }
+  /// The stored complex numbers of one word, times `scale`.
+  static __device__ __forceinline__ void word_values(Word w, F scale, cplx<F> *z) {
+    if constexpr (paired)
+      E::get2(w, scale, z);
+    else
+      z[0] = E::get(w, scale);
+  }
+  /// The link from its R/2 stored complex numbers, the rest rebuilt.
+  static __device__ __forceinline__ Link<F> rebuild(const cplx<F> *z) {
     Link<F> u;
     constexpr int n = R / 2;
-    cplx<F> z[n];
-    load_stored(g, stride, parity, mu, cb, scale, z);
     if constexpr (R == 8) {
       rebuild8(z, u);
     } else {
@@ -727,21 +772,6 @@ template <typename S, int R> struct GaugeSoA {
       }
     }
     return u;
-  }
-  /// The R/2 stored complex numbers of one link, one or two per load.
-  static __device__ __forceinline__ void load_stored(const Vec *g, int stride, int parity, int mu, int cb, F scale,
-                                                     cplx<F> *z) {
-    constexpr int n = R / 2;
-    if constexpr (paired) {
-      typedef typename E::Pair P;
-      const P *q = reinterpret_cast<const P *>(g) + ((parity * 4 + mu) * (n / 2)) * stride + cb;
-#pragma unroll
-      for (int j = 0; j < n / 2; j++) E::get2(ld_stream(q + j * stride), scale, z + 2 * j);
-    } else {
-      const Vec *q = g + ((parity * 4 + mu) * n) * stride + cb;
-#pragma unroll
-      for (int k = 0; k < n; k++) z[k] = E::get(ld_stream(q + k * stride), scale);
-    }
   }
 };
 

@@ -331,17 +331,34 @@ __device__ __forceinline__ void epilogue(const DslashParams &P, int cb, cplx<F> 
   SpinorSoA<S>::store(reinterpret_cast<SV *>(P.out), P.stride, cb, acc);
 }
 
+/// `hops` of direction mu, its forward link from the words `w[mu]` loaded
+/// before the wait where mu < links_first (`wilson_dslash`), else loaded here.
+template <int mu, int links_first, int sf, int R, typename S, typename Lk, typename F>
+__device__ __forceinline__ void hops_with_words(const DslashParams &P, int cb, int lex, int xmu, int step,
+                                                const typename GaugeSoA<Lk, R>::Stored *w, cplx<F> *acc) {
+  if constexpr (mu < links_first) {
+    F k;
+    const Link<F> u = GaugeSoA<Lk, R>::decode_unscaled(w[mu], F(P.gauge_scale), &k);
+    hops<mu, sf, R, S, Lk>(P, cb, lex, xmu, step, u, k, acc, acc);
+  } else {
+    hops<mu, sf, R, S, Lk>(P, cb, lex, xmu, step, acc, acc);
+  }
+}
+
 /// S: the spinors' storage type; Lk: the links' (the same, or beside packed
 /// spinors the fixed-point links of seed clark2022 §4); clover: 0 none, 1
 /// on the hopping term, 2 on the xpay field; C: the clover's storage type;
 /// links_first: 0, the kernel has waited for its predecessor already; 1 to
-/// 3, it has not, and waits after loading the forward links of that many
-/// directions (3, an experiment: with reconstruct 12 the three compile
-/// without spilling, four do not). Where a grid is placed as the previous kernel's blocks leave,
-/// its first blocks then read those links in that kernel's tail, where the
-/// multiprocessors idle (Nsight Compute, 24^4 half r12: 17% of the cycles):
-/// 24^4 half r12 75% -> 78% of the roofline with 2, 77% with 1
-/// (docs/performance.md, "Small volumes"; a format chooses per reconstruct,
+/// 4, it has not, and waits after loading the stored words of the forward
+/// links of that many directions (kept as loaded, converted after the wait
+/// where each is used: reconstruct 12 half holds a link in 6 registers
+/// instead of 18, so three compile without spilling at 96 registers, where
+/// three converted links measured slower than two). Where a grid is placed
+/// as the previous kernel's blocks leave, its first blocks then read those
+/// links in that kernel's tail, where the multiprocessors idle (Nsight
+/// Compute, 24^4 half r12: 17% of the cycles): 24^4 half r12 75% -> 79% of
+/// the roofline with 3 (4: 73%), 32^3x64 86% -> 89% (docs/performance.md,
+/// "Small volumes"; a format chooses per reconstruct,
 /// `LATSOL_LINKS_FIRST_OF`). Safe because the kernel before a hopping term
 /// never writes its links: the gauge stores end with a synchronisation
 /// (src/backend/cuda/host_gauge.rs, `import_gauge_impl`), and a kernel
@@ -354,30 +371,32 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
-  static_assert(links_first >= 0 && links_first <= 3, "the forward links of x, y and z at most");
-  F k0, k1 = F(1), k2 = F(1);
-  const Link<F> u0 = forward_link<0, R, Lk>(P, cb, &k0);
-  Link<F> u1, u2;
-  if constexpr (links_first >= 2) u1 = forward_link<1, R, Lk>(P, cb, &k1);
-  if constexpr (links_first >= 3) u2 = forward_link<2, R, Lk>(P, cb, &k2);
-  // Nothing but the links above is read before this wait.
-  if constexpr (links_first > 0) kernel_entry();
+  static_assert(links_first >= 0 && links_first <= 4, "the four forward links at most");
+  typedef GaugeSoA<Lk, R> G;
+  F k0;
+  Link<F> u0;
+  typename G::Stored w[links_first > 0 ? links_first : 1];
+  if constexpr (links_first == 0) {
+    u0 = forward_link<0, R, Lk>(P, cb, &k0);
+  } else {
+    const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
+#pragma unroll
+    for (int mu = 0; mu < links_first; mu++) w[mu] = G::load_words(g, P.gauge_stride, P.parity, mu, cb);
+    // Nothing but the links' words above is read before this wait; they are
+    // turned into numbers after it, where each is used.
+    kernel_entry();
+  }
   const DslashSite site = dslash_site(P, cb);
   constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
   cplx<F> acc[12];
 #pragma unroll
   for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
   const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
+  if constexpr (links_first > 0) u0 = G::decode_unscaled(w[0], F(P.gauge_scale), &k0);
   hops<0, sf, R, S, Lk>(P, cb, site.lex, site.x[0], 1, u0, k0, acc, acc);
-  if constexpr (links_first >= 2)
-    hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, u1, k1, acc, acc);
-  else
-    hops<1, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, acc, acc);
-  if constexpr (links_first >= 3)
-    hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, u2, k2, acc, acc);
-  else
-    hops<2, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, acc, acc);
-  hops<3, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, acc, acc);
+  hops_with_words<1, links_first, sf, R, S, Lk>(P, cb, site.lex, site.x[1], X, w, acc);
+  hops_with_words<2, links_first, sf, R, S, Lk>(P, cb, site.lex, site.x[2], XY, w, acc);
+  hops_with_words<3, links_first, sf, R, S, Lk>(P, cb, site.lex, site.x[3], XYZ, w, acc);
   epilogue<S, xpay, clover, C>(P, cb, acc);
 }
 

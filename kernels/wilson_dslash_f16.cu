@@ -13,13 +13,18 @@
 #define LATSOL_DSLASH_BOUNDS_18 128, 5
 #define LATSOL_DSLASH_BOUNDS_12 128, 5
 #endif
-// Reconstruct 12 loads its first two forward links before it waits for
-// the previous kernel (wilson_dslash.cuh, `links_first`): 24^4 75% -> 78%
-// of the roofline. Not 18 and 8: at their register budgets the two links
-// spill (8 to 24 bytes), and r18 measured 68% -> 60% at 16^4.
-// (Overridable for experiments: LATSOL_NVRTC_OPTIONS=-DLATSOL_LINKS_FIRST_12=3.)
+// Reconstruct 12 loads the words of its first three forward links, and
+// reconstruct 8 all four, before it waits for the previous kernel
+// (wilson_dslash.cuh, `links_first`): 24^4 half r12 75% -> 79% of the
+// roofline, r8 48% -> 49%, 20^4 r8 37% -> 41%. Not 18: it gains at 20^4 and
+// 24^4 (76% -> 79%, 84% -> 86%) but loses at 16^4 (68% -> 60%) and 32^3x64
+// (94% -> 93%). (Overridable for experiments:
+// LATSOL_NVRTC_OPTIONS=-DLATSOL_LINKS_FIRST_18=2.)
 #ifndef LATSOL_LINKS_FIRST_12
-#define LATSOL_LINKS_FIRST_12 2
+#define LATSOL_LINKS_FIRST_12 3
+#endif
+#ifndef LATSOL_LINKS_FIRST_8
+#define LATSOL_LINKS_FIRST_8 4
 #endif
 #include "wilson_dslash.cuh"
 

@@ -5,13 +5,18 @@
 // start hold them only where the lattice is small enough for the backend to
 // consider them (src/backend/cuda/dslash_forms.rs, `SMALL_VOLUME_SITES`): the two
 // forms made the half modules take half again as long to compile.
-// Reconstruct 12 loads its first two forward links before it waits for
-// the previous kernel (wilson_dslash.cuh, `links_first`): 24^4 75% -> 78%
-// of the roofline. Not 18 and 8: at their register budgets the two links
-// spill (8 to 24 bytes), and r18 measured 68% -> 60% at 16^4.
-// (Overridable for experiments: LATSOL_NVRTC_OPTIONS=-DLATSOL_LINKS_FIRST_12=3.)
+// The wide forms load the stored words of some forward links before they
+// wait for the previous kernel (wilson_dslash.cuh, `links_first`; the split
+// forms wait first): reconstruct 12 two (three, as the plain form in
+// wilson_dslash_f16.cu, measured the same or a point or two slower at 16^4
+// and 20^4), reconstruct 8 all four (16^4 xpay r8 37% -> 38-40% of the
+// roofline); not 18 (as the plain form). (Overridable for experiments:
+// LATSOL_NVRTC_OPTIONS=-DLATSOL_LINKS_FIRST_12=3.)
 #ifndef LATSOL_LINKS_FIRST_12
 #define LATSOL_LINKS_FIRST_12 2
+#endif
+#ifndef LATSOL_LINKS_FIRST_8
+#define LATSOL_LINKS_FIRST_8 4
 #endif
 #include "wilson_dslash.cuh"
 
