@@ -701,21 +701,20 @@ template <typename S, int R> struct GaugeSoA {
     if constexpr (paired) return int(sizeof(typename E::Pair));
     else return int(sizeof(Vec));
   }
-  /// The words one link is stored in (a pair of complex numbers each where
-  /// `paired`, one otherwise), as loaded and not yet converted: what a
+  /// The `rows` words one link is stored in (a pair of complex numbers each
+  /// where `paired`, one otherwise), as loaded and not yet converted: what a
   /// hopping term holds across its wait for the previous kernel
   /// (kernels/wilson_dslash.cuh, `links_first`), in fewer registers than
   /// the link's numbers (reconstruct 12 half: 6 instead of 18).
   typedef typename LinkWord<E, paired>::type Word;
-  static constexpr int words = paired ? R / 4 : R / 2;
   struct Stored {
-    Word w[words];
+    Word w[rows];
   };
   static __device__ __forceinline__ Stored load_words(const Vec *g, int stride, int parity, int mu, int cb) {
     Stored s;
-    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * words) * stride + cb;
+    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * rows) * stride + cb;
 #pragma unroll
-    for (int j = 0; j < words; j++) s.w[j] = ld_stream(q + j * stride);
+    for (int j = 0; j < rows; j++) s.w[j] = ld_stream(q + j * stride);
     return s;
   }
   /// The link u with the true link `*factor` · u (`*factor` 1 where not
@@ -731,16 +730,16 @@ template <typename S, int R> struct GaugeSoA {
     const F applied = deferred ? F(1) : scale;
     cplx<F> z[R / 2];
 #pragma unroll
-    for (int j = 0; j < words; j++) word_values(s.w[j], applied, z + (paired ? 2 : 1) * j);
+    for (int j = 0; j < rows; j++) word_values(s.w[j], applied, z + (paired ? 2 : 1) * j);
     return rebuild(z);
   }
   static __device__ __forceinline__ Link<F> load(const Vec *g, int stride, int parity, int mu, int cb, F scale) {
     cplx<F> z[R / 2];
-    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * words) * stride + cb;
+    const Word *q = reinterpret_cast<const Word *>(g) + ((parity * 4 + mu) * rows) * stride + cb;
     // Each word converted as it is loaded (the order the kernels without
     // `links_first` were measured in).
 #pragma unroll
-    for (int j = 0; j < words; j++) word_values(ld_stream(q + j * stride), scale, z + (paired ? 2 : 1) * j);
+    for (int j = 0; j < rows; j++) word_values(ld_stream(q + j * stride), scale, z + (paired ? 2 : 1) * j);
     return rebuild(z);
   }
   /// The stored complex numbers of one word, times `scale`.

@@ -254,7 +254,8 @@ __device__ __forceinline__ void kernel_entry_after_links(const DslashParams &P, 
 
 /// Both hops of direction mu for the site at lexicographic index `lex`
 /// with coordinate `xmu` along mu, the forward one (through `uf`, from
-/// `forward_link`) added to `acc_f` and then the backward one to `acc_b`
+/// `forward_link` or from words loaded before the wait, `hops_with_words`)
+/// added to `acc_f` and then the backward one to `acc_b`
 /// (the same sum, or each its own for the split form).
 template <int mu, int sf, int R, typename S, typename Lk, typename F>
 __device__ __forceinline__ void hops(const DslashParams &P, int cb, int lex, int xmu, int step, const Link<F> &uf,
@@ -536,8 +537,9 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
 #endif
 #define LATSOL_BOUNDS_OF(R) LATSOL_BOUNDS_OF_##R
 
-// The forward links a one-thread hopping term loads before it waits for the
-// previous kernel (`wilson_dslash`, `links_first`), per reconstruct: a
+// The forward links whose stored words a one-thread hopping term loads
+// before it waits for the previous kernel (`wilson_dslash`, `links_first`),
+// per reconstruct: a
 // format defines LATSOL_LINKS_FIRST_18, _12 or _8 before this header where
 // it measured faster; 0 otherwise.
 #ifndef LATSOL_LINKS_FIRST_18
