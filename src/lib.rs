@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod error;
 pub mod ffi;
 pub mod field;
+pub mod format;
 pub mod gamma;
 pub mod gauge_gen;
 pub mod gauge_io;

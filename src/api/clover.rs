@@ -6,7 +6,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::context::{Context, ContextInner};
+use super::context_inner::ContextInner;
 use super::gauge::Gauge;
 use super::params::Verbosity;
 use crate::clover::{self, CloverField};
@@ -78,12 +78,12 @@ fn inverse_tolerance(host: &HostReals) -> f64 {
 
 impl Clover {
     pub(crate) fn load(
-        ctx: &Context,
+        ctx: &Arc<ContextInner>,
         gauge: &Gauge,
         params: &CloverParams,
         source: CloverSource,
     ) -> Result<Clover> {
-        if !Arc::ptr_eq(gauge.context(), &ctx.inner) {
+        if !Arc::ptr_eq(gauge.context(), ctx) {
             return Err(Error::InvalidHandle(
                 "gauge: the field was loaded into another context".into(),
             ));
@@ -120,16 +120,15 @@ impl Clover {
             let q = gauge.plaquette()[0];
             let accept = |scan: &crate::backend::GaugeScan| same_plaquette(scan.plaquette[0], q);
             let computed =
-                ctx.inner
-                    .compute_clover(&lattice, &links, kappa * c_sw, &precisions, &accept)?;
+                ctx.compute_clover(&lattice, &links, kappa * c_sw, &precisions, &accept)?;
             if let Some(mut stored) = computed {
                 let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
                 let storage = stored.pop().expect("one stored");
-                ctx.inner.log(
+                ctx.log(
                     Verbosity::Verbose,
                     &format!("clover field {:?} loaded", lattice.dims()),
                 );
-                ctx.inner.log(
+                ctx.log(
                     Verbosity::Debug,
                     &format!(
                         "clover field {:?} computed on the backend in {:.3} s",
@@ -138,7 +137,7 @@ impl Clover {
                     ),
                 );
                 return Ok(Clover {
-                    context: ctx.inner.clone(),
+                    context: ctx.clone(),
                     params: *params,
                     lattice,
                     storage,
@@ -179,23 +178,18 @@ impl Clover {
                 (field, inverse)
             }
         };
-        let storage = ctx
-            .inner
-            .upload_clover(&field, &inverse, params.precision)?;
+        let storage = ctx.upload_clover(&field, &inverse, params.precision)?;
         let sloppy = if params.precision_sloppy != params.precision {
-            Some(
-                ctx.inner
-                    .upload_clover(&field, &inverse, params.precision_sloppy)?,
-            )
+            Some(ctx.upload_clover(&field, &inverse, params.precision_sloppy)?)
         } else {
             None
         };
-        ctx.inner.log(
+        ctx.log(
             Verbosity::Verbose,
             &format!("clover field {:?} loaded", lattice.dims()),
         );
         let total = start.elapsed().as_secs_f64();
-        ctx.inner.log(
+        ctx.log(
             Verbosity::Debug,
             &format!(
                 "clover load {total:.3} s: source read and checked {:.3} s, field computed \
@@ -207,7 +201,7 @@ impl Clover {
             ),
         );
         Ok(Clover {
-            context: ctx.inner.clone(),
+            context: ctx.clone(),
             params: *params,
             lattice,
             storage,

@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::context::{Context, ContextInner};
+use super::context_inner::ContextInner;
 use super::params::{GaugeParams, Verbosity};
 use crate::backend::GaugeScan;
 use crate::error::{Error, Result};
@@ -32,7 +32,11 @@ impl Drop for Gauge {
 }
 
 impl Gauge {
-    pub(crate) fn load(ctx: &Context, params: &GaugeParams, host: &HostGauge) -> Result<Gauge> {
+    pub(crate) fn load(
+        ctx: &Arc<ContextInner>,
+        params: &GaugeParams,
+        host: &HostGauge,
+    ) -> Result<Gauge> {
         params.validate()?;
         let lattice = Arc::new(Lattice::new(params.dims)?);
         let order = host.order();
@@ -59,9 +63,7 @@ impl Gauge {
             su3_tol.is_none_or(|t| scan.max_su3_deviation <= t)
                 && temporal_tol.is_none_or(|t| scan.max_temporal_deviation <= t)
         };
-        let imported = ctx
-            .inner
-            .import_gauge(&lattice, host, params, &formats, &accept)?;
+        let imported = ctx.import_gauge(&lattice, host, params, &formats, &accept)?;
         let (plaquette, mut stored, path) = match imported {
             Some((scan, stored)) => (scan.plaquette, stored, "on the backend"),
             None => {
@@ -76,21 +78,21 @@ impl Gauge {
                 let plaquette = field.plaquette();
                 let stored = formats
                     .iter()
-                    .map(|&(p, r)| ctx.inner.upload_gauge(&field, params, p, r))
+                    .map(|&(p, r)| ctx.upload_gauge(&field, params, p, r))
                     .collect::<Result<Vec<_>>>()?;
                 (plaquette, stored, "on the host")
             }
         };
         let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
         let storage = stored.pop().expect("one stored");
-        ctx.inner.log(
+        ctx.log(
             Verbosity::Verbose,
             &format!(
                 "gauge {:?} loaded: plaquette {:.12} (spatial {:.12}, temporal {:.12})",
                 params.dims, plaquette[0], plaquette[1], plaquette[2]
             ),
         );
-        ctx.inner.log(
+        ctx.log(
             Verbosity::Debug,
             &format!(
                 "gauge load {:.3} s: converted and checked {path}, {} format(s) stored",
@@ -99,7 +101,7 @@ impl Gauge {
             ),
         );
         Ok(Gauge {
-            context: ctx.inner.clone(),
+            context: ctx.clone(),
             params: *params,
             lattice,
             plaquette,

@@ -4,18 +4,24 @@
 
 mod clover;
 mod context;
+mod context_inner;
 mod gauge;
+mod invert;
+mod invert_multi;
 pub mod multi;
+mod operator_fields;
 pub mod params;
 mod staggered;
+mod staggered_params;
 
 pub(crate) use crate::dirac::staggered::fold_phases as staggered_fold;
 pub use clover::{Clover, CloverParams, CloverSource};
-pub use context::{Context, OperatorFields};
+pub use context::Context;
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
+pub use operator_fields::OperatorFields;
 pub use params::*;
-pub use staggered::{
-    PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
-    StaggeredSolve,
+pub use staggered::StaggeredLinks;
+pub use staggered_params::{
+    PhaseFolding, StaggeredInvertParams, StaggeredOp, StaggeredParams, StaggeredSolve,
 };

@@ -9,8 +9,8 @@
 use super::chiral;
 use super::packed::BLOCK_REALS;
 use super::{CloverField, PACKED_REALS};
-use crate::backend::cpu::Fixed;
 use crate::error::Result;
+use crate::format::Fixed;
 use crate::precision::Precision;
 
 /// How a clover field is stored beside spinors of a given format.

@@ -15,7 +15,7 @@ use crate::precision::Precision;
 
 /// Flops per site of one hopping term and of one axpy-type update.
 pub const DSLASH_FLOPS_PER_SITE: f64 = 1320.0;
-pub const AXPY_FLOPS_PER_SITE: f64 = 48.0;
+pub use super::operator::AXPY_FLOPS_PER_SITE;
 
 /// `M = 1 − κ D` on the full lattice.
 pub struct WilsonFull<'a, B: Backend> {

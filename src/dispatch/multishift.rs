@@ -12,9 +12,9 @@
 
 use std::time::Instant;
 
-use super::{dirac, system_of, System};
+use super::system::{dirac, operator_scale, system_of, System};
 use crate::api::multi::{MultiResult, ShiftResult};
-use crate::api::params::{InvertParams, MassNormalization};
+use crate::api::params::InvertParams;
 use crate::backend::{Backend, SpinorField};
 use crate::dirac::{LinearOperator, Normal, Shifted, WilsonFields};
 use crate::error::Result;
@@ -27,18 +27,6 @@ pub fn system_subset(params: &InvertParams) -> Subset {
     match system_of(params) {
         System::Full => Subset::Full,
         System::EvenOdd(p, _) => Subset::Single(p),
-    }
-}
-
-/// `M_c = M_κ / scale`: the caller's normalization of the iterated Dirac
-/// matrix.
-pub(crate) fn operator_scale(params: &InvertParams, system: System) -> f64 {
-    let k2 = 2.0 * params.kappa;
-    match (system, params.mass_normalization) {
-        (_, MassNormalization::Kappa) => 1.0,
-        (System::Full, _) => k2,
-        (System::EvenOdd(..), MassNormalization::Mass) => k2 * k2,
-        (System::EvenOdd(..), MassNormalization::AsymmetricMass) => k2,
     }
 }
 

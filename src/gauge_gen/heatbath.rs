@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::su2::{self, Quaternion, SUBGROUPS};
-use super::update_links;
+use super::sweep::update_links;
 use crate::field::GaugeField;
 use crate::lattice::Parity;
 use crate::su3::Su3;

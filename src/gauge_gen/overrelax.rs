@@ -13,7 +13,7 @@
 
 use super::heatbath::block_of_product;
 use super::su2::SUBGROUPS;
-use super::update_links;
+use super::sweep::update_links;
 use crate::field::GaugeField;
 use crate::lattice::Parity;
 use crate::su3::Su3;

@@ -15,9 +15,9 @@
 //! and `load` answers `None` (the identity) for the others: a quarter less
 //! link traffic, as seed clark2010 §4.6 counts it.
 
-use super::storage::Fixed;
 use crate::error::Result;
 use crate::field::GaugeField;
+use crate::format::Fixed;
 use crate::lattice::{Lattice, Parity};
 use crate::long_links::{self, LongReconstruct};
 use crate::precision::{Precision, Reconstruct};

@@ -6,7 +6,6 @@
 mod blas;
 mod links;
 // The CUDA backend stores the same site bit strings and link integers.
-pub(crate) mod packed;
 mod staggered;
 mod storage;
 mod wilson;
@@ -15,7 +14,6 @@ use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64 as C64;
 
-pub(crate) use storage::Fixed;
 pub use storage::{Data, Sites, SitesMut, Values};
 
 use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField, StaggeredStorage};

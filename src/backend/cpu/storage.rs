@@ -17,55 +17,11 @@
 
 use rayon::prelude::*;
 
-use super::packed;
+use crate::format::{packed, Fixed};
 use crate::precision::Precision;
 
 /// Reals per site of a Wilson spinor.
 pub const SITE: usize = 24;
-
-/// A fixed-point integer type of the half and quarter formats.
-pub trait Fixed: Copy + Send + Sync + Default + 'static {
-    /// The largest magnitude stored: 2^(bits−1) − 1.
-    const MAX: f64;
-    fn to_f64(self) -> f64;
-    fn from_scaled(v: f64) -> Self;
-}
-
-impl Fixed for i16 {
-    const MAX: f64 = 32767.0;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_scaled(v: f64) -> Self {
-        v.round().clamp(-<Self as Fixed>::MAX, <Self as Fixed>::MAX) as i16
-    }
-}
-
-impl Fixed for i32 {
-    const MAX: f64 = 2147483647.0;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_scaled(v: f64) -> Self {
-        v.round().clamp(-<Self as Fixed>::MAX, <Self as Fixed>::MAX) as i32
-    }
-}
-
-impl Fixed for i8 {
-    const MAX: f64 = 127.0;
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_scaled(v: f64) -> Self {
-        v.round().clamp(-<Self as Fixed>::MAX, <Self as Fixed>::MAX) as i8
-    }
-}
 
 /// The numbers of a fermion field in one of the library's formats, `site`
 /// reals a site: 24 for a Wilson spinor, 6 for a staggered colour vector

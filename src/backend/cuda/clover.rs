@@ -159,7 +159,7 @@ fn as_f32(s: &[f64; PACKED_REALS], t: &mut [f32; PACKED_REALS], _: &mut [f32; 2]
 
 /// A stored site in fixed point: each chiral block relative to its norm
 /// (`storage::quantize_block`).
-fn fixed<T: crate::backend::cpu::Fixed>(
+fn fixed<T: crate::format::Fixed>(
     s: &[f64; PACKED_REALS],
     t: &mut [T; PACKED_REALS],
     norm: &mut [f32; 2],

@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::backend::cpu::packed;
 use crate::field::SPINOR_REALS;
+use crate::format::packed;
 
 fn compiler() -> Option<String> {
     let candidates = std::env::var("CXX")

@@ -44,11 +44,11 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError};
 use num_complex::Complex64 as C64;
 
-use super::cpu::{packed, Fixed};
 use super::{Backend, CloverForm, GaugeStorage, OperatorFamily, SpinorField};
 use crate::clover::CloverField;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor, SPINOR_REALS};
+use crate::format::{packed, Fixed};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::{Precision, Reconstruct, TBoundary};
 

@@ -135,7 +135,7 @@ pub(super) fn long_vec(p: Precision) -> usize {
 
 /// A stored real as fixed point `T` relative to `max`, by the CPU
 /// backend's rule (`Fixed::from_scaled`).
-fn fixed_point<T: crate::backend::cpu::Fixed>(max: f64) -> impl Fn(f64) -> T + Sync {
+fn fixed_point<T: crate::format::Fixed>(max: f64) -> impl Fn(f64) -> T + Sync {
     move |x| T::from_scaled(x / max * T::MAX)
 }
 
@@ -199,8 +199,8 @@ impl FixedLinks {
     /// stored magnitude: fixed point's unit is `max / MAX`.
     pub(super) fn new(data: super::DeviceData, precision: Precision, max: f64) -> FixedLinks {
         let fixed = match precision {
-            Precision::Half => max / <i16 as crate::backend::cpu::Fixed>::MAX,
-            Precision::Quarter => max / <i8 as crate::backend::cpu::Fixed>::MAX,
+            Precision::Half => max / <i16 as crate::format::Fixed>::MAX,
+            Precision::Quarter => max / <i8 as crate::format::Fixed>::MAX,
             _ => 1.0,
         };
         FixedLinks { data, fixed }

@@ -16,7 +16,7 @@
 //! manipulation is on unsigned integers; the sign is restored by an
 //! arithmetic shift.
 
-use super::storage::SITE;
+use crate::field::SPINOR_REALS as SITE;
 use crate::precision::Precision;
 
 /// Exponent bias of the stored byte (as IEEE single).

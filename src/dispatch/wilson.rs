@@ -16,97 +16,27 @@
 //! systems, with reliable updates (BiCGstab; stabilised CG) or defect
 //! correction around a sloppy solver.
 
-pub mod multimass;
-pub mod multishift;
-pub mod staggered;
-
 use std::time::Instant;
 
 use crate::api::params::{
-    InvertParams, InvertResult, MatPc, MixedScheme, OperatorKind, SolveType, SolverType,
+    InvertParams, InvertResult, MixedScheme, OperatorKind, SolveType, SolverType,
 };
-use crate::backend::{Backend, GaugeStorage, OperatorFamily, SpinorField};
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::even_odd::SchurSource;
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal, WilsonFields};
 use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::{Parity, Subset};
-use crate::precision::Precision;
 use crate::solver::{
     bicgstab, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, MixedParams, Monitor,
     SolverParams, SolverStats,
 };
 
+use super::system::operator_scale;
+use super::system::{dirac, matpc_parity, matpc_symmetric, prepare, system_of, System};
+
 /// Passes over the full system before giving up on the true residual.
 const MAX_REFINEMENTS: usize = 4;
-
-/// The parity a preconditioned solve lives on.
-pub fn matpc_parity(matpc: MatPc) -> Parity {
-    match matpc {
-        MatPc::EvenEven | MatPc::EvenEvenAsymmetric => Parity::Even,
-        MatPc::OddOdd | MatPc::OddOddAsymmetric => Parity::Odd,
-    }
-}
-
-/// Whether `matpc` is QUDA's symmetric form `1 − κ² A⁻¹ D A⁻¹ D` (as
-/// opposed to the Schur complement `A − κ² D A⁻¹ D`).
-pub fn matpc_symmetric(matpc: MatPc) -> bool {
-    matches!(matpc, MatPc::EvenEven | MatPc::OddOdd)
-}
-
-/// The system a solve iterates on.
-#[derive(Clone, Copy)]
-pub(crate) enum System {
-    Full,
-    /// The Schur system on a parity, symmetric or not.
-    EvenOdd(Parity, bool),
-}
-
-fn system_of(params: &InvertParams) -> System {
-    match params.solve_type {
-        SolveType::Direct | SolveType::NormOp => System::Full,
-        SolveType::DirectPc | SolveType::NormOpPc => {
-            System::EvenOdd(matpc_parity(params.matpc), matpc_symmetric(params.matpc))
-        }
-    }
-}
-
-/// The Dirac matrix of a system in one precision.
-fn dirac<'a, B: Backend>(
-    backend: &'a B,
-    fields: WilsonFields<'a, B>,
-    kappa: f64,
-    precision: Precision,
-    system: System,
-) -> Result<Box<dyn DiracOperator<B> + 'a>> {
-    match system {
-        System::Full => Ok(fields.full(backend, kappa, precision)),
-        System::EvenOdd(p, symmetric) => fields.even_odd(backend, kappa, p, symmetric, precision),
-    }
-}
-
-/// Readies the backend's code for solves in `params`' precisions on these
-/// fields, all at once (`Backend::prepare`: on a GPU, the kernels of those
-/// formats only, compiled in parallel before the first launch).
-pub(crate) fn prepare<B: Backend>(
-    backend: &B,
-    fields: WilsonFields<'_, B>,
-    fields_sloppy: WilsonFields<'_, B>,
-    params: &InvertParams,
-) -> Result<()> {
-    let family = if fields.clover.is_some() {
-        OperatorFamily::Clover
-    } else {
-        OperatorFamily::Wilson
-    };
-    backend.prepare(
-        family,
-        &[
-            (params.precision, fields.gauge.reconstruct()),
-            (params.precision_sloppy, fields_sloppy.gauge.reconstruct()),
-        ],
-    )
-}
 
 /// Solves `M x = b`; `x` holds the initial guess (zero if none) on entry and
 /// the solution on exit, in the caller's normalization (host canonical).
@@ -524,7 +454,7 @@ pub fn apply<B: Backend>(
             let system = System::EvenOdd(matpc_parity(params.matpc), matpc_symmetric(params.matpc));
             let mut m = dirac(backend, fields, params.kappa, prec, system)?;
             m.apply(&mut o, &i, op == OperatorKind::MPcDag)?;
-            let scale = multishift::operator_scale(params, system);
+            let scale = operator_scale(params, system);
             backend.ax(1.0 / scale, &mut o)?;
         }
         OperatorKind::Dslash => {

@@ -1,0 +1,331 @@
+//! What a context's fields share with it: the backend (CPU or CUDA), the
+//! host threads of a CUDA context, the verbosity and the logger. `Gauge`,
+//! `Clover` and `StaggeredLinks` hold an `Arc` of it, so a field never
+//! reaches back into the `Context` that made it.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::params::{BackendChoice, GaugeParams, InitParams, Logger, ProgressFn, Verbosity};
+use crate::backend::cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+use crate::backend::cuda::CudaBackend;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+
+/// The backends a context can run on.
+pub(crate) enum AnyBackend {
+    Cpu(CpuBackend),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<CudaBackend>),
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) backend: AnyBackend,
+    /// The host-side threads of a CUDA context (layout conversions, the
+    /// clover term); a CPU context uses its backend's pool.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    host_pool: Option<rayon::ThreadPool>,
+    verbosity: Verbosity,
+    logger: Logger,
+    on_progress: Option<ProgressFn>,
+}
+
+impl ContextInner {
+    /// A solver's progress: a log line at the verbose level, and the
+    /// host's progress function whatever the verbosity.
+    pub(crate) fn progress(&self, solver: &str, iteration: usize, residual: f64) {
+        if Verbosity::Verbose <= self.verbosity {
+            self.log(
+                Verbosity::Verbose,
+                &format!("{solver}: iteration {iteration}, residual {residual:.3e}"),
+            );
+        }
+        if let Some(f) = &self.on_progress {
+            f(solver, iteration, residual);
+        }
+    }
+
+    pub(crate) fn log(&self, level: Verbosity, msg: &str) {
+        if level <= self.verbosity && level != Verbosity::Silent {
+            (self.logger)(level, msg);
+        }
+    }
+
+    pub(crate) fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.name(),
+        }
+    }
+
+    /// Frees the device buffers kept for the next solves.
+    pub(crate) fn release_workspaces(&self) {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.release_workspaces(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.release_workspaces(),
+        }
+    }
+
+    pub(crate) fn field_allocations(&self) -> (usize, usize) {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.field_allocations(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.field_allocations(),
+        }
+    }
+
+    /// Stores a gauge field on this context's backend.
+    pub(crate) fn upload_gauge(
+        &self,
+        field: &crate::field::GaugeField,
+        params: &GaugeParams,
+        precision: crate::precision::Precision,
+        reconstruct: crate::precision::Reconstruct,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        fn upload<B: Backend>(
+            b: &B,
+            field: &crate::field::GaugeField,
+            params: &GaugeParams,
+            precision: crate::precision::Precision,
+            reconstruct: crate::precision::Reconstruct,
+        ) -> Result<Box<dyn Any + Send + Sync>>
+        where
+            B::Gauge: 'static,
+        {
+            let t = params.t_boundary;
+            Ok(if params.gauge_fixed {
+                Box::new(b.upload_gauge_temporal(field, t, precision, reconstruct)?)
+            } else {
+                Box::new(b.upload_gauge(field, t, precision, reconstruct)?)
+            })
+        }
+        match &self.backend {
+            AnyBackend::Cpu(b) => upload(b, field, params, precision, reconstruct),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => upload(b.as_ref(), field, params, precision, reconstruct),
+        }
+    }
+}
+
+/// A backend's stored fields, each boxed, if it made them.
+fn boxed<T: Any + Send + Sync>(v: Option<Vec<T>>) -> Option<Vec<Box<dyn Any + Send + Sync>>> {
+    v.map(|v| {
+        v.into_iter()
+            .map(|t| Box::new(t) as Box<dyn Any + Send + Sync>)
+            .collect()
+    })
+}
+
+/// What a backend's own gauge import gives: its scan and the stored
+/// formats, boxed.
+type ImportedGauge = (crate::backend::GaugeScan, Vec<Box<dyn Any + Send + Sync>>);
+
+impl ContextInner {
+    /// A caller's gauge array checked and stored by the backend itself
+    /// (`Backend::import_gauge`), the stored fields boxed; `None` where the
+    /// host path must do it.
+    pub(crate) fn import_gauge(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        host: &crate::layout::HostGauge,
+        params: &GaugeParams,
+        formats: &[(crate::precision::Precision, crate::precision::Reconstruct)],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<ImportedGauge>> {
+        fn import<B: Backend>(
+            b: &B,
+            lattice: &Arc<crate::lattice::Lattice>,
+            host: &crate::layout::HostGauge,
+            params: &GaugeParams,
+            formats: &[(crate::precision::Precision, crate::precision::Reconstruct)],
+            accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+        ) -> Result<Option<ImportedGauge>>
+        where
+            B::Gauge: 'static,
+        {
+            let form = crate::backend::GaugeForm {
+                t_boundary: params.t_boundary,
+                temporal: params.gauge_fixed,
+                sign_in_links: params.boundary_sign_in_links,
+            };
+            Ok(b.import_gauge(lattice, host, form, formats, accept)?
+                .map(|(scan, links)| {
+                    let boxed = links
+                        .into_iter()
+                        .map(|g| Box::new(g) as Box<dyn Any + Send + Sync>)
+                        .collect();
+                    (scan, boxed)
+                }))
+        }
+        match &self.backend {
+            AnyBackend::Cpu(b) => import(b, lattice, host, params, formats, accept),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => import(b.as_ref(), lattice, host, params, formats, accept),
+        }
+    }
+
+    /// Staggered links stored by the backend itself
+    /// (`Backend::import_staggered`), boxed; `None` where the host path
+    /// must do it.
+    pub(crate) fn import_staggered(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        fat: &crate::layout::HostGauge,
+        long: Option<&crate::layout::HostGauge>,
+        fold: Option<crate::backend::PhaseFold>,
+        formats: &[(
+            crate::precision::Precision,
+            crate::long_links::LongReconstruct,
+        )],
+    ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => boxed(b.import_staggered(lattice, fat, long, fold, formats)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => boxed(b.import_staggered(lattice, fat, long, fold, formats)?),
+        })
+    }
+
+    /// Stores staggered links on the backend (`Backend::upload_staggered`).
+    pub(crate) fn upload_staggered(
+        &self,
+        fat: &crate::field::GaugeField,
+        long: Option<&crate::field::GaugeField>,
+        precision: crate::precision::Precision,
+        long_reconstruct: crate::long_links::LongReconstruct,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => {
+                Box::new(b.upload_staggered(fat, long, precision, long_reconstruct)?)
+            }
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => {
+                Box::new(b.upload_staggered(fat, long, precision, long_reconstruct)?)
+            }
+        })
+    }
+
+    /// Runs `f` on this context's threads: the CPU backend's pool, or the
+    /// host pool of a CUDA context. Every parallel loop of the library runs
+    /// inside one, so rayon's global pool is never started and a context's
+    /// `num_threads` holds for all its work (issue 16).
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.install(f),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => match &self.host_pool {
+                Some(pool) => pool.install(f),
+                // Not reached: a CUDA context is made with a host pool.
+                None => f(),
+            },
+        }
+    }
+
+    /// A clover field computed from a caller's links and stored by the
+    /// backend itself (`Backend::compute_clover`), boxed; `None` where the
+    /// host path must do it.
+    pub(crate) fn compute_clover(
+        &self,
+        lattice: &Arc<crate::lattice::Lattice>,
+        links: &crate::layout::HostGauge,
+        c: f64,
+        precisions: &[crate::precision::Precision],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<Vec<Box<dyn Any + Send + Sync>>>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => boxed(b.compute_clover(lattice, links, c, precisions, accept)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => boxed(b.compute_clover(lattice, links, c, precisions, accept)?),
+        })
+    }
+
+    /// Stores a clover field and its inverse on this context's backend.
+    pub(crate) fn upload_clover(
+        &self,
+        clover: &crate::clover::CloverField,
+        inverse: &crate::clover::CloverField,
+        precision: crate::precision::Precision,
+    ) -> Result<Box<dyn Any + Send + Sync>> {
+        Ok(match &self.backend {
+            AnyBackend::Cpu(b) => Box::new(b.upload_clover(clover, inverse, precision)?),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => Box::new(b.upload_clover(clover, inverse, precision)?),
+        })
+    }
+}
+
+impl ContextInner {
+    /// Starts the backend asked for (`Auto`: CUDA if usable), with the
+    /// host's logging.
+    pub(crate) fn start(params: &InitParams) -> Result<ContextInner> {
+        let logger: Logger = params
+            .logger
+            .clone()
+            .unwrap_or_else(|| Arc::new(|_, msg: &str| eprintln!("latsol: {msg}")));
+        // LATSOL_VERBOSITY (silent, summarize, verbose, debug) overrides the
+        // host's choice, as QUDA's verbosity variable does: a C or Fortran
+        // program's output can be raised without rebuilding it.
+        let verbosity = std::env::var("LATSOL_VERBOSITY")
+            .ok()
+            .and_then(|v| Verbosity::from_name(&v))
+            .unwrap_or(params.verbosity);
+        let say = |level: Verbosity, msg: &str| {
+            if level <= verbosity && verbosity != Verbosity::Silent {
+                logger(level, msg);
+            }
+        };
+        let backend = match params.backend {
+            BackendChoice::Cpu => AnyBackend::Cpu(CpuBackend::new(params.num_threads)?),
+            BackendChoice::Cuda => open_cuda(params.device)?,
+            BackendChoice::Auto => match open_cuda(params.device) {
+                Ok(b) => b,
+                Err(e) => {
+                    say(
+                        Verbosity::Summarize,
+                        &format!("CUDA not used ({e}); running on the CPU"),
+                    );
+                    AnyBackend::Cpu(CpuBackend::new(params.num_threads)?)
+                }
+            },
+        };
+        let host_pool = match backend {
+            AnyBackend::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(params.num_threads)
+                    .thread_name(|i| format!("latsol-host-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        Error::Internal(format!("cannot start the host thread pool: {e}"))
+                    })?,
+            ),
+        };
+        let inner = ContextInner {
+            backend,
+            host_pool,
+            verbosity,
+            logger,
+            on_progress: params.progress.clone(),
+        };
+        inner.log(
+            Verbosity::Verbose,
+            &format!("context started on the {} backend", inner.backend_name()),
+        );
+        Ok(inner)
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda(device: usize) -> Result<AnyBackend> {
+    Ok(AnyBackend::Cuda(Box::new(CudaBackend::new(device)?)))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda(_device: usize) -> Result<AnyBackend> {
+    Err(Error::NoDevice(
+        "this build has no CUDA backend (enable the `cuda` feature)".into(),
+    ))
+}

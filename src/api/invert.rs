@@ -1,0 +1,458 @@
+//! A context's solves of one or several sources (`Context::invert`,
+//! `invert_form`, `invert_sources`, `invert_each`): the checks, the
+//! sources imported and scaled, the dispatcher, the solutions exported.
+
+use std::sync::Arc;
+
+use super::context::{name_field, Context};
+use super::operator_fields::{with_backend, OperatorFields};
+use super::params::{InvertParams, InvertResult, SystemForm, Verbosity};
+use crate::backend::{Backend, SpinorField};
+use crate::dirac::WilsonFields;
+use crate::dispatch;
+use crate::error::{Error, Result};
+use crate::lattice::Subset;
+use crate::layout::{self, HostReals, HostRealsMut};
+
+impl Context {
+    /// Solves `M x = b` for one source; see `dispatch::invert`. `fields`
+    /// is a `&Gauge` (Wilson) or `(&Gauge, &Clover)` (Wilson-clover). On
+    /// return `solution` holds the best solution found, also when the
+    /// result says it did not converge; on an error it is untouched.
+    pub fn invert<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+    ) -> Result<InvertResult> {
+        self.invert_form(fields, params, source, solution, &SystemForm::default())
+    }
+
+    /// `invert` of the system `form` says: the source scaled, the adjoint
+    /// system through γ5, or the even-odd operator's own system on fields
+    /// of the `matpc` parity (what QUDA's `invertQuda` asks for with its
+    /// solution types); all on the backend, beside the caller's order.
+    pub fn invert_form<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        source: HostReals,
+        solution: HostRealsMut,
+        form: &SystemForm,
+    ) -> Result<InvertResult> {
+        self.inner.install(|| {
+            let fields = fields.into();
+            let (lat, subset) = self.check_form(fields, params, form)?;
+            let call = std::time::Instant::now();
+            check_len(source.len(), &lat, subset, form, "source")?;
+            check_len(solution.len(), &lat, subset, form, "solution")?;
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let allocations = inner.field_allocations().0;
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            // The caller's arrays go to the backend as they are: the
+            // reordering, the basis change and the scale happen there (on
+            // the device for CUDA), and the solution comes back the same
+            // way; nothing is written to `solution` before the solve ends.
+            let mut times = (0.0, 0.0);
+            let result = with_backend!(inner, fields, |b, f, fs| {
+                dispatch::prepare(b, f, fs, params)?;
+                let prec = params.precision;
+                let mut src = b.alloc_spinor(&lat, subset, prec)?;
+                let scale = b
+                    .import_spinor(&mut src, source, order, basis, None)
+                    .map_err(|e| name_field(e, "source"))?;
+                let mut x = b.alloc_spinor(&lat, subset, prec)?;
+                if params.use_initial_guess {
+                    let guess = HostReals::from(&solution);
+                    b.import_spinor(&mut x, guess, order, basis, Some(scale))
+                        .map_err(|e| name_field(e, "solution (initial guess)"))?;
+                }
+                times.0 = call.elapsed().as_secs_f64();
+                let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                times.1 = call.elapsed().as_secs_f64();
+                b.export_spinor(&x, solution, order, basis, -scale)
+                    .map_err(|e| name_field(e, "solution"))?;
+                r
+            });
+            let (imported, dispatched) = times;
+            self.inner.log(
+                Verbosity::Debug,
+                &format!(
+                    "invert call {:.3} s: source in {imported:.3} s, solve {:.3} s (solver {:.3} \
+                     s), solution out {:.3} s; {} device field allocations",
+                    call.elapsed().as_secs_f64(),
+                    dispatched - imported,
+                    result.seconds,
+                    call.elapsed().as_secs_f64() - dispatched,
+                    inner.field_allocations().0 - allocations
+                ),
+            );
+            self.log_solve(params, &result);
+            Ok(result)
+        })
+    }
+
+    /// Whether `sources` solutions of `form`'s system fit on the backend
+    /// beside a solve's working fields, as `invert_sources` requires (it
+    /// refuses, before any solve, the calls that do not): callers with a
+    /// fallback (one `invert_form` per source) ask first, so that an error
+    /// of the call itself is never mistaken for that refusal.
+    pub fn room_for_sources<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        form: &SystemForm,
+        sources: usize,
+    ) -> Result<bool> {
+        self.inner.install(|| {
+            let fields = fields.into();
+            let (lat, subset) = self.check_form(fields, params, form)?;
+            let inner = &self.inner;
+            with_backend!(inner, fields, |b, _f, _fs| {
+                match check_room(b, &lat, subset, params.precision, sources) {
+                    Ok(()) => Ok(true),
+                    Err(Error::OutOfMemory(_)) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })
+        })
+    }
+
+    /// `invert_form` for several sources on the same fields (QUDA's
+    /// `invertMultiSrcQuda`): solved in turn, the backend moving source
+    /// k + 1 towards itself while solve k runs (`Backend::import_each`: on
+    /// CUDA the raw bytes cross on a second stream behind the solver). The
+    /// solutions stay on the backend until every solve has ended, and are
+    /// written only if each fits the host precision: an error leaves every
+    /// solution array as it was. Refused as out of memory before any solve
+    /// when the solutions would not fit on the backend with a solve's
+    /// working fields. With `use_initial_guess` each solution array holds
+    /// its guess.
+    pub fn invert_sources<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send,
+        params: &InvertParams,
+        sources: &[HostReals],
+        solutions: Vec<HostRealsMut>,
+        form: &SystemForm,
+    ) -> Result<Vec<InvertResult>> {
+        self.inner.install(|| {
+            let fields = fields.into();
+            let (lat, subset) = self.check_form(fields, params, form)?;
+            check_sources(&lat, subset, form, sources, &solutions)?;
+            let call = std::time::Instant::now();
+            let inner = &self.inner;
+            let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
+            let (order, basis) = (params.dirac_order, params.gamma_basis);
+            let mut solving = 0.0;
+            let out_s;
+            let results = with_backend!(inner, fields, |b, f, fs| {
+                check_room(b, &lat, subset, params.precision, sources.len())?;
+                dispatch::prepare(b, f, fs, params)?;
+                let prec = params.precision;
+                let mut solved = Vec::with_capacity(sources.len());
+                b.import_each(
+                    sources,
+                    order,
+                    basis,
+                    &mut || b.alloc_spinor(&lat, subset, prec),
+                    &mut |k, src, scale| {
+                        let mut x = b.alloc_spinor(&lat, subset, prec)?;
+                        if params.use_initial_guess {
+                            let guess = HostReals::from(&solutions[k]);
+                            b.import_spinor(&mut x, guess, order, basis, Some(scale))
+                                .map_err(|e| {
+                                    name_field(e, &format!("solutions[{k}] (initial guess)"))
+                                })?;
+                        }
+                        let t = std::time::Instant::now();
+                        let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                        solving += t.elapsed().as_secs_f64();
+                        self.log_solve(params, &r);
+                        solved.push((r, x, scale));
+                        Ok(())
+                    },
+                )?;
+                let out = std::time::Instant::now();
+                // Every solution checked before any is written.
+                for (k, ((_, x, scale), out)) in solved.iter().zip(&solutions).enumerate() {
+                    b.check_export(x, out, -scale)
+                        .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
+                }
+                let mut results = Vec::with_capacity(solved.len());
+                for (k, ((r, x, scale), out)) in solved.into_iter().zip(solutions).enumerate() {
+                    b.export_spinor(&x, out, order, basis, -scale)
+                        .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
+                    results.push(r);
+                }
+                out_s = out.elapsed().as_secs_f64();
+                results
+            });
+            let total = call.elapsed().as_secs_f64();
+            self.inner.log(
+                Verbosity::Debug,
+                &format!(
+                    "invert call of {} sources {total:.3} s: sources in {:.3} s, solves {solving:.3} \
+                     s (solvers {:.3} s), solutions out {out_s:.3} s",
+                    results.len(),
+                    total - solving - out_s,
+                    results.iter().map(|r| r.seconds).sum::<f64>()
+                ),
+            );
+            Ok(results)
+        })
+    }
+
+    /// `invert_sources` one source at a time, for sources whose solutions
+    /// do not fit on the backend together (`room_for_sources` says so): the
+    /// same solutions and results, each solve an `invert_form`. Each solution
+    /// goes to host memory of the library's first (holding the caller's
+    /// initial guess where `use_initial_guess` asks for one): as much host
+    /// memory again as the solutions (403 MB a double 32³×64 one). The
+    /// caller's arrays are written only after the last solve has returned:
+    /// an error (an allocation the system refuses included) leaves every
+    /// solution array as it was, as `invert_sources` does. Arguments are
+    /// checked, as there, before any solve.
+    pub fn invert_each<'a>(
+        &self,
+        fields: impl Into<OperatorFields<'a>> + Send + Copy,
+        params: &InvertParams,
+        sources: &[HostReals],
+        mut solutions: Vec<HostRealsMut>,
+        form: &SystemForm,
+    ) -> Result<Vec<InvertResult>> {
+        let (lat, subset) = self.check_form(fields.into(), params, form)?;
+        check_sources(&lat, subset, form, sources, &solutions)?;
+        let mut solved = Vec::with_capacity(sources.len());
+        for (k, (b, x)) in sources.iter().zip(&solutions).enumerate() {
+            let scratch = if params.use_initial_guess {
+                layout::HostRealsBuf::copy_of(x)
+            } else {
+                layout::HostRealsBuf::zeroed_like(x)
+            };
+            let mut scratch = scratch.map_err(|e| name_source(e, k))?;
+            let r = self
+                .invert_form(fields, params, *b, scratch.as_mut(), form)
+                .map_err(|e| name_source(e, k))?;
+            solved.push((r, scratch));
+        }
+        let mut results = Vec::with_capacity(solved.len());
+        for ((r, scratch), out) in solved.into_iter().zip(&mut solutions) {
+            scratch.write_to(out);
+            results.push(r);
+        }
+        Ok(results)
+    }
+
+    /// The checks of a solve in `form`; the lattice and the subset of the
+    /// caller's vectors.
+    pub(super) fn check_form(
+        &self,
+        fields: OperatorFields,
+        params: &InvertParams,
+        form: &SystemForm,
+    ) -> Result<(Arc<crate::lattice::Lattice>, Subset)> {
+        params.validate_solve()?;
+        self.check_fields(fields, params)?;
+        form.validate(params, fields.clover.is_some())?;
+        let subset = if form.preconditioned {
+            Subset::Single(dispatch::matpc_parity(params.matpc))
+        } else {
+            Subset::Full
+        };
+        Ok((fields.gauge.lattice().clone(), subset))
+    }
+
+    /// The summary line of one solve.
+    pub(super) fn log_solve(&self, params: &InvertParams, result: &InvertResult) {
+        self.inner.log(
+            Verbosity::Summarize,
+            &format!(
+                "{:?} {:?} on {}: {} iterations, true residual {:.3e} (tol {:.1e}), {:.3} s, {:.2} Gflops{}",
+                params.solver,
+                params.solve_type,
+                self.backend_name(),
+                result.iterations,
+                result.true_residual,
+                params.tol,
+                result.seconds,
+                result.gflops,
+                if result.converged { "" } else { ", NOT converged" }
+            ),
+        );
+    }
+}
+
+/// Writes solutions scaled back by `2^-scale` (the source was solved for
+/// at `2^scale`); all are checked to fit the host precision before any is
+/// written, so an error leaves every output as it was.
+pub(super) fn export_all<B: Backend>(
+    backend: &B,
+    xs: &[B::Spinor],
+    params: &InvertParams,
+    mut outs: Vec<HostRealsMut>,
+    scale: i32,
+) -> Result<()> {
+    let (order, basis) = (params.dirac_order, params.gamma_basis);
+    // Every solution checked before any is written.
+    for (i, (x, out)) in xs.iter().zip(&outs).enumerate() {
+        backend
+            .check_export(x, out, -scale)
+            .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
+    }
+    for (i, (x, out)) in xs.iter().zip(outs.drain(..)).enumerate() {
+        backend
+            .export_spinor(x, out, order, basis, -scale)
+            .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
+    }
+    Ok(())
+}
+
+/// The caller's source on the backend, in `params.precision` on `subset`,
+/// normalised by a power of two (returned) as one solve's is.
+pub(super) fn import_source<B: Backend>(
+    backend: &B,
+    lat: &Arc<crate::lattice::Lattice>,
+    subset: Subset,
+    params: &InvertParams,
+    source: HostReals,
+) -> Result<(B::Spinor, i32)> {
+    let mut src = backend.alloc_spinor(lat, subset, params.precision)?;
+    let (order, basis) = (params.dirac_order, params.gamma_basis);
+    let scale = backend
+        .import_spinor(&mut src, source, order, basis, None)
+        .map_err(|e| name_field(e, "source"))?;
+    Ok((src, scale))
+}
+
+/// Full fields a solve may hold besides its source and solution (the
+/// largest working set of the mixed-precision solvers, counted as fields
+/// of the lattice in the precise precision: an upper bound).
+const SOLVE_WORKING_FIELDS: usize = 24;
+
+/// `invert_sources` keeps every solution on the backend: refused before
+/// any solve, as out of memory, when they and a solve's working fields
+/// cannot fit in what the backend says is free (QUDA's interface then
+/// solves the sources one call each).
+fn check_room<B: Backend>(
+    b: &B,
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    precision: crate::precision::Precision,
+    sources: usize,
+) -> Result<()> {
+    let Some(free) = b.memory_available() else {
+        return Ok(());
+    };
+    let field = |sites: usize| sites * (24 * precision.bytes_per_real() + 4);
+    let need = sources * field(lat.sites(subset)) + SOLVE_WORKING_FIELDS * field(lat.volume());
+    if need > free {
+        return Err(Error::OutOfMemory(format!(
+            "{sources} solutions kept on the backend with a solve's working fields need about \
+             {need} bytes, {free} are free: solve fewer sources per call"
+        )));
+    }
+    Ok(())
+}
+
+/// The checks of a multi-source call's arrays: one solution per source, at
+/// least one, every array of the system's length.
+fn check_sources(
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    form: &SystemForm,
+    sources: &[HostReals],
+    solutions: &[HostRealsMut],
+) -> Result<()> {
+    if sources.is_empty() || sources.len() != solutions.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{} sources and {} solutions: one solution per source, at least one",
+            sources.len(),
+            solutions.len()
+        )));
+    }
+    for (k, (b, x)) in sources.iter().zip(solutions).enumerate() {
+        check_len(b.len(), lat, subset, form, &format!("sources[{k}]"))?;
+        check_len(x.len(), lat, subset, form, &format!("solutions[{k}]"))?;
+    }
+    Ok(())
+}
+
+/// Refuses a caller's vector of the wrong length for `subset`.
+fn check_len(
+    len: usize,
+    lat: &crate::lattice::Lattice,
+    subset: Subset,
+    form: &SystemForm,
+    what: &str,
+) -> Result<()> {
+    let reals = lat.sites(subset) * 24;
+    if len != reals {
+        return Err(Error::InvalidArgument(format!(
+            "{what} holds {len} reals; {} on {:?} needs {reals}",
+            if form.preconditioned {
+                "a field of one parity"
+            } else {
+                "a full field"
+            },
+            lat.dims(),
+        )));
+    }
+    Ok(())
+}
+
+/// One solve of an imported source in `form` on the backend: the source
+/// scaled, γ5 on the source, the guess and the solution for the adjoint
+/// system (`M† x = b ⇔ M (γ5 x) = γ5 b`), the even-odd system itself or
+/// the full one; returns the solution field.
+#[allow(clippy::too_many_arguments)]
+fn solve_imported<B: Backend>(
+    b: &B,
+    f: WilsonFields<'_, B>,
+    fs: WilsonFields<'_, B>,
+    params: &InvertParams,
+    form: &SystemForm,
+    mut src: B::Spinor,
+    mut x: B::Spinor,
+    monitor: &dyn crate::solver::Monitor,
+) -> Result<(InvertResult, B::Spinor)> {
+    if form.source_factor != 1.0 {
+        b.ax(form.source_factor, &mut src)?;
+    }
+    let mut g5 = if form.dagger {
+        let mut t = b.alloc_spinor(src.lattice(), src.subset(), params.precision)?;
+        b.gamma5(&mut t, &src)?;
+        std::mem::swap(&mut t, &mut src);
+        if params.use_initial_guess {
+            b.gamma5(&mut t, &x)?;
+            std::mem::swap(&mut t, &mut x);
+        }
+        Some(t)
+    } else {
+        None
+    };
+    let r = if form.preconditioned {
+        dispatch::invert_preconditioned_on_device(b, f, fs, params, &src, &mut x, monitor)?
+    } else {
+        dispatch::invert_on_device(b, f, fs, params, &src, &mut x, monitor)?
+    };
+    if let Some(t) = g5.as_mut() {
+        b.gamma5(t, &x)?;
+        std::mem::swap(t, &mut x);
+    }
+    Ok((r, x))
+}
+
+/// An error of source k's solve in `invert_each`, naming the source.
+fn name_source(e: Error, k: usize) -> Error {
+    let at = |m: String| format!("sources[{k}] (solved one at a time): {m}");
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
+        Error::NotConverged(m) => Error::NotConverged(at(m)),
+        Error::Breakdown(m) => Error::Breakdown(at(m)),
+        Error::OutOfMemory(m) => Error::OutOfMemory(at(m)),
+        other => other,
+    }
+}
