@@ -160,9 +160,7 @@ fn strip_comments_and_literals(src: &str) -> String {
             };
             match close {
                 Some(end) => {
-                    for _ in i..=end {
-                        out.push(b' ');
-                    }
+                    out.extend(std::iter::repeat_n(b' ', end + 1 - i));
                     i = end + 1;
                 }
                 None => {

@@ -7,13 +7,21 @@
 //! run. A reduction is one launch; its result lands in mapped host memory,
 //! read after one stream synchronisation.
 
-use cudarc::driver::{result as cu, DeviceRepr};
+use std::sync::{Arc, Mutex};
 
-use super::launch::{self, grid_for};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr};
 use num_complex::Complex64 as C64;
 
-use super::{check_same, device_err, CudaBackend, CudaSpinor, DeviceData, ReduceOut};
+use super::driver::device::Device;
+use super::driver::errors::device_err;
+use super::driver::launch;
+use super::driver::memory::DeviceData;
+use super::fields::{
+    alloc_spinor, check_same, colour_suffix, per_site, spinor_vec, suffix, CudaSpinor,
+};
+use crate::backend::SpinorField;
 use crate::error::{Error, Result};
+use crate::field::Fermion;
 use crate::lattice::Subset;
 use crate::precision::Precision;
 
@@ -133,44 +141,147 @@ pub struct SiteParams {
 // SAFETY: plain old data with the C layout of `SiteParams` in blas.cuh.
 unsafe impl DeviceRepr for SiteParams {}
 
-pub(crate) fn suffix(p: Precision) -> &'static str {
-    match p {
-        Precision::Double => "f64",
-        Precision::Single => "f32",
-        Precision::Half => "f16",
-        Precision::Quarter => "f8",
-        Precision::Packed20 => "p20",
-        Precision::Packed30 => "p30",
-    }
-}
-
 /// Items an op walks over, padding included (zeros that every op keeps
 /// zero): vectors (double2 / float4), or sites for half, quarter and the
 /// packed formats, whose twelve complex numbers share a norm or exponent.
 fn vectors(x: &CudaSpinor) -> usize {
     match x.precision() {
-        p if super::per_site(p) => x.blocks() * x.stride,
+        p if per_site(p) => x.blocks() * x.stride,
         // A staggered block (6 reals a site, the stride a multiple of 32) is
         // a flat array of double2 / float4 too.
         // Double and single: flat arrays of double2 / float4.
-        p => x.blocks() * x.stride * x.fermion().reals() / super::spinor_vec(p),
+        p => x.blocks() * x.stride * x.fermion().reals() / spinor_vec(p),
     }
 }
-
-use crate::backend::SpinorField;
-use crate::field::Fermion;
 
 /// The name of `x`'s format in the element-wise and reduction kernels:
 /// its precision's, but the colour-vector kernels for staggered fields in
 /// half and quarter (a norm scales 3 complex numbers there, not 12).
 fn format_of(x: &CudaSpinor) -> &'static str {
     match (x.fermion(), x.precision()) {
-        (Fermion::Staggered, p @ (Precision::Half | Precision::Quarter)) => {
-            super::staggered::colour_suffix(p)
-        }
+        (Fermion::Staggered, p @ (Precision::Half | Precision::Quarter)) => colour_suffix(p),
         (_, p) => suffix(p),
     }
 }
+
+/// Kernel arguments (`pub(crate) struct ConvertParams` in staggered_dslash.cuh).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ConvertParams {
+    dst: u64,
+    src: u64,
+    n: i64,
+}
+// SAFETY: plain old data with the C layout of `ConvertParams`.
+unsafe impl DeviceRepr for ConvertParams {}
+
+/// Scratch memory of the reductions, one at a time: the per-block
+/// partials, the counter that elects the last block, and the results in
+/// pinned host memory that the device writes directly (mapped).
+pub(crate) struct Scratch {
+    partials: CudaSlice<f64>,
+    counter: CudaSlice<u32>,
+    result: cudarc::driver::PinnedHostSlice<f64>,
+    /// The device's address of `result`.
+    result_device: u64,
+}
+
+impl Scratch {
+    pub(crate) fn new(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<Scratch> {
+        let what = "reduction scratch";
+        // SAFETY: a plain allocation of RED_MAX doubles of pinned memory,
+        // mapped into the device's address space (not write-combined: the
+        // host reads it).
+        let result = unsafe {
+            ctx.alloc_pinned_with_flags::<f64>(
+                RED_MAX,
+                cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+        }
+        .map_err(device_err(what))?;
+        let host = result.as_ptr().map_err(device_err(what))?;
+        let mut dev: cudarc::driver::sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live mapped pinned allocation.
+        unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut _, 0) }
+            .result()
+            .map_err(device_err(what))?;
+        Ok(Scratch {
+            partials: stream
+                .alloc_zeros::<f64>(RED_GRID_MAX * RED_MAX)
+                .map_err(device_err(what))?,
+            counter: stream.alloc_zeros::<u32>(1).map_err(device_err(what))?,
+            result,
+            result_device: dev,
+        })
+    }
+}
+
+/// The second field of a reduction: read only, or updated in place.
+pub(crate) enum ReduceOut<'a> {
+    Read,
+    Write(&'a mut CudaSpinor),
+}
+
+/// The vector operations on one device, with the reductions' scratch memory.
+pub(crate) struct Blas<'d> {
+    pub(crate) dev: &'d Device,
+    pub(crate) scratch: &'d Mutex<Scratch>,
+}
+
+impl std::ops::Deref for Blas<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.dev
+    }
+}
+
+/// The colour-vector kernels of a staggered module (`Double` names
+/// `kernels/staggered_dslash.cu`, `Half` and `Quarter` `staggered_f16.cu`
+/// and `staggered_f8.cu`): the conversions, the heavy-quark residual, and
+/// the vector algebra of its formats (kernels/staggered_blas.cuh); the
+/// hopping terms' names are `staggered::kernel_names`.
+pub fn colour_kernel_names(module: Precision) -> Vec<String> {
+    let formats: &[Precision] = match module {
+        Precision::Double => &[Precision::Double, Precision::Single],
+        p => std::slice::from_ref(match p {
+            Precision::Half => &Precision::Half,
+            _ => &Precision::Quarter,
+        }),
+    };
+    let mut v = Vec::new();
+    if module == Precision::Double {
+        v.push("staggered_convert_f64_to_f32".into());
+        v.push("staggered_convert_f32_to_f64".into());
+        v.push("blas_heavy_quark_s64".into());
+        v.push("blas_heavy_quark_s32".into());
+    } else {
+        let s = colour_suffix(module);
+        v.extend(
+            MAPS.iter()
+                .chain(REDUCTIONS.iter().map(|r| &r.0))
+                .map(|op| format!("blas_{op}_{s}")),
+        );
+    }
+    for &p in formats {
+        let s = colour_suffix(p);
+        v.push(format!("blas_axpy_many_s64_{s}"));
+        v.push(format!("blas_axpy_many_s32_{s}"));
+        for q in COLOUR_FORMATS {
+            let fixed = |p: Precision| matches!(p, Precision::Half | Precision::Quarter);
+            if q != p && (fixed(p) || fixed(q)) {
+                v.push(format!("convert_{s}_to_{}", colour_suffix(q)));
+            }
+        }
+    }
+    v
+}
+
+const COLOUR_FORMATS: [Precision; 4] = [
+    Precision::Double,
+    Precision::Single,
+    Precision::Half,
+    Precision::Quarter,
+];
 
 /// Where an element-wise op writes: the kernel's y or z slot.
 pub(crate) enum Out<'a> {
@@ -178,7 +289,7 @@ pub(crate) enum Out<'a> {
     Z(&'a mut CudaSpinor),
 }
 
-impl CudaBackend {
+impl Blas<'_> {
     fn check_precision(what: &str, fields: &[&CudaSpinor]) -> Result<()> {
         if fields
             .windows(2)
@@ -189,83 +300,6 @@ impl CudaBackend {
             )));
         }
         Ok(())
-    }
-
-    /// Launches `kernel` over `threads` threads with a tuned block size. If
-    /// the kernel changes `written` in place, that memory is saved before the
-    /// timing runs and restored after them.
-    pub(crate) fn launch_tuned<P: DeviceRepr>(
-        &self,
-        kernel_name: &str,
-        threads: usize,
-        default_block: u32,
-        params: &P,
-        written: Option<&DeviceData>,
-    ) -> Result<()> {
-        let kernel = self.kernel(kernel_name)?;
-        self.launch_tuned_kernel(&kernel, threads, default_block, params, written)
-    }
-
-    /// `launch_tuned` of a kernel already looked up.
-    pub(crate) fn launch_tuned_kernel<P: DeviceRepr>(
-        &self,
-        k: &super::modules::Kernel,
-        threads: usize,
-        default_block: u32,
-        params: &P,
-        written: Option<&DeviceData>,
-    ) -> Result<()> {
-        let block = self.tuned_block(k, threads, default_block, params, written)?;
-        launch::launch(&self.stream, k, grid_for(threads, block)?, block, params)
-    }
-
-    /// The block `launch_tuned_kernel` launches `k` with, timed with these
-    /// arguments on first use (`written`, if any, restored after).
-    pub(crate) fn tuned_block<P: DeviceRepr>(
-        &self,
-        k: &super::modules::Kernel,
-        threads: usize,
-        default_block: u32,
-        params: &P,
-        written: Option<&DeviceData>,
-    ) -> Result<u32> {
-        // The `Arc`'s kernel: its address is the tuner's fast key.
-        self.tuner.block_for(k, threads, default_block, |b| {
-            let backup = match written {
-                Some(w) => Some(self.save(w)?),
-                None => None,
-            };
-            let t = launch::time_launches(&self.stream, || {
-                launch::launch(&self.stream, k, grid_for(threads, b)?, b, params)
-            });
-            if let (Some(w), Some(saved)) = (written, backup) {
-                self.restore(w, &saved)?;
-            }
-            t
-        })
-    }
-
-    fn save(&self, w: &DeviceData) -> Result<cudarc::driver::CudaSlice<u8>> {
-        let mut s = self
-            .stream
-            .alloc_zeros::<u8>(w.bytes())
-            .map_err(device_err("tuning backup"))?;
-        let dst = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut s, &self.stream).0;
-        // SAFETY: both ranges are live allocations of `w.bytes()` bytes.
-        unsafe {
-            cu::memcpy_dtod_async(dst, w.ptr(&self.stream), w.bytes(), self.stream.cu_stream())
-        }
-        .map_err(device_err("tuning backup"))?;
-        Ok(s)
-    }
-
-    fn restore(&self, w: &DeviceData, saved: &cudarc::driver::CudaSlice<u8>) -> Result<()> {
-        let src = cudarc::driver::DevicePtr::device_ptr(saved, &self.stream).0;
-        // SAFETY: as in `save`.
-        unsafe {
-            cu::memcpy_dtod_async(w.ptr(&self.stream), src, w.bytes(), self.stream.cu_stream())
-        }
-        .map_err(device_err("tuning restore"))
     }
 
     /// An element-wise op: `x`, `y` read, `out` updated (coefficients
@@ -455,8 +489,8 @@ impl CudaBackend {
             ),
             Fermion::Staggered => format!(
                 "blas_axpy_many_{}_{}",
-                super::staggered::colour_suffix(y.precision()),
-                super::staggered::colour_suffix(first.precision())
+                colour_suffix(y.precision()),
+                colour_suffix(first.precision())
             ),
         };
         let s = &self.stream;
@@ -506,8 +540,8 @@ impl CudaBackend {
             _ if src.fermion() == Fermion::Staggered => {
                 let name = format!(
                     "convert_{}_to_{}",
-                    super::staggered::colour_suffix(src.precision()),
-                    super::staggered::colour_suffix(dst.precision())
+                    colour_suffix(src.precision()),
+                    colour_suffix(dst.precision())
                 );
                 self.site_op(&name, dst, src, 1)
             }
@@ -533,8 +567,8 @@ impl CudaBackend {
         Self::check_precision("gamma5", &[out, inp])?;
         let name = format!("gamma5_{}", suffix(out.precision()));
         let threads_per_site = match out.precision() {
-            p if super::per_site(p) => 1,
-            p => 24 / super::spinor_vec(p),
+            p if per_site(p) => 1,
+            p => 24 / spinor_vec(p),
         };
         self.site_op(&name, out, inp, threads_per_site)
     }
@@ -559,6 +593,58 @@ impl CudaBackend {
         // dst is written only: re-running it while tuning is harmless.
         self.launch_tuned(name, threads, 256, &params, None)
     }
+
+    /// `dst = src` between double and single colour-vector fields.
+    pub(crate) fn convert_staggered(
+        &self,
+        kernel: &str,
+        dst: &mut CudaSpinor,
+        src: &CudaSpinor,
+    ) -> Result<()> {
+        let n = src.blocks() * src.block_len();
+        let params = ConvertParams {
+            dst: dst.data.ptr(&self.stream),
+            src: src.data.ptr(&self.stream),
+            n: n as i64,
+        };
+        self.launch_tuned(kernel, n, 256, &params, None)
+    }
+
+    /// The heavy-quark residual through the host (one download of each
+    /// field, once a solve): mean over sites of `|r|²/|x|²`.
+    /// MILC's heavy-quark residual squared, `mean_x |r(x)|²/|x(x)|²`,
+    /// reduced on the device (double and single fields; the sloppy formats
+    /// through a double copy).
+    pub(crate) fn heavy_quark_residual2_impl(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
+        check_same("heavy_quark_residual2", x, r)?;
+        let wide = |f: &CudaSpinor| -> Result<Option<CudaSpinor>> {
+            if matches!(f.precision(), Precision::Double | Precision::Single) {
+                return Ok(None);
+            }
+            let mut d = alloc_spinor(self.dev, &f.lattice, f.subset, Precision::Double, f.fermion)?;
+            self.copy_impl(&mut d, f)?;
+            Ok(Some(d))
+        };
+        let (wx, wr) = (wide(x)?, wide(r)?);
+        let (x, r) = (wx.as_ref().unwrap_or(x), wr.as_ref().unwrap_or(r));
+        if x.precision() != r.precision() {
+            return Err(Error::Internal(
+                "heavy_quark_residual2: fields of different precisions".into(),
+            ));
+        }
+        let s = &self.stream;
+        let blocks = x.lattice.sites(x.subset) / x.lattice.half_volume();
+        let params = BlasParams {
+            x: x.data.ptr(s),
+            y: r.data.ptr(s),
+            n: (blocks * x.stride) as i64,
+            stride: x.stride as i64,
+            ..Default::default()
+        };
+        let format = colour_suffix(x.precision());
+        let [sum, ..] = self.run_reduction("heavy_quark", 1, format, params)?;
+        Ok(sum / x.lattice.sites(x.subset) as f64)
+    }
 }
 
 #[cfg(test)]
@@ -567,6 +653,8 @@ mod tests {
 
     #[test]
     fn parameter_structs_match_the_kernels() {
+        // staggered_dslash.cuh static_asserts the conversions' size.
+        assert_eq!(std::mem::size_of::<ConvertParams>(), 24);
         // static_asserts in blas.cuh state the same sizes.
         assert_eq!(std::mem::size_of::<BlasParams>(), 112);
         assert_eq!(std::mem::size_of::<ManyParams>(), 160);
@@ -587,55 +675,12 @@ mod tests {
         assert!(RED_GRID_MAX * RED_BLOCK as usize >= 1024 * 256);
     }
 
-    /// The module of each format defines every kernel `kernel_names` lists
-    /// for it, literally or through the macros of blas.cuh, and no name is
-    /// defined by two modules.
-    #[test]
-    fn every_named_kernel_is_defined_once() {
-        use crate::backend::cuda::modules::{HEADERS, SOURCES};
-        let header = HEADERS.iter().find(|h| h.0 == "blas.cuh").unwrap().1;
-        // LATSOL_BLAS_FORMAT(s, S) stamps out these names.
-        for op in MAPS.iter().chain(REDUCTIONS.iter().map(|r| &r.0)) {
-            assert!(header.contains(&format!("(blas_{op}_##s, S, ")), "{op}");
-        }
-        assert!(header.contains("LATSOL_AXPY_MANY(f64, double, s, S)"));
-        assert!(header.contains("LATSOL_AXPY_MANY(f32, float, s, S)"));
-        assert!(header.contains(&format!("#define MANY_MAX {MANY_MAX}")));
-        let mut all = Vec::new();
-        for p in Precision::ALL {
-            let f = suffix(p);
-            let name = format!("blas_{f}");
-            let src = SOURCES.iter().find(|s| s.name == name).unwrap();
-            assert_eq!((src.kernels)(), kernel_names(p), "{name}");
-            assert!(src.text.contains("#include \"blas.cuh\""), "{name}");
-            for k in kernel_names(p) {
-                let defined = if k.starts_with("blas_") && !k.contains("_wide_") {
-                    src.text.contains(&format!("LATSOL_BLAS_FORMAT({f}, "))
-                } else if let Some(q) = k.strip_prefix(&format!("convert_{f}_to_")) {
-                    src.text.contains(&format!("void {k}("))
-                        || src.text.lines().any(|l| {
-                            l.starts_with(&format!("LATSOL_CONVERT({f}, "))
-                                && l.contains(&format!(", {q}, "))
-                        })
-                } else {
-                    src.text.contains(&format!("({k},")) || src.text.contains(&format!("void {k}("))
-                };
-                assert!(defined, "{k} in {name}");
-                all.push(k);
-            }
-        }
-        let n = all.len();
-        all.sort();
-        all.dedup();
-        assert_eq!(all.len(), n, "a kernel name in two modules");
-    }
-
     #[test]
     fn packed_fields_are_walked_a_site_at_a_time() {
         assert_eq!(suffix(Precision::Packed20), "p20");
         assert_eq!(suffix(Precision::Packed30), "p30");
         for p in [Precision::Packed20, Precision::Packed30] {
-            assert!(super::super::per_site(p));
+            assert!(crate::backend::cuda::fields::per_site(p));
         }
         // The solver widens x̂ to single exactly for the formats coarser
         // than single (bicgstab_reliable.rs): those need the wide kernel.

@@ -6,10 +6,14 @@
 
 use cudarc::driver::{CudaSlice, DeviceRepr};
 
-use super::blas::suffix;
-use super::dslash::{block_of, DslashParams};
+use super::driver::device::Device;
+use super::driver::errors::device_err;
+use super::driver::memory::DeviceData;
+use super::fields::{
+    check_lattice, same_lattice, spinor_block_bytes, suffix, CudaGauge, CudaSpinor,
+};
+use super::hopping_params::{block_of, hopping_params, DslashParams};
 use super::layout::{padded_stride, SharedOut, SoaShape};
-use super::{device_err, same_lattice, spinor_block_bytes, CudaBackend, CudaGauge, CudaSpinor};
 use crate::backend::{CloverForm, CloverStorage, GaugeStorage, SpinorField};
 use crate::clover::packed::BLOCK_REALS;
 use crate::clover::storage::{quantize_block, CloverFormat};
@@ -21,20 +25,20 @@ use std::sync::Arc;
 
 /// One stored field (A or A⁻¹) on the device.
 #[derive(Debug)]
-pub(super) struct DeviceClover {
-    pub(super) values: super::DeviceData,
+pub(crate) struct DeviceClover {
+    pub(crate) values: DeviceData,
     /// Two f32 norms per site (fixed point only).
-    pub(super) norms: Option<CudaSlice<f32>>,
+    pub(crate) norms: Option<CudaSlice<f32>>,
 }
 
 /// A clover field and its inverse in device memory.
 #[derive(Debug)]
 pub struct CudaClover {
-    pub(super) lattice: Arc<Lattice>,
-    pub(super) precision: Precision,
-    pub(super) stride: usize,
-    pub(super) direct: DeviceClover,
-    pub(super) inverse: DeviceClover,
+    pub(crate) lattice: Arc<Lattice>,
+    pub(crate) precision: Precision,
+    pub(crate) stride: usize,
+    pub(crate) direct: DeviceClover,
+    pub(crate) inverse: DeviceClover,
 }
 
 impl CloverStorage for CudaClover {
@@ -47,27 +51,6 @@ impl CloverStorage for CudaClover {
 }
 
 impl CudaClover {
-    /// The stored numbers as they lie on the device, A then A⁻¹: the
-    /// values' bytes (layout, padding and element type of `clover.cuh`)
-    /// and the per-block norms of fixed point (empty otherwise), for checks
-    /// that compare two ways of storing one field.
-    pub fn stored_bytes(&self, backend: &CudaBackend) -> Result<[(Vec<u8>, Vec<f32>); 2]> {
-        let one = |d: &DeviceClover| -> Result<(Vec<u8>, Vec<f32>)> {
-            let mut values = vec![0u8; d.values.bytes()];
-            backend.download_bytes(&mut values, d.values.ptr(&backend.stream))?;
-            let mut norms = vec![0f32; d.norms.as_ref().map_or(0, |n| n.len())];
-            if let Some(n) = &d.norms {
-                backend
-                    .stream
-                    .memcpy_dtoh(n, &mut norms)
-                    .map_err(device_err("reading the clover norms"))?;
-                backend.synchronize()?;
-            }
-            Ok((values, norms))
-        };
-        Ok([one(&self.direct)?, one(&self.inverse)?])
-    }
-
     /// The sites' stride of the stored rows.
     pub fn stride(&self) -> usize {
         self.stride
@@ -91,7 +74,7 @@ pub struct CloverParams {
 unsafe impl DeviceRepr for CloverParams {}
 
 /// Reals per vector load of a stored clover (double2 or four narrower).
-pub(super) fn clover_vec(format: CloverFormat) -> usize {
+pub(crate) fn clover_vec(format: CloverFormat) -> usize {
     if format == CloverFormat::Double {
         2
     } else {
@@ -210,7 +193,19 @@ fn soa_of<T: Copy + Default + Send + Sync>(
     Ok((v, norms))
 }
 
-impl CudaBackend {
+/// The clover term's kernels on one device (alone and in the hopping term), and the storage of the field.
+pub(crate) struct CloverKernels<'d> {
+    pub(crate) dev: &'d Device,
+}
+
+impl std::ops::Deref for CloverKernels<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.dev
+    }
+}
+
+impl CloverKernels<'_> {
     /// One stored field (A or A⁻¹) in `format` on the device: its stored
     /// numbers (`CloverData`'s, bit for bit) placed straight into the
     /// device layout on the host in one parallel pass, then through the
@@ -236,28 +231,24 @@ impl CudaBackend {
         };
         Ok(match format {
             CloverFormat::Double => DeviceClover {
-                values: super::DeviceData::F64(
-                    self.upload_pod(&soa_of(field, shape, as_f64)?.0, what)?,
-                ),
+                values: DeviceData::F64(self.upload_pod(&soa_of(field, shape, as_f64)?.0, what)?),
                 norms: None,
             },
             CloverFormat::Single => DeviceClover {
-                values: super::DeviceData::F32(
-                    self.upload_pod(&soa_of(field, shape, as_f32)?.0, what)?,
-                ),
+                values: DeviceData::F32(self.upload_pod(&soa_of(field, shape, as_f32)?.0, what)?),
                 norms: None,
             },
             CloverFormat::Half => {
                 let (v, n) = soa_of::<i16>(field, shape, fixed)?;
                 DeviceClover {
-                    values: super::DeviceData::I16(self.upload_pod(&v, what)?),
+                    values: DeviceData::I16(self.upload_pod(&v, what)?),
                     norms: norms(n)?,
                 }
             }
             CloverFormat::Quarter => {
                 let (v, n) = soa_of::<i8>(field, shape, fixed)?;
                 DeviceClover {
-                    values: super::DeviceData::I8(self.upload_pod(&v, what)?),
+                    values: DeviceData::I8(self.upload_pod(&v, what)?),
                     norms: norms(n)?,
                 }
             }
@@ -286,7 +277,7 @@ impl CudaBackend {
         precision: Precision,
     ) -> Result<CudaClover> {
         let lat = clover.lattice().clone();
-        Self::check_lattice(&lat)?;
+        check_lattice(&lat)?;
         let format = CloverFormat::for_spinors(precision);
         let sites = lat.volume();
         let stride = padded_stride(sites);
@@ -386,7 +377,7 @@ impl CudaBackend {
             ));
         }
         self.check_clover(clover, gauge.lattice(), out.precision())?;
-        let mut params: DslashParams = self.dslash_params(out, parity, gauge, inp, a, x)?;
+        let mut params: DslashParams = hopping_params(&self.stream, out, parity, gauge, inp, a, x)?;
         let (_, c, norm) = self.clover_of(clover, form == CloverForm::InverseOnHopping);
         params.clover = c;
         params.clover_norm = norm;
@@ -466,64 +457,5 @@ mod tests {
         // clover.cuh static_asserts the same size.
         assert_eq!(std::mem::size_of::<CloverParams>(), 48);
         assert_eq!(std::mem::offset_of!(CloverParams, parity), 32);
-    }
-
-    #[test]
-    fn clover_modules_are_split_by_reconstruct_and_found_by_kernel_name() {
-        use crate::backend::cuda::modules::Module;
-        let m = Module::of_kernel("wilson_clover_f16_r12_dag_inv_xpay").unwrap();
-        assert_eq!(m.name(), "wilson_clover_f16_r12");
-        // Only its own reconstruct, and the site kernel every module shares.
-        let kernels = m.kernels();
-        assert!(kernels
-            .iter()
-            .all(|k| !k.contains("_r18") && !k.contains("_r8")));
-        assert!(kernels.contains(&"clover_site_f16".to_string()));
-        assert_eq!(kernels.len(), 1 + 6);
-        assert_eq!(
-            Module::of_kernel("clover_site_p30").unwrap().name(),
-            "wilson_clover_p30_r18"
-        );
-        assert_eq!(
-            Module::of_kernel("wilson_dslash_f16_r12").unwrap().name(),
-            "wilson_dslash_f16_r12"
-        );
-    }
-
-    #[test]
-    fn kernel_names_exist_in_the_sources() {
-        use crate::backend::cuda::modules::SOURCES;
-        let mut n = 0;
-        for src in SOURCES
-            .iter()
-            .filter(|s| s.name.starts_with("wilson_clover"))
-        {
-            for k in (src.kernels)() {
-                let found = if let Some(rest) = k.strip_prefix("clover_site_") {
-                    src.text
-                        .contains(&format!("LATSOL_CLOVER_SITE(clover_site_{rest},"))
-                } else {
-                    let prefix = [
-                        "_dag_inv_xpay",
-                        "_inv_xpay",
-                        "_dag_inv",
-                        "_inv",
-                        "_dag_dir",
-                        "_dir",
-                    ]
-                    .iter()
-                    .find_map(|f| k.strip_suffix(f))
-                    .unwrap();
-                    src.text.contains(&format!("LATSOL_CLOVER_FORMS({prefix},"))
-                };
-                assert!(found, "{k} in {}", src.name);
-                n += 1;
-            }
-        }
-        assert_eq!(
-            n,
-            6 * (1 + 3 * 6),
-            "6 formats, 3 reconstructions, 6 forms, 1 site kernel"
-        );
     }
 }

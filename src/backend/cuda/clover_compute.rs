@@ -13,8 +13,11 @@ use std::sync::Arc;
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
 use super::clover::{clover_vec, CudaClover, DeviceClover};
+use super::driver::errors::device_err;
+use super::driver::launch;
+use super::fields::check_lattice;
+use super::host_gauge::HostOrder;
 use super::host_gauge::{scan_found, HostGaugeParams};
-use super::{device_err, launch, CudaBackend, Module};
 use crate::backend::GaugeScan;
 use crate::clover::storage::CloverFormat;
 use crate::clover::{chiral, compute, PACKED_REALS};
@@ -111,7 +114,7 @@ fn kind_of(format: CloverFormat) -> i32 {
     }
 }
 
-impl CudaBackend {
+impl HostOrder<'_> {
     /// A zeroed stored field (A or A⁻¹) of `format` with `len` reals.
     fn alloc_clover(&self, format: CloverFormat, len: usize, sites: usize) -> Result<DeviceClover> {
         let precision = match format {
@@ -143,12 +146,12 @@ impl CudaBackend {
         precisions: &[Precision],
         accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<Vec<CudaClover>>> {
-        Self::check_lattice(lattice)?;
+        check_lattice(lattice)?;
         // This module and the gauge scan's, compiled or loaded together; a
         // module that cannot be had leaves the work to the host path.
         let mut modules = Vec::new();
-        modules.extend(Module::named("host_gauge"));
-        modules.extend(Module::named("clover_compute"));
+        modules.extend(self.module_named("host_gauge"));
+        modules.extend(self.module_named("clover_compute"));
         if self.load_modules(&mut *self.loaded()?, &modules).is_err() {
             return Ok(None);
         }

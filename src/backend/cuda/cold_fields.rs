@@ -14,8 +14,8 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use super::dslash::DslashParams;
-use super::CudaBackend;
+use super::driver::device::Device;
+use super::hopping_params::DslashParams;
 
 /// Copies of one launch's fields, each with its kernel arguments.
 pub(super) struct ColdCopies {
@@ -32,7 +32,7 @@ impl ColdCopies {
     /// copy cannot be had (the forms are then timed on the caller's fields,
     /// and the choices kept for this process only: `launch_choice`).
     pub fn new(
-        gpu: &CudaBackend,
+        gpu: &Device,
         params: &DslashParams,
         gauge_bytes: usize,
         block_bytes: usize,

@@ -11,11 +11,13 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use super::cold_fields::ColdCopies;
-use super::dslash::DslashParams;
-use super::launch;
-use super::modules::Kernel;
-use super::CudaBackend;
+use super::driver::device::Device;
+use super::driver::launch;
+use super::driver::modules::Kernel;
+use super::hopping_params::DslashParams;
 use crate::error::Result;
 use crate::precision::Precision;
 
@@ -106,10 +108,29 @@ impl DslashForm {
     }
 }
 
-impl CudaBackend {
-    /// Which forms of the hopping term this backend launches.
-    pub fn dslash_form(&self) -> DslashForm {
-        match self.dslash_form.load(std::sync::atomic::Ordering::Relaxed) {
+/// Which forms of the hopping term to launch where a format has several
+/// (`DslashForm`, from `LATSOL_DSLASH_FORM` or `LATSOL_DSLASH_SPLIT`) and
+/// whether they prefetch their links (`LinkPrefetch`, from
+/// `LATSOL_LINK_PREFETCH`); settable for checks.
+pub(crate) struct DslashForms {
+    form: AtomicU8,
+    prefetch: AtomicU8,
+}
+
+impl DslashForms {
+    /// The environment's choices.
+    pub(crate) fn from_env() -> DslashForms {
+        DslashForms {
+            form: AtomicU8::new(DslashForm::from_env() as u8),
+            prefetch: AtomicU8::new(LinkPrefetch::from_env() as u8),
+        }
+    }
+}
+
+impl DslashForms {
+    /// Which forms of the hopping term are launched.
+    pub fn form(&self) -> DslashForm {
+        match self.form.load(Ordering::Relaxed) {
             1 => DslashForm::Split,
             2 => DslashForm::Plain,
             3 => DslashForm::Wide,
@@ -119,10 +140,7 @@ impl CudaBackend {
 
     /// Whether the hopping terms prefetch their links (`links_prefetched`).
     pub fn link_prefetch(&self) -> LinkPrefetch {
-        match self
-            .link_prefetch
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+        match self.prefetch.load(Ordering::Relaxed) {
             1 => LinkPrefetch::Off,
             2 => LinkPrefetch::On,
             _ => LinkPrefetch::Auto,
@@ -131,14 +149,36 @@ impl CudaBackend {
 
     /// Sets it (checks compare the outputs with and without).
     pub fn set_link_prefetch(&self, prefetch: LinkPrefetch) {
-        self.link_prefetch
-            .store(prefetch as u8, std::sync::atomic::Ordering::Relaxed);
+        self.prefetch.store(prefetch as u8, Ordering::Relaxed);
     }
 
     /// Sets the forms to launch (checks run each form against the CPU).
-    pub fn set_dslash_form(&self, forms: DslashForm) {
-        self.dslash_form
-            .store(forms as u8, std::sync::atomic::Ordering::Relaxed);
+    pub fn set_form(&self, forms: DslashForm) {
+        self.form.store(forms as u8, Ordering::Relaxed);
+    }
+}
+
+/// The Wilson hopping term's kernels on one device, launched in the forms
+/// `forms` asks for.
+pub(crate) struct WilsonKernels<'d> {
+    pub(crate) dev: &'d Device,
+    pub(crate) forms: &'d DslashForms,
+}
+
+impl std::ops::Deref for WilsonKernels<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.dev
+    }
+}
+
+impl WilsonKernels<'_> {
+    fn dslash_form(&self) -> DslashForm {
+        self.forms.form()
+    }
+
+    fn link_prefetch(&self) -> LinkPrefetch {
+        self.forms.link_prefetch()
     }
 
     /// Whether a hopping term of `grid` blocks of `block` threads asks L2
@@ -209,7 +249,7 @@ impl CudaBackend {
         // Launches of `k` rotated over the copies: the median of three
         // timings (a launch is a few microseconds).
         let timed = |k: &Kernel, grid: u32, block: u32| -> Result<f32> {
-            let copies = cold.get_or_init(|| ColdCopies::new(self, params, sizes.0, sizes.1));
+            let copies = cold.get_or_init(|| ColdCopies::new(self.dev, params, sizes.0, sizes.1));
             let sets = copies
                 .as_ref()
                 .map_or(std::slice::from_ref(params), |c: &ColdCopies| &c.params[..]);

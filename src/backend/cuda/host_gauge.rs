@@ -10,9 +10,13 @@
 
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
+use super::driver::device::Device;
+use super::driver::errors::device_err;
+use super::driver::launch;
+use super::driver::memory::DeviceData;
+use super::fields::{check_lattice, link_scale, CudaGauge};
 use super::layout::{self, SoaShape};
-use super::{device_err, launch, CudaBackend, CudaGauge, DeviceData, Module};
-use crate::backend::OperatorFamily;
+use super::staggered::{self, CudaStaggeredLinks};
 use crate::backend::{GaugeForm, GaugeScan};
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
@@ -145,7 +149,20 @@ pub(super) struct Staged {
     pub(super) suffix: &'static str,
 }
 
-impl CudaBackend {
+/// The conversions of the caller's arrays (host orders and precisions) into device fields and back, on one device; `flags` the two numbers the spinor conversions report.
+pub(crate) struct HostOrder<'d> {
+    pub(crate) dev: &'d Device,
+    pub(crate) flags: &'d cudarc::driver::CudaSlice<u64>,
+}
+
+impl std::ops::Deref for HostOrder<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.dev
+    }
+}
+
+impl HostOrder<'_> {
     /// The caller's array on the device as it is; `None` for QDP arrays of
     /// mixed precisions or without device memory for it (the host path,
     /// which needs only the stored links there, takes those).
@@ -154,7 +171,7 @@ impl CudaBackend {
         lattice: &Lattice,
         host: &HostGauge,
     ) -> Result<Option<Staged>> {
-        Self::check_lattice(lattice)?;
+        check_lattice(lattice)?;
         let arrays = host.arrays();
         let single = host.is_single();
         if arrays
@@ -244,7 +261,7 @@ impl CudaBackend {
         max: f64,
     ) -> Result<DeviceData> {
         let links = self.alloc_links(precision, 8 * block_len)?;
-        let (fixed_max, _) = Self::link_scale(precision, max);
+        let (fixed_max, _) = link_scale(precision, max);
         let params = HostGaugeParams {
             out: links.ptr(&self.stream),
             stride: stride as i64,
@@ -277,19 +294,9 @@ impl CudaBackend {
         formats: &[(Precision, Reconstruct)],
         accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<(GaugeScan, Vec<CudaGauge>)>> {
-        Self::check_lattice(lattice)?;
-        // This kernel's module, and those a Wilson solve on these formats
-        // will launch, compiled (or loaded from the cache) together and in
-        // parallel: on a first start the solve then finds them ready.
-        let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
-        modules.extend(Module::named("host_gauge"));
-        // The small-volume forms where the tuner will time them.
-        if lattice.half_volume() <= super::dslash_forms::SMALL_VOLUME_SITES
-            && self.dslash_form() != super::DslashForm::Plain
-        {
-            modules.extend(Self::small_volume_modules(formats));
-        }
-        self.load_modules(&mut *self.loaded()?, &modules)?;
+        check_lattice(lattice)?;
+        // (The backend has compiled this kernel's module with those of the
+        // solves on these formats: `CudaBackend::import_gauge`.)
         let Some(mut staged) = self.stage_gauge(lattice, host)? else {
             return Ok(None);
         };
@@ -330,7 +337,7 @@ impl CudaBackend {
                 links,
                 precision,
                 reconstruct,
-                scale: Self::link_scale(precision, max).1,
+                scale: link_scale(precision, max).1,
                 t_sign: form.t_boundary.sign(),
             });
         }
@@ -357,8 +364,8 @@ impl CudaBackend {
         long: Option<&HostGauge>,
         fold: Option<crate::backend::PhaseFold>,
         formats: &[(Precision, LongReconstruct)],
-    ) -> Result<Option<Vec<super::CudaStaggeredLinks>>> {
-        Self::check_lattice(lattice)?;
+    ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
+        check_lattice(lattice)?;
         if let Some((p, _)) = formats
             .iter()
             .find(|(p, _)| matches!(p, Precision::Packed20 | Precision::Packed30))
@@ -367,9 +374,8 @@ impl CudaBackend {
                 "staggered links in {p:?}: double, single, half or quarter"
             )));
         }
-        let mut modules = vec![];
-        modules.extend(Module::named("host_gauge"));
-        self.load_modules(&mut *self.loaded()?, &modules)?;
+        let modules: Vec<_> = self.module_named("host_gauge").into_iter().collect();
+        self.prepare_modules(&modules)?;
         let vh = lattice.half_volume();
         let stride = layout::padded_stride(vh);
         // Each field staged, scanned and stored in every format in turn, so
@@ -398,13 +404,13 @@ impl CudaBackend {
             let scale = first_row_norm(host, coefficient);
             staged.params.long_scale = scale;
             for &(precision, reconstruct) in formats {
-                let w = super::staggered::long_vec(precision);
+                let w = staggered::long_vec(precision);
                 if !is_long || reconstruct == LongReconstruct::Full18 {
                     let data =
                         self.store_gauge(&staged, precision, 18, w, 1, stride, 18 * stride, max)?;
-                    let links = super::staggered::FixedLinks::new(data, precision, max);
+                    let links = staggered::FixedLinks::new(data, precision, max);
                     if is_long {
-                        long_links.push(super::staggered::DeviceLong::Full(links));
+                        long_links.push(staggered::DeviceLong::Full(links));
                     } else {
                         fat_links.push(links);
                     }
@@ -428,8 +434,8 @@ impl CudaBackend {
                 let reals = reconstruct.reals();
                 let data =
                     self.store_gauge(&staged, precision, reals, w, 2, stride, reals * stride, max)?;
-                long_links.push(super::staggered::DeviceLong::Compressed {
-                    links: super::staggered::FixedLinks::new(data, precision, max),
+                long_links.push(staggered::DeviceLong::Compressed {
+                    links: staggered::FixedLinks::new(data, precision, max),
                     reconstruct,
                     scale,
                 });
@@ -440,7 +446,7 @@ impl CudaBackend {
             fat_links
                 .into_iter()
                 .zip(formats)
-                .map(|(fat, &(precision, _))| super::CudaStaggeredLinks {
+                .map(|(fat, &(precision, _))| CudaStaggeredLinks {
                     lattice: lattice.clone(),
                     precision,
                     stride,
@@ -469,27 +475,6 @@ impl CudaBackend {
         Ok(partials.chunks_exact(3).fold([0.0; 3], |a, b| {
             [a[0].max(b[0]), a[1].max(b[1]), a[2] + b[2]]
         }))
-    }
-}
-
-impl CudaGauge {
-    /// The stored links as they lie on the device (layout, padding and
-    /// element type of `kernels/core.cuh`), and the fixed-point scale: for
-    /// checks that compare two ways of storing one field.
-    pub fn stored_bytes(&self, backend: &CudaBackend) -> Result<(Vec<u8>, f64)> {
-        let mut out = vec![0u8; self.links.bytes()];
-        backend.download_bytes(&mut out, self.links.ptr(&backend.stream))?;
-        Ok((out, self.scale))
-    }
-
-    /// Bytes per stored real (8, 4, 2, 1 or 4 for 32-bit fixed point).
-    pub fn element_bytes(&self) -> usize {
-        match self.links {
-            DeviceData::F64(_) => 8,
-            DeviceData::F32(_) | DeviceData::I32(_) | DeviceData::P20(_) | DeviceData::P30(_) => 4,
-            DeviceData::I16(_) => 2,
-            DeviceData::I8(_) => 1,
-        }
     }
 }
 

@@ -9,8 +9,12 @@
 
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
-use super::{device_err, CudaBackend, CudaSpinor};
-use crate::backend::SpinorField;
+use super::driver::errors::device_err;
+use super::driver::launch;
+use super::driver::pool::Pooled;
+use super::fields::CudaSpinor;
+use super::host_gauge::HostOrder;
+use crate::backend::{Backend, SpinorField};
 use crate::error::Result;
 use crate::field::Fermion;
 use crate::gamma::SpinMatrix;
@@ -121,7 +125,7 @@ fn suffix(p: Precision) -> &'static str {
     }
 }
 
-impl CudaBackend {
+impl HostOrder<'_> {
     /// The parameters of a conversion between `field` and the staged array
     /// at `host`, with basis change `m` and scale `2^exp`.
     fn host_spinor_params(
@@ -152,7 +156,7 @@ impl CudaBackend {
     }
 
     /// A staging buffer for a host array of `reals` numbers (f64 or f32).
-    fn staging_field(&self, double: bool, reals: usize) -> Result<super::pool::Pooled> {
+    fn staging_field(&self, double: bool, reals: usize) -> Result<Pooled> {
         let p = if double {
             Precision::Double
         } else {
@@ -176,7 +180,7 @@ impl CudaBackend {
     fn read_flags(&self) -> Result<[u64; 2]> {
         let mut out = [0u64; 2];
         self.stream
-            .memcpy_dtoh(&self.flags, &mut out)
+            .memcpy_dtoh(self.flags, &mut out)
             .map_err(device_err("reading the conversion flags"))?;
         self.synchronize()?;
         Ok(out)
@@ -209,7 +213,7 @@ impl CudaBackend {
         self.synchronize()?;
         let t = std::time::Instant::now();
         for _ in 0..n {
-            super::launch::launch(&self.stream, &kernel, 1, 32, &params)?;
+            launch::launch(&self.stream, &kernel, 1, 32, &params)?;
         }
         let raw = t.elapsed().as_secs_f64() * 1e6 / n as f64;
         self.synchronize()?;
@@ -238,8 +242,9 @@ impl CudaBackend {
     }
 
     /// The device side of `Backend::import_spinor`.
-    pub(crate) fn import_spinor_impl(
+    pub(crate) fn import_spinor_impl<B: Backend<Spinor = CudaSpinor>>(
         &self,
+        host_path: &B,
         dst: &mut CudaSpinor,
         host: HostReals,
         order: DiracOrder,
@@ -248,7 +253,7 @@ impl CudaBackend {
     ) -> Result<i32> {
         if !supported(dst) {
             // Other formats through the host (the trait's default).
-            return crate::backend::import_on_host(self, dst, host, order, basis, exp);
+            return crate::backend::import_on_host(host_path, dst, host, order, basis, exp);
         }
         let sites = dst.lattice.sites(dst.subset);
         match dst.fermion() {
@@ -324,8 +329,9 @@ impl CudaBackend {
     /// the conversion of each source waits for its bytes (an event) and
     /// runs on the backend's stream between the solves. Two staging
     /// buffers on the device, used in turn.
-    pub(crate) fn import_each_impl(
+    pub(crate) fn import_each_impl<B: Backend<Spinor = CudaSpinor>>(
         &self,
+        host_path: &B,
         sources: &[HostReals],
         order: DiracOrder,
         basis: GammaBasis,
@@ -354,7 +360,9 @@ impl CudaBackend {
             None => alloc(),
         };
         if !overlap {
-            return crate::backend::import_in_turn(self, sources, order, basis, &mut alloc, solve);
+            return crate::backend::import_in_turn(
+                host_path, sources, order, basis, &mut alloc, solve,
+            );
         }
         fits.map_err(|e| name(e, 0))?;
         let bufs = [
@@ -405,14 +413,15 @@ impl CudaBackend {
 
     /// The device side of `Backend::check_export`: the field's largest
     /// magnitude found on the device.
-    pub(crate) fn check_export_impl(
+    pub(crate) fn check_export_impl<B: Backend<Spinor = CudaSpinor>>(
         &self,
+        host_path: &B,
         src: &CudaSpinor,
         out: &HostRealsMut,
         exp: i32,
     ) -> Result<()> {
         if !supported(src) {
-            return crate::backend::check_export_on_host(self, src, out, exp);
+            return crate::backend::check_export_on_host(host_path, src, out, exp);
         }
         let double_field = src.precision() == Precision::Double;
         let max = self.device_max_abs(src.data.ptr(&self.stream), src.data.len(), double_field)?;
@@ -426,8 +435,9 @@ impl CudaBackend {
     }
 
     /// The device side of `Backend::export_spinor`.
-    pub(crate) fn export_spinor_impl(
+    pub(crate) fn export_spinor_impl<B: Backend<Spinor = CudaSpinor>>(
         &self,
+        host_path: &B,
         src: &CudaSpinor,
         out: HostRealsMut,
         order: DiracOrder,
@@ -435,7 +445,7 @@ impl CudaBackend {
         exp: i32,
     ) -> Result<()> {
         if !supported(src) {
-            return crate::backend::export_on_host(self, src, out, order, basis, exp);
+            return crate::backend::export_on_host(host_path, src, out, order, basis, exp);
         }
         let sites = src.lattice.sites(src.subset);
         let staggered = src.fermion() == Fermion::Staggered;
@@ -443,7 +453,7 @@ impl CudaBackend {
             layout::spinor::check_out_len(sites, src.subset, order, out.len())?;
         }
         // The length (colour vectors) and the range, before anything is written.
-        self.check_export_impl(src, &out, exp)?;
+        self.check_export_impl(host_path, src, &out, exp)?;
         let double = matches!(out, HostRealsMut::F64(_));
         let staged = self.staging_field(double, sites * site_reals(src))?;
         let m = if staggered {

@@ -13,9 +13,12 @@ use std::sync::Arc;
 
 use cudarc::driver::DeviceRepr;
 
-use super::dslash::block_of;
-use super::{same_lattice, CudaBackend, CudaSpinor, DeviceData};
-use crate::backend::{Backend, SpinorField, StaggeredStorage};
+use super::driver::device::Device;
+use super::driver::memory::DeviceData;
+use super::fields::{check_lattice, same_lattice, suffix, CudaSpinor};
+use super::hopping_params::block_of;
+use super::layout;
+use crate::backend::{SpinorField, StaggeredStorage};
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity};
@@ -46,28 +49,6 @@ pub struct StaggeredParams {
 // SAFETY: plain old data with the C layout of `StaggeredParams`.
 unsafe impl DeviceRepr for StaggeredParams {}
 
-/// Kernel arguments (`struct ConvertParams` in staggered_dslash.cuh).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct ConvertParams {
-    dst: u64,
-    src: u64,
-    n: i64,
-}
-// SAFETY: plain old data with the C layout of `ConvertParams`.
-unsafe impl DeviceRepr for ConvertParams {}
-
-/// The colour-vector formats' names in kernels (`ColourSite<S>` of
-/// kernels/staggered_blas.cuh).
-pub(crate) fn colour_suffix(p: Precision) -> &'static str {
-    match p {
-        Precision::Double => "s64",
-        Precision::Single => "s32",
-        Precision::Half => "s16",
-        _ => "s8",
-    }
-}
-
 /// The kernels of a staggered module: `Double` names `kernels/staggered_dslash.cu`
 /// (double and single), `Half` and `Quarter` `kernels/staggered_f16.cu` and
 /// `staggered_f8.cu`. Each has the hopping term of its formats, the sums of
@@ -83,50 +64,18 @@ pub fn kernel_names(module: Precision) -> Vec<String> {
     };
     let mut v = Vec::new();
     for &p in formats {
-        let f = super::blas::suffix(p);
+        let f = suffix(p);
         v.push(format!("staggered_dslash_{f}"));
         v.push(format!("staggered_dslash_{f}_l13"));
         v.push(format!("staggered_dslash_{f}_l9"));
     }
-    if module == Precision::Double {
-        v.push("staggered_convert_f64_to_f32".into());
-        v.push("staggered_convert_f32_to_f64".into());
-        v.push("blas_heavy_quark_s64".into());
-        v.push("blas_heavy_quark_s32".into());
-    } else {
-        let s = colour_suffix(module);
-        v.extend(
-            super::blas::MAPS
-                .iter()
-                .chain(super::blas::REDUCTIONS.iter().map(|r| &r.0))
-                .map(|op| format!("blas_{op}_{s}")),
-        );
-    }
-    for &p in formats {
-        let s = colour_suffix(p);
-        v.push(format!("blas_axpy_many_s64_{s}"));
-        v.push(format!("blas_axpy_many_s32_{s}"));
-        for q in COLOUR_FORMATS {
-            let fixed = |p: Precision| matches!(p, Precision::Half | Precision::Quarter);
-            if q != p && (fixed(p) || fixed(q)) {
-                v.push(format!("convert_{s}_to_{}", colour_suffix(q)));
-            }
-        }
-    }
     v
 }
-
-const COLOUR_FORMATS: [Precision; 4] = [
-    Precision::Double,
-    Precision::Single,
-    Precision::Half,
-    Precision::Quarter,
-];
 
 /// Reals a wide load of compressed long links takes (`LongVec` in
 /// staggered_dslash.cuh): 16 bytes in double and single, 4 reals in half
 /// and quarter.
-pub(super) fn long_vec(p: Precision) -> usize {
+pub(crate) fn long_vec(p: Precision) -> usize {
     match p {
         Precision::Double => 2,
         _ => 4,
@@ -143,7 +92,13 @@ fn fixed_point<T: crate::format::Fixed>(max: f64) -> impl Fn(f64) -> T + Sync {
 /// `(parity, mu)` block (`load_long` in staggered_dslash.cuh): the first
 /// `reals − 1` in vectors of `w`, vector j at `j stride + cb`, then the
 /// phase alone at `(reals − 1) stride + cb`; in reals.
-fn long_index(r: LongReconstruct, w: usize, stride: usize, cb: usize, k: usize) -> usize {
+pub(crate) fn long_index(
+    r: LongReconstruct,
+    w: usize,
+    stride: usize,
+    cb: usize,
+    k: usize,
+) -> usize {
     let last = r.reals() - 1;
     if k == last {
         last * stride + cb
@@ -164,19 +119,9 @@ fn fat_index(w: usize, stride: usize, cb: usize, k: usize) -> usize {
     }
 }
 
-/// Stored elements of one parity block of colour vectors: 6 reals a site,
-/// then (half, quarter) one f32 norm a site.
-pub(crate) fn block_len(p: Precision, stride: usize) -> usize {
-    let norm = match p {
-        Precision::Half | Precision::Quarter => 4 / p.bytes_per_real(),
-        _ => 0,
-    };
-    stride * (Fermion::Staggered.reals() + norm)
-}
-
 /// Long links on the device: 18 reals (the layout of gauge links), or
 /// compressed to 13 or 9 (`long_links`), one real per load.
-pub(super) enum DeviceLong {
+pub(crate) enum DeviceLong {
     Full(FixedLinks),
     Compressed {
         links: FixedLinks,
@@ -189,15 +134,15 @@ pub(super) enum DeviceLong {
 /// Links in device memory, any precision: in half and quarter,
 /// `value = stored · fixed` (the largest stored magnitude over the
 /// fixed-point maximum, as `cpu/links.rs` stores staggered links).
-pub(super) struct FixedLinks {
-    data: super::DeviceData,
-    fixed: f64,
+pub(crate) struct FixedLinks {
+    pub(crate) data: DeviceData,
+    pub(crate) fixed: f64,
 }
 
 impl FixedLinks {
     /// Links stored in `precision` relative to `max`, their largest
     /// stored magnitude: fixed point's unit is `max / MAX`.
-    pub(super) fn new(data: super::DeviceData, precision: Precision, max: f64) -> FixedLinks {
+    pub(crate) fn new(data: DeviceData, precision: Precision, max: f64) -> FixedLinks {
         let fixed = match precision {
             Precision::Half => max / <i16 as crate::format::Fixed>::MAX,
             Precision::Quarter => max / <i8 as crate::format::Fixed>::MAX,
@@ -207,89 +152,19 @@ impl FixedLinks {
     }
 
     /// The stored elements as they lie on the device.
-    pub(super) fn data(&self) -> &super::DeviceData {
+    pub(crate) fn data(&self) -> &DeviceData {
         &self.data
     }
 }
 
 /// The links of a staggered operator in device memory.
 pub struct CudaStaggeredLinks {
-    pub(super) lattice: Arc<Lattice>,
-    pub(super) precision: Precision,
+    pub(crate) lattice: Arc<Lattice>,
+    pub(crate) precision: Precision,
     /// Sites between consecutive link elements (Vh plus padding).
-    pub(super) stride: usize,
-    pub(super) fat: FixedLinks,
-    pub(super) long: Option<DeviceLong>,
-}
-
-impl CudaStaggeredLinks {
-    /// The stored fat links, then the long ones (if any), as they lie on
-    /// the device, each with its fixed-point unit: for checks that compare
-    /// two ways of storing one field.
-    pub fn stored_bytes(&self, backend: &CudaBackend) -> Result<Vec<(Vec<u8>, f64)>> {
-        let long = self.long.as_ref().map(|l| match l {
-            DeviceLong::Full(f) | DeviceLong::Compressed { links: f, .. } => f,
-        });
-        std::iter::once(&self.fat)
-            .chain(long)
-            .map(|f| {
-                let mut out = vec![0u8; f.data().bytes()];
-                backend.download_bytes(&mut out, f.data().ptr(&backend.stream))?;
-                Ok((out, f.fixed))
-            })
-            .collect()
-    }
-
-    /// The long links rebuilt from their compressed storage
-    /// (`long_links::decompress` of the stored numbers), in canonical order
-    /// (`[parity][cb]`, four directions a site); `None` for long links of
-    /// 18 reals or none: for checks that compare two ways of compressing.
-    pub fn decompressed_long(&self, backend: &CudaBackend) -> Result<Option<Vec<crate::su3::Su3>>> {
-        let Some(DeviceLong::Compressed {
-            links,
-            reconstruct,
-            scale,
-        }) = &self.long
-        else {
-            return Ok(None);
-        };
-        let mut bytes = vec![0u8; links.data().bytes()];
-        backend.download_bytes(&mut bytes, links.data().ptr(&backend.stream))?;
-        let number = |i: usize| -> f64 {
-            match links.data() {
-                DeviceData::F64(_) => {
-                    f64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap())
-                }
-                DeviceData::F32(_) => {
-                    f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()) as f64
-                }
-                DeviceData::I16(_) => {
-                    i16::from_le_bytes(bytes[2 * i..2 * i + 2].try_into().unwrap()) as f64
-                        * links.fixed
-                }
-                _ => bytes[i] as i8 as f64 * links.fixed,
-            }
-        };
-        let (r, w, vh) = (
-            *reconstruct,
-            long_vec(self.precision),
-            self.lattice.half_volume(),
-        );
-        let block = r.reals() * self.stride;
-        let mut out = Vec::with_capacity(8 * vh);
-        for p in 0..2 {
-            for cb in 0..vh {
-                for mu in 0..4 {
-                    let base = (4 * p + mu) * block;
-                    let v: Vec<f64> = (0..r.reals())
-                        .map(|k| number(base + long_index(r, w, self.stride, cb, k)))
-                        .collect();
-                    out.push(crate::long_links::decompress(&v, r, *scale));
-                }
-            }
-        }
-        Ok(Some(out))
-    }
+    pub(crate) stride: usize,
+    pub(crate) fat: FixedLinks,
+    pub(crate) long: Option<DeviceLong>,
 }
 
 impl StaggeredStorage for CudaStaggeredLinks {
@@ -304,7 +179,19 @@ impl StaggeredStorage for CudaStaggeredLinks {
     }
 }
 
-impl CudaBackend {
+/// The staggered hopping terms' kernels on one device, and the storage of their links.
+pub(crate) struct StaggeredKernels<'d> {
+    pub(crate) dev: &'d Device,
+}
+
+impl std::ops::Deref for StaggeredKernels<'_> {
+    type Target = Device;
+    fn deref(&self) -> &Device {
+        self.dev
+    }
+}
+
+impl StaggeredKernels<'_> {
     pub(crate) fn upload_staggered_impl(
         &self,
         fat: &GaugeField,
@@ -318,8 +205,8 @@ impl CudaBackend {
             )));
         }
         let lat = fat.lattice();
-        Self::check_lattice(lat)?;
-        let stride = super::layout::padded_stride(lat.half_volume());
+        check_lattice(lat)?;
+        let stride = layout::padded_stride(lat.half_volume());
         // No boundary sign: the caller's signs are in the links.
         let fat_links = self.upload_staggered_links(fat, precision, None, stride)?;
         let long = match (long, long_reconstruct) {
@@ -388,21 +275,21 @@ impl CudaBackend {
         let at = data.ptr(&self.stream);
         match &data {
             DeviceData::F64(_) => {
-                let v = super::layout::place_links(field, block_len, stored, index, |x| x)?;
+                let v = layout::place_links(field, block_len, stored, index, |x| x)?;
                 self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
             DeviceData::F32(_) => {
-                let v = super::layout::place_links(field, block_len, stored, index, |x| x as f32)?;
+                let v = layout::place_links(field, block_len, stored, index, |x| x as f32)?;
                 self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
             DeviceData::I16(_) => {
                 let conv = fixed_point::<i16>(max);
-                let v = super::layout::place_links(field, block_len, stored, index, conv)?;
+                let v = layout::place_links(field, block_len, stored, index, conv)?;
                 self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
             DeviceData::I8(_) => {
                 let conv = fixed_point::<i8>(max);
-                let v = super::layout::place_links(field, block_len, stored, index, conv)?;
+                let v = layout::place_links(field, block_len, stored, index, conv)?;
                 self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
             _ => {
@@ -482,7 +369,7 @@ impl CudaBackend {
             stride: out.stride as i32,
             gauge_stride: links.stride as i32,
         };
-        let base = format!("staggered_dslash_{}", super::blas::suffix(prec));
+        let base = format!("staggered_dslash_{}", suffix(prec));
         let name = match &links.long {
             Some(DeviceLong::Compressed { reconstruct, .. }) => {
                 format!("{base}_l{}", reconstruct.reals())
@@ -491,58 +378,6 @@ impl CudaBackend {
         };
         // The output is written only: timing runs while tuning are harmless.
         self.launch_tuned(&name, vh, 128, &params, None)
-    }
-
-    /// `dst = src` between double and single colour-vector fields.
-    pub(crate) fn convert_staggered(
-        &self,
-        kernel: &str,
-        dst: &mut CudaSpinor,
-        src: &CudaSpinor,
-    ) -> Result<()> {
-        let n = src.blocks() * src.block_len();
-        let params = ConvertParams {
-            dst: dst.data.ptr(&self.stream),
-            src: src.data.ptr(&self.stream),
-            n: n as i64,
-        };
-        self.launch_tuned(kernel, n, 256, &params, None)
-    }
-
-    /// The heavy-quark residual through the host (one download of each
-    /// field, once a solve): mean over sites of `|r|²/|x|²`.
-    /// MILC's heavy-quark residual squared, `mean_x |r(x)|²/|x(x)|²`,
-    /// reduced on the device (double and single fields; the sloppy formats
-    /// through a double copy).
-    pub(crate) fn heavy_quark_residual2_impl(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
-        super::check_same("heavy_quark_residual2", x, r)?;
-        let wide = |f: &CudaSpinor| -> Result<Option<CudaSpinor>> {
-            if matches!(f.precision(), Precision::Double | Precision::Single) {
-                return Ok(None);
-            }
-            let mut d = self.alloc_field(&f.lattice, f.subset, Precision::Double, f.fermion)?;
-            self.copy_impl(&mut d, f)?;
-            Ok(Some(d))
-        };
-        let (wx, wr) = (wide(x)?, wide(r)?);
-        let (x, r) = (wx.as_ref().unwrap_or(x), wr.as_ref().unwrap_or(r));
-        if x.precision() != r.precision() {
-            return Err(Error::Internal(
-                "heavy_quark_residual2: fields of different precisions".into(),
-            ));
-        }
-        let s = &self.stream;
-        let blocks = x.lattice.sites(x.subset) / x.lattice.half_volume();
-        let params = super::blas::BlasParams {
-            x: x.data.ptr(s),
-            y: r.data.ptr(s),
-            n: (blocks * x.stride) as i64,
-            stride: x.stride as i64,
-            ..Default::default()
-        };
-        let format = colour_suffix(x.precision());
-        let [sum, ..] = self.run_reduction("heavy_quark", 1, format, params)?;
-        Ok(sum / x.lattice.sites(x.subset) as f64)
     }
 }
 
@@ -558,47 +393,6 @@ mod tests {
         assert_eq!(std::mem::offset_of!(StaggeredParams, long_fixed), 72);
         assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 80);
         assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 108);
-        assert_eq!(std::mem::size_of::<ConvertParams>(), 24);
-    }
-
-    #[test]
-    fn kernel_names_exist_in_the_sources() {
-        use super::super::modules::SOURCES;
-        let mut all = Vec::new();
-        for (module, p) in [
-            ("staggered_dslash", Precision::Double),
-            ("staggered_f16", Precision::Half),
-            ("staggered_f8", Precision::Quarter),
-        ] {
-            let src = SOURCES.iter().find(|s| s.name == module).unwrap();
-            assert_eq!((src.kernels)(), kernel_names(p), "{module}");
-            let ops = format!("LATSOL_BLAS_OPS({}, ", colour_suffix(p));
-            for n in kernel_names(p) {
-                let declared = src.text.contains(&format!("void {n}("))
-                    || src.text.contains(&format!("LATSOL_STAGGERED({n},"))
-                    || src.text.contains(&format!("LATSOL_HEAVY_QUARK({n},"))
-                    || (n.starts_with("blas_") && !n.contains("many") && src.text.contains(&ops))
-                    || n.strip_prefix("blas_axpy_many_").is_some_and(|rest| {
-                        let lo = &rest[4..];
-                        src.text
-                            .contains(&format!("LATSOL_STAGGERED_AXPY_MANY({lo}, "))
-                    })
-                    || n.strip_prefix("convert_").is_some_and(|rest| {
-                        let (from, to) = rest.split_once("_to_").unwrap();
-                        src.text.contains(&format!("LATSOL_CONVERT({from}, "))
-                            && src.text.lines().any(|l| {
-                                l.starts_with(&format!("LATSOL_CONVERT({from}, "))
-                                    && l.contains(&format!(", {to}, "))
-                            })
-                    });
-                assert!(declared, "{n} in {module}");
-                all.push(n);
-            }
-        }
-        let n = all.len();
-        all.sort();
-        all.dedup();
-        assert_eq!(all.len(), n, "a kernel name in two modules");
     }
 
     #[test]
@@ -639,13 +433,5 @@ mod tests {
         for k in 0..18 {
             assert_eq!(fat_index(2, 64, 5, k), ((k / 2) * 64 + 5) * 2 + k % 2);
         }
-    }
-
-    #[test]
-    fn colour_vector_blocks() {
-        // 6 reals a site; half: + one f32 norm (2 i16); quarter: 4 i8.
-        assert_eq!(block_len(Precision::Double, 32), 192);
-        assert_eq!(block_len(Precision::Half, 32), 256);
-        assert_eq!(block_len(Precision::Quarter, 32), 320);
     }
 }

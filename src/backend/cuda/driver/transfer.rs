@@ -1,35 +1,15 @@
-//! Host arrays across the bus through two pinned staging buffers, kept by
-//! the backend (made at the first transfer): a caller's pageable array is
-//! copied in chunks, by all host threads, into one buffer while the device
-//! reads the other, so the copy runs at the pinned transfer rate rather
-//! than the driver's pageable path (about 8 GB/s measured on the H100
-//! machine for a 403 MB spinor). The way back is the same in reverse.
+//! Copies between the caller's host arrays and device memory through the
+//! device's two pinned staging buffers (`staging.rs`), chunk by chunk, one
+//! buffer filled by the host threads while the device reads the other.
 
-use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice};
-use rayon::prelude::*;
+use cudarc::driver::CudaStream;
 
-use super::{device_err, CudaBackend};
+use super::device::Device;
+use super::errors::device_err;
+use super::staging::{parallel_copy, Staging, CHUNK};
 use crate::error::{Error, Result};
 
-/// Bytes per chunk: large enough for the transfer rate, small enough that
-/// the two buffers cost little pinned memory.
-const CHUNK: usize = 16 << 20;
-
-/// The two buffers and the events of the last transfer that used each.
-pub(crate) struct Staging {
-    bufs: [PinnedHostSlice<u8>; 2],
-    done: [CudaEvent; 2],
-}
-
-/// Copies `src` into `dst` with every host thread.
-fn parallel_copy(dst: &mut [u8], src: &[u8]) {
-    const PIECE: usize = 1 << 20;
-    dst.par_chunks_mut(PIECE)
-        .zip(src.par_chunks(PIECE))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-}
-
-impl CudaBackend {
+impl Device {
     fn staging(&self) -> Result<std::sync::MutexGuard<'_, Option<Staging>>> {
         let mut guard = self
             .staging

@@ -14,7 +14,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::DeviceData;
+use super::memory::DeviceData;
 use crate::precision::Precision;
 
 /// The free buffers by format and length, and what the pool has seen.

@@ -14,7 +14,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::cache::{format_tune_table, parse_tune_table, write_atomic};
-use super::device_err;
+use super::errors::device_err;
 use super::modules::Kernel;
 use crate::error::Result;
 

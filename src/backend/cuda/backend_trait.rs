@@ -1,0 +1,568 @@
+//! `Backend` for `CudaBackend`: every operation of the trait, each passed to
+//! the kernel family or conversion that does it (`backend.rs` holds the
+//! views), plus the few the backend does itself (field allocation, parity
+//! copies, canonical uploads).
+
+use std::sync::Arc;
+
+use num_complex::Complex64 as C64;
+use rayon::prelude::*;
+
+use super::backend::CudaBackend;
+use super::blas::{Out, ReduceOut};
+use super::clover::CudaClover;
+use super::driver::errors::device_err;
+use super::driver::memory::DeviceData;
+use super::fields::{
+    alloc_spinor, check_lattice, check_same, link_scale, per_site, same_lattice, CudaGauge,
+    CudaSpinor,
+};
+use super::layout::{self, SoaShape, LINK_REALS};
+use super::staggered::CudaStaggeredLinks;
+use crate::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
+use crate::clover::CloverField;
+use crate::error::{Error, Result};
+use crate::field::{Fermion, GaugeField, HostSpinor};
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::precision::{Precision, Reconstruct, TBoundary};
+
+impl Backend for CudaBackend {
+    type Spinor = CudaSpinor;
+    type Gauge = CudaGauge;
+    type Clover = CudaClover;
+    type StaggeredLinks = CudaStaggeredLinks;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn prepare(&self, family: OperatorFamily, formats: &[(Precision, Reconstruct)]) -> Result<()> {
+        self.dev
+            .prepare_modules(&Self::modules_for(family, formats))
+    }
+
+    fn release_workspaces(&self) {
+        self.dev.pool.release_all();
+    }
+
+    fn import_staggered(
+        &self,
+        lattice: &Arc<Lattice>,
+        fat: &crate::layout::HostGauge,
+        long: Option<&crate::layout::HostGauge>,
+        fold: Option<crate::backend::PhaseFold>,
+        formats: &[(Precision, crate::long_links::LongReconstruct)],
+    ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
+        self.host_order()
+            .import_staggered_impl(lattice, fat, long, fold, formats)
+    }
+
+    fn import_gauge(
+        &self,
+        lattice: &Arc<Lattice>,
+        host: &crate::layout::HostGauge,
+        form: crate::backend::GaugeForm,
+        formats: &[(Precision, Reconstruct)],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<(crate::backend::GaugeScan, Vec<CudaGauge>)>> {
+        // Temporal-gauge storage is the plain one here (the default
+        // `upload_gauge_temporal`).
+        self.prepare_gauge_import(lattice, formats)?;
+        self.host_order()
+            .import_gauge_impl(lattice, host, form, formats, accept)
+    }
+
+    fn import_spinor(
+        &self,
+        dst: &mut CudaSpinor,
+        host: crate::layout::HostReals,
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        exp: Option<i32>,
+    ) -> Result<i32> {
+        self.host_order()
+            .import_spinor_impl(self, dst, host, order, basis, exp)
+    }
+
+    fn import_each(
+        &self,
+        sources: &[crate::layout::HostReals],
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        alloc: &mut dyn FnMut() -> Result<CudaSpinor>,
+        solve: &mut crate::backend::SolveEach<'_, CudaSpinor>,
+    ) -> Result<()> {
+        self.host_order()
+            .import_each_impl(self, sources, order, basis, alloc, solve)
+    }
+
+    fn export_spinor(
+        &self,
+        src: &CudaSpinor,
+        out: crate::layout::HostRealsMut,
+        order: crate::layout::DiracOrder,
+        basis: crate::layout::GammaBasis,
+        exp: i32,
+    ) -> Result<()> {
+        self.host_order()
+            .export_spinor_impl(self, src, out, order, basis, exp)
+    }
+
+    fn check_export(
+        &self,
+        src: &CudaSpinor,
+        out: &crate::layout::HostRealsMut,
+        exp: i32,
+    ) -> Result<()> {
+        self.host_order().check_export_impl(self, src, out, exp)
+    }
+
+    fn field_allocations(&self) -> (usize, usize) {
+        self.dev.pool.counts()
+    }
+
+    fn upload_gauge(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+    ) -> Result<CudaGauge> {
+        let lat = gauge.lattice().clone();
+        check_lattice(&lat)?;
+        let vh = lat.half_volume();
+        let reals = reconstruct.reals();
+        // Fixed point relative to the largest stored number (at least 1;
+        // 1 for unitary links), as the CPU backend stores them: the same
+        // integers and the same `max / MAX` multiplier. One parallel pass
+        // over the compressed links, nothing stored.
+        let max = (0..8 * vh)
+            .into_par_iter()
+            .map(|k| {
+                let (block, cb) = (k / vh, k % vh);
+                let (p, mu) = (Parity::from_index(block / 4), block % 4);
+                let mut buf = [0.0; LINK_REALS];
+                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
+                buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
+            })
+            .reduce(|| 1.0f64, f64::max);
+        let (_, scale) = link_scale(precision, max);
+        let stride = layout::padded_stride(vh);
+        let vec = SoaShape::link_vec(precision, reals);
+        let shape = SoaShape::link(reals, vec, vh, stride);
+        let links = self.dev.alloc_links(precision, 8 * shape.block_len())?;
+        // Compressed and reordered straight into the device layout in one
+        // parallel pass (no canonical copy in between), then one transfer
+        // through the pinned staging buffers.
+        let at = links.ptr(&self.dev.stream);
+        match &links {
+            DeviceData::F64(_) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x)?;
+                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::F32(_) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x as f32)?;
+                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::I16(_) => {
+                self.store_fixed_links::<i16>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I8(_) => {
+                self.store_fixed_links::<i8>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I32(_) => {
+                self.store_fixed_links::<i32>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::P20(_) | DeviceData::P30(_) => {
+                return Err(Error::Internal("links are never stored packed".into()))
+            }
+        }
+        // Stored before any later kernel starts (as `import_gauge_impl`).
+        self.dev.synchronize()?;
+        Ok(CudaGauge {
+            lattice: lat,
+            stride,
+            links,
+            precision,
+            reconstruct,
+            scale,
+            t_sign: t_boundary.sign(),
+        })
+    }
+
+    fn alloc_field(
+        &self,
+        lattice: &Arc<Lattice>,
+        subset: Subset,
+        precision: Precision,
+        fermion: Fermion,
+    ) -> Result<CudaSpinor> {
+        alloc_spinor(&self.dev, lattice, subset, precision, fermion)
+    }
+
+    fn upload_spinor(&self, dst: &mut CudaSpinor, src: &HostSpinor) -> Result<()> {
+        if dst.subset != src.subset()
+            || src.fermion() != dst.fermion
+            || !same_lattice(&dst.lattice, src.lattice())
+        {
+            return Err(Error::Internal("upload_spinor: the fields differ".into()));
+        }
+        if per_site(dst.precision()) {
+            // Rounded to fixed point (packed) on the device, by the kernels' rule.
+            let mut d =
+                self.alloc_field(&dst.lattice, dst.subset, Precision::Double, dst.fermion)?;
+            self.upload_spinor(&mut d, src)?;
+            return self.blas().copy_impl(dst, &d);
+        }
+        let reals: &[f64] = bytemuck::cast_slice(src.data());
+        let shape = dst.soa_shape();
+        self.upload_soa(&mut dst.data, shape, reals, 1.0)
+    }
+
+    fn download_spinor(&self, src: &CudaSpinor, dst: &mut HostSpinor) -> Result<()> {
+        if src.subset != dst.subset()
+            || dst.fermion() != src.fermion
+            || !same_lattice(&src.lattice, dst.lattice())
+        {
+            return Err(Error::Internal("download_spinor: the fields differ".into()));
+        }
+        let shape = src.soa_shape();
+        if per_site(src.precision()) {
+            let mut d =
+                self.alloc_field(&src.lattice, src.subset, Precision::Double, src.fermion)?;
+            self.blas().copy_impl(&mut d, src)?;
+            return self.download_spinor(&d, dst);
+        }
+        let what = "device-to-host copy";
+        let reals: &mut [f64] = bytemuck::cast_slice_mut(dst.data_mut());
+        match &*src.data {
+            DeviceData::F64(s) => {
+                let v = self.dev.stream.clone_dtoh(s).map_err(device_err(what))?;
+                self.dev.synchronize()?;
+                layout::from_soa(shape, &v, reals, |x| x);
+            }
+            DeviceData::F32(s) => {
+                let v = self.dev.stream.clone_dtoh(s).map_err(device_err(what))?;
+                self.dev.synchronize()?;
+                layout::from_soa(shape, &v, reals, |x| x as f64);
+            }
+            _ => unreachable!("converted above"),
+        }
+        Ok(())
+    }
+
+    fn extract_parity(&self, part: &mut CudaSpinor, full: &CudaSpinor, p: Parity) -> Result<()> {
+        crate::backend::check_parity_pair("extract_parity", full, part, p)?;
+        // A full field is the even block then the odd one, each of the
+        // single-parity field's layout (same stride, norms inside).
+        let n = full.block_len();
+        let r = p.index() * n..(p.index() + 1) * n;
+        let (s, what) = (&self.dev.stream, "parity copy");
+        match (&mut *part.data, &*full.data) {
+            (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(&x.slice(r), d),
+            (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
+                s.memcpy_dtod(&x.slice(r), d)
+            }
+            _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
+        }
+        .map_err(device_err(what))
+    }
+
+    fn insert_parity(&self, full: &mut CudaSpinor, p: Parity, part: &CudaSpinor) -> Result<()> {
+        crate::backend::check_parity_pair("insert_parity", full, part, p)?;
+        let n = full.block_len();
+        let r = p.index() * n..(p.index() + 1) * n;
+        let (s, what) = (&self.dev.stream, "parity copy");
+        match (&mut *full.data, &*part.data) {
+            (DeviceData::F64(d), DeviceData::F64(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::F32(d), DeviceData::F32(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::I16(d), DeviceData::I16(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::I8(d), DeviceData::I8(x)) => s.memcpy_dtod(x, &mut d.slice_mut(r)),
+            (DeviceData::P20(d), DeviceData::P20(x)) | (DeviceData::P30(d), DeviceData::P30(x)) => {
+                s.memcpy_dtod(x, &mut d.slice_mut(r))
+            }
+            _ => return Err(Error::Internal(format!("{what}: precisions differ"))),
+        }
+        .map_err(device_err(what))
+    }
+
+    fn copy(&self, dst: &mut CudaSpinor, src: &CudaSpinor) -> Result<()> {
+        check_same("copy", src, dst)?;
+        self.blas().copy_impl(dst, src)
+    }
+
+    fn zero(&self, x: &mut CudaSpinor) -> Result<()> {
+        let what = "memset";
+        match &mut *x.data {
+            DeviceData::F64(d) => self.dev.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::F32(d) => self.dev.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I16(d) => self.dev.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I8(d) => self.dev.stream.memset_zeros(d).map_err(device_err(what)),
+            DeviceData::I32(d) => self.dev.stream.memset_zeros(d).map_err(device_err(what)),
+            // All-zero words: exponent byte 0, a zero site.
+            DeviceData::P20(d) | DeviceData::P30(d) => {
+                self.dev.stream.memset_zeros(d).map_err(device_err(what))
+            }
+        }
+    }
+
+    fn ax(&self, a: f64, x: &mut CudaSpinor) -> Result<()> {
+        self.blas()
+            .map("ax", None, None, Out::Y(x), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn axpy(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<()> {
+        self.blas()
+            .map("axpy", Some(x), None, Out::Y(y), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn xpay(&self, x: &CudaSpinor, a: f64, y: &mut CudaSpinor) -> Result<()> {
+        self.blas()
+            .map("xpay", Some(x), None, Out::Y(y), [a, 0.0, 0.0, 0.0])
+    }
+
+    fn axpby(&self, a: f64, x: &CudaSpinor, b: f64, y: &mut CudaSpinor) -> Result<()> {
+        self.blas()
+            .map("axpby", Some(x), None, Out::Y(y), [a, 0.0, b, 0.0])
+    }
+
+    fn caxpy(&self, a: C64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<()> {
+        self.blas()
+            .map("caxpy", Some(x), None, Out::Y(y), [a.re, a.im, 0.0, 0.0])
+    }
+
+    fn cxpaypbz(
+        &self,
+        x: &CudaSpinor,
+        a: C64,
+        y: &CudaSpinor,
+        b: C64,
+        z: &mut CudaSpinor,
+    ) -> Result<()> {
+        self.blas().map(
+            "cxpaypbz",
+            Some(x),
+            Some(y),
+            Out::Z(z),
+            [a.re, a.im, b.re, b.im],
+        )
+    }
+
+    fn axpy_many(&self, a: &[f64], x: &[&CudaSpinor], y: &mut CudaSpinor) -> Result<()> {
+        self.blas().axpy_many_impl(a, x, y)
+    }
+
+    fn xpay_into(
+        &self,
+        x: &CudaSpinor,
+        a: f64,
+        y: &CudaSpinor,
+        out: &mut CudaSpinor,
+    ) -> Result<()> {
+        self.blas().map(
+            "xpay_into",
+            Some(x),
+            Some(y),
+            Out::Z(out),
+            [a, 0.0, 0.0, 0.0],
+        )
+    }
+
+    fn axpy_norm2_pr(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<(f64, f64)> {
+        let r = self.blas().reduce(
+            "axpy_norm2_pr",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a, 0.0, 0.0, 0.0],
+        )?;
+        Ok((r[0], a * r[1]))
+    }
+
+    fn norm2(&self, x: &CudaSpinor) -> Result<f64> {
+        Ok(self
+            .blas()
+            .reduce("norm2", x, None, ReduceOut::Read, [0.0; 4])?[0])
+    }
+
+    fn cdot(&self, x: &CudaSpinor, y: &CudaSpinor) -> Result<C64> {
+        let r = self
+            .blas()
+            .reduce("cdot", x, Some(y), ReduceOut::Read, [0.0; 4])?;
+        Ok(C64::new(r[0], r[1]))
+    }
+
+    fn cdot_norm2(&self, x: &CudaSpinor, y: &CudaSpinor) -> Result<(C64, f64)> {
+        let r = self
+            .blas()
+            .reduce("cdot_norm2", x, Some(y), ReduceOut::Read, [0.0; 4])?;
+        Ok((C64::new(r[0], r[1]), r[2]))
+    }
+
+    fn axpy_norm2(&self, a: f64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self.blas().reduce(
+            "axpy_norm2",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a, 0.0, 0.0, 0.0],
+        )?[0])
+    }
+
+    fn caxpy_norm2(&self, a: C64, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self.blas().reduce(
+            "caxpy_norm2",
+            x,
+            None,
+            ReduceOut::Write(y),
+            [a.re, a.im, 0.0, 0.0],
+        )?[0])
+    }
+
+    fn xmy_norm2(&self, x: &CudaSpinor, y: &mut CudaSpinor) -> Result<f64> {
+        Ok(self
+            .blas()
+            .reduce("xmy_norm2", x, None, ReduceOut::Write(y), [0.0; 4])?[0])
+    }
+
+    fn bicgstab_update(
+        &self,
+        alpha: C64,
+        p: &CudaSpinor,
+        omega: C64,
+        s: &mut CudaSpinor,
+        x: &mut CudaSpinor,
+        t: &CudaSpinor,
+        r_hat: &CudaSpinor,
+    ) -> Result<(C64, f64)> {
+        self.blas()
+            .bicgstab_update_impl(alpha, p, omega, s, x, t, r_hat)
+    }
+
+    fn wilson_dslash(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        inp: &CudaSpinor,
+        dagger: bool,
+        a: f64,
+        x: Option<&CudaSpinor>,
+    ) -> Result<()> {
+        self.wilson()
+            .dslash_impl(out, parity, gauge, inp, dagger, a, x)
+    }
+
+    fn heavy_quark_residual2(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
+        self.blas().heavy_quark_residual2_impl(x, r)
+    }
+
+    fn upload_staggered(
+        &self,
+        fat: &GaugeField,
+        long: Option<&GaugeField>,
+        precision: Precision,
+        long_reconstruct: crate::long_links::LongReconstruct,
+    ) -> Result<CudaStaggeredLinks> {
+        self.staggered()
+            .upload_staggered_impl(fat, long, precision, long_reconstruct)
+    }
+
+    fn staggered_dslash(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        links: &CudaStaggeredLinks,
+        inp: &CudaSpinor,
+        a: f64,
+        x: Option<(f64, &CudaSpinor)>,
+    ) -> Result<()> {
+        self.staggered()
+            .staggered_dslash_impl(out, parity, links, inp, a, x)
+    }
+
+    fn upload_clover(
+        &self,
+        clover: &CloverField,
+        inverse: &CloverField,
+        precision: Precision,
+    ) -> Result<CudaClover> {
+        self.clover_kernels()
+            .upload_clover_impl(clover, inverse, precision)
+    }
+
+    fn compute_clover(
+        &self,
+        lattice: &Arc<Lattice>,
+        links: &crate::layout::HostGauge,
+        c: f64,
+        precisions: &[Precision],
+        accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
+    ) -> Result<Option<Vec<CudaClover>>> {
+        self.host_order()
+            .compute_clover_impl(lattice, links, c, precisions, accept)
+    }
+
+    fn clover(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        inverse: bool,
+    ) -> Result<()> {
+        self.clover_kernels()
+            .clover_impl(out, parity, clover, inp, inverse)
+    }
+
+    fn wilson_clover_dslash(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        gauge: &CudaGauge,
+        clover: &CudaClover,
+        inp: &CudaSpinor,
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&CudaSpinor>,
+    ) -> Result<()> {
+        self.clover_kernels()
+            .clover_dslash_impl(out, parity, gauge, clover, inp, dagger, a, form, x)
+    }
+
+    fn gamma5(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {
+        check_same("gamma5", inp, out)?;
+        self.blas().gamma5_impl(out, inp)
+    }
+
+    /// Free device memory as the driver reports it (other processes on the
+    /// GPU included), so the multi-mass policy sees what it can allocate.
+    fn memory_available(&self) -> Option<usize> {
+        self.dev.memory_available()
+    }
+}
+
+impl CudaBackend {
+    /// Compiles (or loads from the cache), all at once and in parallel, the
+    /// modules of a gauge import: the import's own, those a Wilson solve on
+    /// `formats` will launch, and the small-volume forms where the tuner
+    /// will time them, so that a first solve finds them ready.
+    fn prepare_gauge_import(
+        &self,
+        lattice: &Lattice,
+        formats: &[(Precision, Reconstruct)],
+    ) -> Result<()> {
+        let mut modules = Self::modules_for(OperatorFamily::Wilson, formats);
+        modules.extend(self.dev.module_named("host_gauge"));
+        if lattice.half_volume() <= super::dslash_forms::SMALL_VOLUME_SITES
+            && self.dslash_form() != super::dslash_forms::DslashForm::Plain
+        {
+            modules.extend(self.wilson().small_volume_modules(formats));
+        }
+        self.dev.prepare_modules(&modules)
+    }
+}

@@ -1,0 +1,205 @@
+//! What every hopping-term kernel is given (`struct DslashParams` of
+//! kernels/wilson_dslash.cuh, which the clover forms extend): the parity
+//! blocks of the fields, the links, the lattice and its fast division, and
+//! the checks that the fields match.
+
+use cudarc::driver::{CudaStream, DeviceRepr};
+
+use super::fields::{same_lattice, spinor_block_bytes, CudaGauge, CudaSpinor};
+use crate::backend::{GaugeStorage, SpinorField};
+use crate::error::{Error, Result};
+use crate::lattice::{Parity, Subset};
+
+/// Kernel arguments (`struct DslashParams` in wilson_dslash.cuh).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DslashParams {
+    pub out: u64,
+    pub inp: u64,
+    pub x: u64,
+    pub gauge: u64,
+    pub a: f64,
+    pub gauge_scale: f64,
+    pub t_sign: f64,
+    pub dims: [i32; 4],
+    pub parity: i32,
+    pub vh: i32,
+    pub stride: i32,
+    pub gauge_stride: i32,
+    /// The clover forms only (`backend/cuda/clover.rs`); 0 otherwise.
+    pub clover: u64,
+    pub clover_norm: u64,
+    pub clover_stride: i32,
+    /// 1: the kernel asks L2 for its links before it waits for its
+    /// predecessor (`links_prefetched`).
+    pub prefetch_links: i32,
+    /// Division by X, Y, Z without the division sequence
+    /// (`division_magic`): the site coordinates of `dslash_site`.
+    pub div_magic: [u32; 3],
+    pub div_shift: [u32; 3],
+}
+// SAFETY: plain old data with the C layout of `DslashParams`.
+unsafe impl DeviceRepr for DslashParams {}
+
+/// The multiplier m and shift s with which kernels/wilson_dslash.cuh
+/// `divide` gives n / d for every 32-bit n (d ≥ 2): t = umulhi(n, m),
+/// n / d = (t + ((n − t) >> 1)) >> s. The round-up method of Granlund and
+/// Montgomery (1994, "Division by invariant integers using
+/// multiplication", §4), with l = ⌈log2 d⌉: m = ⌊2^32 (2^l − d) / d⌋ + 1,
+/// s = l − 1. Two integer multiplications' worth of instructions where a
+/// division is about fifteen (the coordinates are a tenth of the small
+/// hopping term's work).
+pub fn division_magic(d: u32) -> (u32, u32) {
+    assert!(d >= 2, "division_magic: a lattice extent is at least 2");
+    let l = 32 - (d - 1).leading_zeros();
+    let m = ((1u64 << 32) * ((1u64 << l) - d as u64)) / d as u64 + 1;
+    (m as u32, l - 1)
+}
+
+/// Index of the parity block `p` within a field of `subset` (0 or 1), or
+/// an error if a single-parity field holds the other parity.
+pub fn block_of(subset: Subset, p: Parity, what: &str) -> Result<usize> {
+    match subset {
+        Subset::Full => Ok(p.index()),
+        Subset::Single(q) if q == p => Ok(0),
+        Subset::Single(q) => Err(Error::Internal(format!(
+            "dslash: {what} holds parity {q:?} where {p:?} is needed"
+        ))),
+    }
+}
+
+/// The checked arguments of a hopping-term kernel (no clover).
+pub(crate) fn hopping_params(
+    stream: &CudaStream,
+    out: &CudaSpinor,
+    parity: Parity,
+    gauge: &CudaGauge,
+    inp: &CudaSpinor,
+    a: f64,
+    x: Option<&CudaSpinor>,
+) -> Result<DslashParams> {
+    let lat = &gauge.lattice;
+    let same = |f: &CudaSpinor| same_lattice(&f.lattice, lat);
+    if !same(out) || !same(inp) || x.is_some_and(|x| !same(x)) {
+        return Err(Error::Internal(
+            "dslash: fields on different lattices".into(),
+        ));
+    }
+    let prec = out.precision();
+    if inp.precision() != prec || x.is_some_and(|x| x.precision() != prec) {
+        return Err(Error::Internal(
+            "dslash: fields of different precisions".into(),
+        ));
+    }
+    // The links uploaded for this format (for the packed formats: the
+    // fixed-point links of seed clark2022 §4 that `upload_gauge` stores).
+    if gauge.precision() != prec {
+        return Err(Error::Unsupported(format!(
+            "dslash with {:?} links on {prec:?} spinors (the CUDA backend needs the links \
+             uploaded for the spinors' precision)",
+            gauge.precision()
+        )));
+    }
+    let vh = lat.half_volume();
+    let s = stream;
+    let stride = out.stride;
+    if inp.stride != stride || x.is_some_and(|x| x.stride != stride) {
+        return Err(Error::Internal(
+            "dslash: fields of different strides".into(),
+        ));
+    }
+    let block_bytes = spinor_block_bytes(prec, stride) as u64;
+    let at = |f: &CudaSpinor, p: Parity, what: &str| -> Result<u64> {
+        Ok(f.data.ptr(s) + block_of(f.subset, p, what)? as u64 * block_bytes)
+    };
+    let d = lat.dims();
+    let magic = [0, 1, 2].map(|mu| division_magic(d[mu] as u32));
+    let params = DslashParams {
+        out: at(out, parity, "the output")?,
+        inp: at(inp, parity.other(), "the input")?,
+        x: match x {
+            Some(x) => at(x, parity, "the xpay field")?,
+            None => 0,
+        },
+        gauge: gauge.links.ptr(s),
+        a,
+        gauge_scale: gauge.scale,
+        t_sign: gauge.t_sign,
+        dims: [d[0] as i32, d[1] as i32, d[2] as i32, d[3] as i32],
+        parity: parity.index() as i32,
+        vh: vh as i32,
+        stride: stride as i32,
+        gauge_stride: gauge.stride as i32,
+        div_magic: magic.map(|(m, _)| m),
+        div_shift: magic.map(|(_, s)| s),
+        ..Default::default()
+    };
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::Parity;
+
+    #[test]
+    fn parameter_struct_matches_the_kernel() {
+        // wilson_dslash.cuh static_asserts the same size.
+        assert_eq!(std::mem::size_of::<DslashParams>(), 136);
+        assert_eq!(std::mem::offset_of!(DslashParams, div_magic), 112);
+        assert_eq!(std::mem::offset_of!(DslashParams, div_shift), 124);
+        assert_eq!(std::mem::offset_of!(DslashParams, clover), 88);
+        assert_eq!(std::mem::offset_of!(DslashParams, clover_stride), 104);
+        assert_eq!(std::mem::offset_of!(DslashParams, a), 32);
+        assert_eq!(std::mem::offset_of!(DslashParams, t_sign), 48);
+        assert_eq!(std::mem::offset_of!(DslashParams, dims), 56);
+        assert_eq!(std::mem::offset_of!(DslashParams, gauge_stride), 84);
+    }
+
+    /// `divide` of wilson_dslash.cuh, as the kernel computes it.
+    fn divide(n: u32, (m, s): (u32, u32)) -> u32 {
+        let t = ((n as u64 * m as u64) >> 32) as u32;
+        (t + ((n - t) >> 1)) >> s
+    }
+
+    #[test]
+    fn magic_division_is_exact() {
+        let mut rng = crate::random::rng(5);
+        for d in (2..=1100).chain([4095, 4096, 65535, 65536, 1 << 20, (1 << 31) + 1, u32::MAX]) {
+            let magic = division_magic(d);
+            let edges = [
+                0,
+                1,
+                d - 1,
+                d,
+                d.saturating_add(1),
+                u32::MAX - 1,
+                u32::MAX,
+                1 << 31,
+            ];
+            let multiples = (1..64u32).flat_map(|k| {
+                let q = k.saturating_mul(d);
+                [q.saturating_sub(1), q]
+            });
+            let random = (0..256).map(|_| rand::RngCore::next_u32(&mut rng));
+            for n in edges.into_iter().chain(multiples).chain(random) {
+                assert_eq!(divide(n, magic), n / d, "{n} / {d}");
+            }
+        }
+        // The kernel's text does what `divide` does.
+        let text = include_str!("../../../kernels/wilson_dslash.cuh");
+        assert!(text.contains("const unsigned t = __umulhi(n, m);"));
+        assert!(text.contains("return (t + ((n - t) >> 1)) >> s;"));
+    }
+
+    #[test]
+    fn parity_blocks_of_full_and_single_fields() {
+        assert_eq!(block_of(Subset::Full, Parity::Odd, "f").unwrap(), 1);
+        assert_eq!(block_of(Subset::Full, Parity::Even, "f").unwrap(), 0);
+        assert_eq!(
+            block_of(Subset::Single(Parity::Odd), Parity::Odd, "f").unwrap(),
+            0
+        );
+        assert!(block_of(Subset::Single(Parity::Odd), Parity::Even, "f").is_err());
+    }
+}
