@@ -16,13 +16,9 @@ use latsol::lattice::Lattice;
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals};
 use latsol::precision::Precision;
 
-use crate::gauge_import::{each_host_form, host_arrays, Check};
-
-type R<T> = Result<T, String>;
-
-fn e<T: std::fmt::Display>(x: T) -> String {
-    x.to_string()
-}
+use crate::common::{e, R};
+use crate::host_links::{each_host_form, host_arrays};
+use crate::report::Check;
 
 /// The stored numbers of A and A⁻¹ (values times their block's norm over
 /// the integer range for fixed point), padding included, and each

@@ -10,37 +10,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use latsol::backend::cuda::CudaBackend;
 use latsol::backend::Backend;
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
-type R<T> = Result<T, String>;
-
-fn e<T: std::fmt::Display>(x: T) -> String {
-    x.to_string()
-}
-
-/// Milliseconds between two events around `f`, median of five.
-fn events_ms(gpu: &CudaBackend, mut f: impl FnMut() -> R<()>) -> R<f64> {
-    let ctx = gpu.stream().context();
-    let mut trials = Vec::new();
-    for _ in 0..5 {
-        let ev = || {
-            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(e)
-        };
-        let (a, b) = (ev()?, ev()?);
-        a.record(gpu.stream()).map_err(e)?;
-        f()?;
-        b.record(gpu.stream()).map_err(e)?;
-        trials.push(a.elapsed_ms(&b).map_err(e)? as f64);
-    }
-    trials.sort_by(|x, y| x.total_cmp(y));
-    Ok(trials[2])
-}
+use crate::common::{e, R};
+use crate::timing::{events_ms, graph_us};
 
 /// (device µs a call in a loop, host µs a call in that loop, host µs a
 /// call in a burst of `burst` after an idle device, device µs a call
@@ -81,24 +58,6 @@ fn three_ways(
         host_burst[host_burst.len() / 2],
         graph_us(gpu, burst, call)?,
     ])
-}
-
-/// Device µs a call of `burst` calls (`call(i)` issues call i, already
-/// tuned) captured into a CUDA graph and replayed: the kernels' own time,
-/// with no host in the loop (median of five replays).
-pub fn graph_us(gpu: &CudaBackend, burst: usize, mut call: impl FnMut(usize) -> R<()>) -> R<f64> {
-    let stream = gpu.stream();
-    stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .map_err(e)?;
-    let captured = (0..burst).try_for_each(&mut call);
-    let graph = stream.end_capture(CUgraphInstantiate_flags(0)).map_err(e)?;
-    captured?;
-    let graph = graph.ok_or("an empty graph")?;
-    graph.upload().map_err(e)?;
-    graph.launch().map_err(e)?;
-    let graph_ms = events_ms(gpu, || graph.launch().map_err(e))?;
-    Ok(graph_ms * 1e3 / burst as f64)
 }
 
 /// The study's lines, for the report.
