@@ -15,7 +15,8 @@
 //!   `@generated` is exempt).
 //!
 //! A parent module declaring its children (`mod x;`) is not an import; a
-//! re-export (`pub use x::Y`) is.
+//! re-export (`pub use x::Y`) alone is not either: a path through it is
+//! followed to the file that defines the item.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -661,4 +662,245 @@ fn no_hand_written_file_over_the_limit() {
         long.is_empty(),
         "hand-written files over {MAX_LINES} lines: {long:?}"
     );
+}
+
+/// The library's layers, top (the C face) to bottom (geometry, algebra,
+/// errors): a file may import files of its own layer or lower ones. The
+/// API's parameter types sit below the rest of `api`, so the dispatcher
+/// takes them without naming a context.
+const LIB_LAYERS: &[(&str, &[&str])] = &[
+    ("the C faces", &["ffi"]),
+    ("the safe API", &["api"]),
+    ("the dispatcher", &["dispatch"]),
+    (
+        "the API's parameters",
+        &["api/params.rs", "api/multi.rs", "api/staggered_params.rs"],
+    ),
+    (
+        "solvers and tools over operators",
+        &["solver", "smearing.rs", "deviation.rs"],
+    ),
+    ("Dirac operators", &["dirac"]),
+    ("backends", &["backend"]),
+    (
+        "fields, formats and files",
+        &[
+            "clover",
+            "layout",
+            "gauge_gen",
+            "gauge_io",
+            "long_links.rs",
+            "format",
+        ],
+    ),
+    (
+        "geometry and algebra",
+        &[
+            "field.rs",
+            "lattice.rs",
+            "su3.rs",
+            "gamma.rs",
+            "random.rs",
+            "reconstruct.rs",
+            "precision.rs",
+            "alloc.rs",
+            "error.rs",
+            "lib.rs",
+        ],
+    ),
+];
+
+/// The CUDA backend's layers (`src/backend/cuda/`), top to bottom; in the
+/// layer of the kernel families a file imports none of another family.
+const CUDA_LAYERS: &[(&str, &[&str])] = &[
+    (
+        "the Backend composing the families",
+        &[
+            "mod.rs",
+            "backend.rs",
+            "backend_trait.rs",
+            "catalogue.rs",
+            "inspect.rs",
+            "emulation.rs",
+            "clover_emulation.rs",
+        ],
+    ),
+    (
+        "host-order conversions",
+        &["host_gauge.rs", "host_spinor.rs", "clover_compute.rs"],
+    ),
+    (
+        "kernel families",
+        &[
+            "blas.rs",
+            "dslash.rs",
+            "dslash_forms.rs",
+            "cold_fields.rs",
+            "clover.rs",
+            "staggered.rs",
+        ],
+    ),
+    (
+        "shared formats",
+        &["fields.rs", "layout.rs", "hopping_params.rs"],
+    ),
+    ("the driver", &["driver"]),
+];
+
+/// The kernel families of the CUDA backend: files of one family may import
+/// each other (without cycles), never a file of another family.
+const CUDA_FAMILIES: &[&[&str]] = &[
+    &["blas.rs"],
+    &["dslash.rs", "dslash_forms.rs", "cold_fields.rs"],
+    &["clover.rs"],
+    &["staggered.rs"],
+];
+
+/// Where raw pointer types may be written outside the C face: the CUDA
+/// driver layer (the driver's and NVRTC's C APIs), and the host layout's
+/// writer of disjoint sites from parallel threads.
+const RAW_POINTERS_ALLOWED: &[&str] = &["src/backend/cuda/driver/", "src/backend/cuda/layout.rs"];
+
+/// The layer of `path` (relative to `src/`) in `layers`: the index of the
+/// longest entry that is the path or a folder above it.
+fn layer_of(path: &str, layers: &[(&str, &[&str])]) -> Option<usize> {
+    let matches = |entry: &str| path == entry || path.starts_with(&format!("{entry}/"));
+    layers
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (_, entries))| entries.iter().map(move |e| (k, *e)))
+        .filter(|(_, e)| matches(e))
+        .max_by_key(|(_, e)| e.len())
+        .map(|(k, _)| k)
+}
+
+fn lib_crate() -> Crate {
+    read_crates()
+        .into_iter()
+        .find(|c| c.name == "lib")
+        .expect("the library")
+}
+
+/// Every import of the library, as (importer, imported) paths under `src/`.
+fn lib_imports(krate: &Crate) -> Vec<(String, String)> {
+    let edges = Graph::new(krate).edges();
+    let rel = |i: usize| krate.files[i].path.trim_start_matches("src/").to_string();
+    edges
+        .iter()
+        .enumerate()
+        .flat_map(|(i, out)| out.iter().map(move |&j| (rel(i), rel(j))))
+        .collect()
+}
+
+#[test]
+fn every_file_is_in_a_layer() {
+    let krate = lib_crate();
+    let mut missing = Vec::new();
+    for f in &krate.files {
+        let rel = f.path.trim_start_matches("src/");
+        if layer_of(rel, LIB_LAYERS).is_none() {
+            missing.push(rel.to_string());
+        }
+        if let Some(inner) = rel.strip_prefix("backend/cuda/") {
+            if layer_of(inner, CUDA_LAYERS).is_none() {
+                missing.push(rel.to_string());
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "files in no layer (add them to LIB_LAYERS or CUDA_LAYERS, and to docs/architecture.md): {missing:?}"
+    );
+}
+
+#[test]
+fn layers_import_downwards_only() {
+    let krate = lib_crate();
+    let mut wrong = Vec::new();
+    for (from, to) in lib_imports(&krate) {
+        let (Some(a), Some(b)) = (layer_of(&from, LIB_LAYERS), layer_of(&to, LIB_LAYERS)) else {
+            continue;
+        };
+        if b < a {
+            wrong.push(format!(
+                "{from} ({}) imports {to} ({})",
+                LIB_LAYERS[a].0, LIB_LAYERS[b].0
+            ));
+        }
+        if let (Some(f), Some(t)) = (
+            from.strip_prefix("backend/cuda/"),
+            to.strip_prefix("backend/cuda/"),
+        ) {
+            let (Some(a), Some(b)) = (layer_of(f, CUDA_LAYERS), layer_of(t, CUDA_LAYERS)) else {
+                continue;
+            };
+            if b < a {
+                wrong.push(format!(
+                    "{from} ({}) imports {to} ({})",
+                    CUDA_LAYERS[a].0, CUDA_LAYERS[b].0
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layering:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn siblings_never_import_each_other() {
+    let krate = lib_crate();
+    let family = |f: &str| CUDA_FAMILIES.iter().position(|fam| fam.contains(&f));
+    let mut wrong = Vec::new();
+    for (from, to) in lib_imports(&krate) {
+        let backend_of = |p: &str| {
+            ["backend/cpu/", "backend/cuda/"]
+                .into_iter()
+                .find(|b| p.starts_with(b))
+        };
+        if let (Some(a), Some(b)) = (backend_of(&from), backend_of(&to)) {
+            if a != b {
+                wrong.push(format!("{from} imports {to}: the backends are siblings"));
+            }
+        }
+        if let (Some(f), Some(t)) = (
+            from.strip_prefix("backend/cuda/"),
+            to.strip_prefix("backend/cuda/"),
+        ) {
+            if let (Some(a), Some(b)) = (family(f), family(t)) {
+                if a != b {
+                    wrong.push(format!("{from} imports {to}: kernel families are siblings"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn only_the_c_face_touches_c_pointers() {
+    let krate = lib_crate();
+    let mut wrong = Vec::new();
+    for (from, to) in lib_imports(&krate) {
+        if to.starts_with("ffi/") && !from.starts_with("ffi/") {
+            wrong.push(format!("{from} imports the C face ({to})"));
+        }
+    }
+    for f in &krate.files {
+        if f.path.starts_with("src/ffi/")
+            || RAW_POINTERS_ALLOWED.iter().any(|a| f.path.starts_with(a))
+        {
+            continue;
+        }
+        let toks = tokens(&f.code);
+        let raw = toks
+            .windows(2)
+            .any(|w| w[0] == "*" && (w[1] == "const" || w[1] == "mut"));
+        if raw {
+            wrong.push(format!("{}: a raw pointer type outside the C face", f.path));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

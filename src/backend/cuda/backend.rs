@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaSlice, CudaStream};
 
-use super::blas::{Blas, Scratch};
+use super::blas::{Blas, RED_GRID_MAX, RED_MAX};
 use super::catalogue;
 use super::clover::CloverKernels;
 use super::driver::device::{Device, DeviceInfo};
@@ -19,6 +19,7 @@ use super::driver::errors::device_err;
 use super::driver::memory::DeviceData;
 use super::driver::modules::{Module, ModuleReport};
 use super::driver::nvrtc;
+use super::driver::scratch::Scratch;
 use super::dslash_forms::{DslashForm, DslashForms, LinkPrefetch, WilsonKernels};
 use super::fields::suffix;
 use super::host_gauge::HostOrder;
@@ -66,7 +67,7 @@ impl CudaBackend {
 
     fn start(ordinal: usize, nvrtc: &nvrtc::Nvrtc) -> Result<CudaBackend> {
         let dev = Device::start(ordinal, nvrtc, catalogue::SOURCES)?;
-        let scratch = Scratch::new(&dev.ctx, &dev.stream)?;
+        let scratch = Scratch::new(&dev.ctx, &dev.stream, RED_GRID_MAX, RED_MAX)?;
         let flags = dev
             .stream
             .alloc_zeros::<u64>(2)

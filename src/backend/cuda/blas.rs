@@ -7,15 +7,16 @@
 //! run. A reduction is one launch; its result lands in mapped host memory,
 //! read after one stream synchronisation.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr};
+use cudarc::driver::DeviceRepr;
 use num_complex::Complex64 as C64;
 
 use super::driver::device::Device;
 use super::driver::errors::device_err;
 use super::driver::launch;
 use super::driver::memory::DeviceData;
+use super::driver::scratch::Scratch;
 use super::fields::{
     alloc_spinor, check_same, colour_suffix, per_site, spinor_vec, suffix, CudaSpinor,
 };
@@ -174,47 +175,6 @@ pub(crate) struct ConvertParams {
 }
 // SAFETY: plain old data with the C layout of `ConvertParams`.
 unsafe impl DeviceRepr for ConvertParams {}
-
-/// Scratch memory of the reductions, one at a time: the per-block
-/// partials, the counter that elects the last block, and the results in
-/// pinned host memory that the device writes directly (mapped).
-pub(crate) struct Scratch {
-    partials: CudaSlice<f64>,
-    counter: CudaSlice<u32>,
-    result: cudarc::driver::PinnedHostSlice<f64>,
-    /// The device's address of `result`.
-    result_device: u64,
-}
-
-impl Scratch {
-    pub(crate) fn new(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<Scratch> {
-        let what = "reduction scratch";
-        // SAFETY: a plain allocation of RED_MAX doubles of pinned memory,
-        // mapped into the device's address space (not write-combined: the
-        // host reads it).
-        let result = unsafe {
-            ctx.alloc_pinned_with_flags::<f64>(
-                RED_MAX,
-                cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP,
-            )
-        }
-        .map_err(device_err(what))?;
-        let host = result.as_ptr().map_err(device_err(what))?;
-        let mut dev: cudarc::driver::sys::CUdeviceptr = 0;
-        // SAFETY: `host` is the start of a live mapped pinned allocation.
-        unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut _, 0) }
-            .result()
-            .map_err(device_err(what))?;
-        Ok(Scratch {
-            partials: stream
-                .alloc_zeros::<f64>(RED_GRID_MAX * RED_MAX)
-                .map_err(device_err(what))?,
-            counter: stream.alloc_zeros::<u32>(1).map_err(device_err(what))?,
-            result,
-            result_device: dev,
-        })
-    }
-}
 
 /// The second field of a reduction: read only, or updated in place.
 pub(crate) enum ReduceOut<'a> {

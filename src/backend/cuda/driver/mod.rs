@@ -12,6 +12,7 @@ pub(crate) mod memory;
 pub(crate) mod modules;
 pub(crate) mod nvrtc;
 pub(crate) mod pool;
+pub(crate) mod scratch;
 pub(crate) mod staging;
 mod transfer;
 mod tuned;
