@@ -20,7 +20,7 @@ fn returns() -> bool {
 /// mode) records the status and returns.
 pub(crate) fn report(status: latsol_status) {
     // SAFETY: last_error_ptr is a NUL-terminated string owned by this thread.
-    let message = unsafe { std::ffi::CStr::from_ptr(crate::ffi::boundary::last_error_ptr()) }
+    let message = unsafe { std::ffi::CStr::from_ptr(crate::ffi::status::last_error_ptr()) }
         .to_string_lossy()
         .into_owned();
     super::state::record_failure(status, &message);
