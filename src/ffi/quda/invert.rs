@@ -18,8 +18,10 @@ use std::time::Instant;
 
 use super::abi::*;
 use super::convert;
-use super::fields::{host_reals, host_reals_mut, no_gauge, not_null};
-use super::{quda_call, state};
+use super::errors::quda_call;
+use super::fields::no_gauge;
+use super::host::{host_reals, host_reals_mut, not_null};
+use super::state;
 use crate::api::{
     DslashType, InvertParams, MassNormalization, MatPc, MixedScheme, OperatorKind, SolveType,
     SystemForm,
@@ -475,7 +477,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         let tols: Vec<f64> = p.tol_offset[..count]
             .iter()
             .map(|&t| {
-                if t > 0.0 && t != super::init::INVALID_DOUBLE {
+                if t > 0.0 && t != convert::INVALID_DOUBLE {
                     t
                 } else {
                     p.tol
