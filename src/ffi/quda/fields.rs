@@ -114,19 +114,16 @@ pub unsafe extern "C" fn plaqQuda(plaq: *mut f64) {
     quda_call("plaqQuda", || {
         not_null(plaq, "plaq")?;
         let v = state::with(|s| {
-            let g = s.gauge.as_ref().ok_or_else(|| no_gauge("plaqQuda"))?;
+            let g = s
+                .gauge
+                .as_ref()
+                .ok_or_else(|| state::no_gauge("plaqQuda"))?;
             Ok(g.gauge.plaquette())
         })?;
         // SAFETY: the caller passes 3 doubles.
         unsafe { std::slice::from_raw_parts_mut(plaq, 3) }.copy_from_slice(&v);
         Ok(())
     })
-}
-
-pub(crate) fn no_gauge(what: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "{what}: no gauge field is loaded (call loadGaugeQuda first)"
-    ))
 }
 
 /// `loadCloverQuda(h_clover, h_clovinv, inv_param)`: the clover field of
@@ -185,7 +182,10 @@ pub(crate) unsafe fn load_clover(
     };
     let compute = h_clover.is_null() || p.compute_clover != 0;
     state::with(|s| {
-        let g = s.gauge.as_ref().ok_or_else(|| no_gauge("loadCloverQuda"))?;
+        let g = s
+            .gauge
+            .as_ref()
+            .ok_or_else(|| state::no_gauge("loadCloverQuda"))?;
         let lat = g.gauge.lattice().clone();
         let clover = if compute {
             let kappa = p.kappa;

@@ -214,3 +214,10 @@ pub(crate) fn with<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
     })?;
     f(state)
 }
+
+/// The error of a call that needs the gauge field when none is loaded.
+pub(crate) fn no_gauge(what: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{what}: no gauge field is loaded (call loadGaugeQuda first)"
+    ))
+}
