@@ -141,7 +141,10 @@ fn strip_comments_and_literals(src: &str) -> String {
         } else if c == b'\'' {
             // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
             let close = if b.get(i + 1) == Some(&b'\\') {
-                b[i + 2..].iter().position(|&x| x == b'\'').map(|p| i + 2 + p)
+                b[i + 2..]
+                    .iter()
+                    .position(|&x| x == b'\'')
+                    .map(|p| i + 2 + p)
             } else if b.get(i + 2) == Some(&b'\'') {
                 Some(i + 2)
             } else {
@@ -151,13 +154,13 @@ fn strip_comments_and_literals(src: &str) -> String {
                     .iter()
                     .position(|&x| x == b'\'')
                     .map(|p| i + 1 + p)
-                    .filter(|&p| std::str::from_utf8(&b[i + 1..p]).is_ok_and(|s| s.chars().count() == 1))
+                    .filter(|&p| {
+                        std::str::from_utf8(&b[i + 1..p]).is_ok_and(|s| s.chars().count() == 1)
+                    })
             };
             match close {
                 Some(end) => {
-                    for _ in i..=end {
-                        out.push(b' ');
-                    }
+                    out.extend(std::iter::repeat_n(b' ', end + 1 - i));
                     i = end + 1;
                 }
                 None => {
@@ -264,7 +267,11 @@ fn expand_use(toks: &[&str], prefix: &[String], out: &mut Vec<UsePath>) {
         if path.last().is_some_and(|s| s == "self") {
             path.pop();
         }
-        let name = if glob { None } else { alias.or_else(|| path.last().cloned()) };
+        let name = if glob {
+            None
+        } else {
+            alias.or_else(|| path.last().cloned())
+        };
         out.push(UsePath { path, name });
     }
 }
@@ -282,8 +289,18 @@ struct Scan {
     idents: BTreeMap<String, usize>,
 }
 
-const ITEM_KEYWORDS: &[&str] =
-    &["fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod", "macro_rules"];
+const ITEM_KEYWORDS: &[&str] = &[
+    "fn",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "const",
+    "static",
+    "union",
+    "mod",
+    "macro_rules",
+];
 
 fn scan(file: &SourceFile, modules: &BTreeSet<Vec<String>>) -> Scan {
     let toks = tokens(&file.code);
@@ -299,7 +316,10 @@ fn scan(file: &SourceFile, modules: &BTreeSet<Vec<String>>) -> Scan {
         }
         if ITEM_KEYWORDS.contains(&t) {
             let mut j = k + 1;
-            while toks.get(j).is_some_and(|x| ITEM_KEYWORDS.contains(x) || *x == "!") {
+            while toks
+                .get(j)
+                .is_some_and(|x| ITEM_KEYWORDS.contains(x) || *x == "!")
+            {
                 j += 1;
             }
             if let Some(name) = toks.get(j).filter(|x| x.bytes().all(is_ident)) {
@@ -331,7 +351,10 @@ fn scan(file: &SourceFile, modules: &BTreeSet<Vec<String>>) -> Scan {
                 && (toks.get(k.wrapping_sub(1)) == Some(&"pub")
                     || (toks.get(k.wrapping_sub(1)) == Some(&")")
                         && toks.get(k.wrapping_sub(4)) == Some(&"pub")));
-            let end = toks[k..].iter().position(|&x| x == ";").map_or(toks.len(), |p| k + p);
+            let end = toks[k..]
+                .iter()
+                .position(|&x| x == ";")
+                .map_or(toks.len(), |p| k + p);
             let mut leaves = Vec::new();
             expand_use(&toks[k + 1..end], &[], &mut leaves);
             for leaf in leaves {
@@ -343,10 +366,15 @@ fn scan(file: &SourceFile, modules: &BTreeSet<Vec<String>>) -> Scan {
             continue;
         }
         // A path in code: a run `a :: b :: c` not preceded by `::`.
-        if t.bytes().all(is_ident) && toks.get(k + 1) == Some(&"::") && (k == 0 || toks[k - 1] != "::") {
+        if t.bytes().all(is_ident)
+            && toks.get(k + 1) == Some(&"::")
+            && (k == 0 || toks[k - 1] != "::")
+        {
             let mut p = vec![t.to_string()];
             let mut j = k + 1;
-            while toks.get(j) == Some(&"::") && toks.get(j + 1).is_some_and(|x| x.bytes().all(is_ident)) {
+            while toks.get(j) == Some(&"::")
+                && toks.get(j + 1).is_some_and(|x| x.bytes().all(is_ident))
+            {
                 p.push(toks[j + 1].to_string());
                 j += 2;
             }
@@ -363,7 +391,11 @@ fn scan(file: &SourceFile, modules: &BTreeSet<Vec<String>>) -> Scan {
 
 /// Makes `path` absolute (from the crate root) if it names this crate's
 /// modules: `crate::`, `super::`, `self::`, or a child of `cur`.
-fn absolute(path: &[String], cur: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+fn absolute(
+    path: &[String],
+    cur: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> Option<Vec<String>> {
     let mut base: Vec<String>;
     let mut rest = path;
     match path.first()?.as_str() {
@@ -407,17 +439,27 @@ struct Graph<'a> {
 
 impl<'a> Graph<'a> {
     fn new(krate: &'a Crate) -> Self {
-        let index: BTreeMap<Vec<String>, usize> =
-            krate.files.iter().enumerate().map(|(i, f)| (f.module.clone(), i)).collect();
+        let index: BTreeMap<Vec<String>, usize> = krate
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.module.clone(), i))
+            .collect();
         let modules: BTreeSet<Vec<String>> = index.keys().cloned().collect();
         let scans = krate.files.iter().map(|f| scan(f, &modules)).collect();
-        Graph { krate, index, scans }
+        Graph {
+            krate,
+            index,
+            scans,
+        }
     }
 
     /// The file that defines what `path` names, following re-exports
     /// (`pub use`), so that a facade `mod.rs` is not a dependency.
     fn resolve(&self, path: &[String], depth: usize) -> Option<usize> {
-        let n = (0..=path.len()).rev().find(|&n| self.index.contains_key(&path[..n]))?;
+        let n = (0..=path.len())
+            .rev()
+            .find(|&n| self.index.contains_key(&path[..n]))?;
         let f = self.index[&path[..n]];
         if n == path.len() || depth > 16 {
             return Some(f);
@@ -450,7 +492,10 @@ impl<'a> Graph<'a> {
 
     fn exports(&self, file: usize, name: &str) -> bool {
         let s = &self.scans[file];
-        s.defined.contains(name) || s.uses.iter().any(|(_, a, p)| *p && a.as_deref() == Some(name))
+        s.defined.contains(name)
+            || s.uses
+                .iter()
+                .any(|(_, a, p)| *p && a.as_deref() == Some(name))
     }
 
     /// File-to-file import edges: `edges()[i]` = the files `i` names.
@@ -461,7 +506,9 @@ impl<'a> Graph<'a> {
                 let mut out = BTreeSet::new();
                 for (path, name, public) in &s.uses {
                     // A re-export alone is no dependency; one also used here is.
-                    let used_here = name.as_ref().is_some_and(|n| s.idents.get(n).copied().unwrap_or(0) > 1);
+                    let used_here = name
+                        .as_ref()
+                        .is_some_and(|n| s.idents.get(n).copied().unwrap_or(0) > 1);
                     if !*public || used_here {
                         out.extend(self.resolve(path, 0));
                     }
@@ -484,7 +531,10 @@ fn read_crates() -> Vec<Crate> {
     let mut crates: BTreeMap<String, Vec<SourceFile>> = BTreeMap::new();
     for p in all {
         let rel = p.strip_prefix(&src).unwrap();
-        let parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
         // The crate a file belongs to and its module path inside it.
         let (krate, mut module): (String, Vec<String>) = if parts[0] == "bin" {
             if parts.len() == 2 {
@@ -506,13 +556,18 @@ fn read_crates() -> Vec<Crate> {
             path: format!("src/{}", rel.display()),
             module,
             lines: text.lines().count(),
-            generated: text.lines().next().is_some_and(|l| l.contains("@generated")),
+            generated: text
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("@generated")),
             code: strip_comments_and_literals(&text),
         });
     }
-    crates.into_iter().map(|(name, files)| Crate { name, files }).collect()
+    crates
+        .into_iter()
+        .map(|(name, files)| Crate { name, files })
+        .collect()
 }
-
 
 /// Strongly connected components with more than one file (Tarjan).
 fn cycles(n: usize, edges: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
@@ -602,5 +657,8 @@ fn no_hand_written_file_over_the_limit() {
         .filter(|f| !f.generated && f.lines > MAX_LINES)
         .map(|f| format!("{} ({} lines)", f.path, f.lines))
         .collect();
-    assert!(long.is_empty(), "hand-written files over {MAX_LINES} lines: {long:?}");
+    assert!(
+        long.is_empty(),
+        "hand-written files over {MAX_LINES} lines: {long:?}"
+    );
 }
