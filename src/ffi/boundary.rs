@@ -2,8 +2,9 @@
 //! in, and the checked conversions of raw pointers into Rust values.
 //!
 //! - `call`: catches panics, maps `Error` to a status, and records the
-//!   message for `latsol_last_error()` (thread-local: the one piece of
-//!   global state, and it is per thread).
+//!   message for `latsol_last_error()` (in `status`'s per-thread store: the
+//!   one piece of global state, and it is per thread); `guard_value`, the
+//!   same fence for the functions that return a value.
 //! - `Versioned`: structs that begin with `size_t struct_size` and only
 //!   grow at the end. A caller's struct larger than ours is refused (it
 //!   comes from a newer header and may set fields we would ignore); a
@@ -18,19 +19,13 @@
 //!   and a mutable slice over the same memory would be undefined).
 
 use std::any::Any;
-use std::cell::RefCell;
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::c_void;
 use std::mem::{align_of, size_of};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::status::{latsol_status, status_of, LATSOL_SUCCESS};
+use super::status::{latsol_status, record_error, status_of, LATSOL_SUCCESS};
 use crate::error::{Error, Result};
 use crate::layout::{HostReals, HostRealsMut};
-
-thread_local! {
-    /// The message of the last failed call on this thread.
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-}
 
 /// Runs the body of an entry point: a panic becomes
 /// `LATSOL_ERROR_INTERNAL`, an error its status code; either way the
@@ -61,26 +56,6 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
     } else {
         "(no message)"
     }
-}
-
-fn record_error(function: &str, error: &Error) {
-    let text = format!("{function}: {error}").replace('\0', " ");
-    let text = CString::new(text).unwrap_or_default();
-    // try_with: a call during thread teardown loses its message rather than
-    // panicking.
-    let _ = LAST_ERROR.try_with(|e| {
-        if let Ok(mut slot) = e.try_borrow_mut() {
-            *slot = text;
-        }
-    });
-}
-
-/// The pointer `latsol_last_error()` returns: valid until the next failed
-/// call on this thread replaces the string.
-pub(crate) fn last_error_ptr() -> *const c_char {
-    LAST_ERROR
-        .try_with(|e| e.borrow().as_ptr())
-        .unwrap_or(c"".as_ptr())
 }
 
 /// Fails with `NullPointer` naming `name` if `p` is NULL, or with
@@ -459,8 +434,9 @@ mod tests {
 
     #[test]
     fn a_panic_becomes_an_internal_error() {
+        use super::super::status::{last_error_ptr, LATSOL_ERROR_INTERNAL};
         let status = call("latsol_test", || panic!("boom"));
-        assert_eq!(status, super::super::status::LATSOL_ERROR_INTERNAL);
+        assert_eq!(status, LATSOL_ERROR_INTERNAL);
         let msg = unsafe { std::ffi::CStr::from_ptr(last_error_ptr()) };
         assert!(msg.to_str().unwrap().contains("boom"));
     }

@@ -8,14 +8,16 @@
 //! aborts; the message of a failed call is kept per thread for
 //! `latsol_last_error()`.
 //!
-//! - `status`: status codes, their strings, the last error, the version.
+//! - `status`: status codes, the map of `Error` onto them, and the
+//!   per-thread store of the last error's message (the bottom layer).
 //! - `enums`: the C enumerations (plain `int32_t` typedefs with `#define`d
 //!   values, so an unknown value from C is an error, never undefined
 //!   behaviour) and their checked conversions.
-//! - `boundary`: the call guard, versioned structs (`struct_size`), checked
-//!   handles and host arrays.
-//! - `context`, `gauge`, `invert`, `multishift`, `sources`, `clover`,
-//!   `staggered`: the entry points.
+//! - `boundary`: the call guard (the panic fence), versioned structs
+//!   (`struct_size`), checked handles and host arrays.
+//! - `context`, `gauge`, `invert`, `multishift`, `sources`, `strings`,
+//!   `clover`, `staggered`: the entry points (`strings`: a status's name,
+//!   the last error, the version).
 //!
 //! `include/latsol.h` is generated from these files by cbindgen
 //! (`cbindgen.toml`; `tests/ffi_header.rs` fails if it is stale). The doc
@@ -32,6 +34,7 @@ pub mod invert;
 pub mod multishift;
 pub mod sources;
 pub mod status;
+pub mod strings;
 // After the Wilson entry points, so the header keeps its order.
 pub mod clover;
 /// cbindgen:ignore
@@ -47,3 +50,4 @@ pub use multishift::*;
 pub use sources::*;
 pub use staggered::*;
 pub use status::*;
+pub use strings::*;

@@ -1,10 +1,18 @@
-//! Status codes (one per `crate::Error` variant, plus success), their
-//! strings, the per-thread message of the last failed call, and the version.
+//! Status codes (one per `crate::Error` variant, plus success), the map of
+//! an `Error` onto them, and the per-thread store of the last failed call's
+//! message (written by the call guard, `boundary::call`; read by
+//! `latsol_last_error`, `strings`). The bottom of the C face: it imports
+//! nothing of it.
 
-use std::ffi::{c_char, CStr};
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
 
-use super::boundary::{guard_value, last_error_ptr};
 use crate::error::Error;
+
+thread_local! {
+    /// The message of the last failed call on this thread.
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
 
 /// The outcome of a latsol call: `LATSOL_SUCCESS` (0) or one of the
 /// `LATSOL_ERROR_*` codes. On an error, `latsol_last_error()` says what went
@@ -55,40 +63,23 @@ pub(crate) fn status_of(e: &Error) -> latsol_status {
     }
 }
 
-/// The name of a status code as a NUL-terminated static string, e.g.
-/// "LATSOL_ERROR_NULL_POINTER"; "LATSOL_UNKNOWN_STATUS" for a value that is
-/// not a status. Never NULL; the string must not be freed.
-#[no_mangle]
-pub extern "C" fn latsol_status_string(status: latsol_status) -> *const c_char {
-    let name: &'static CStr = match status {
-        LATSOL_SUCCESS => c"LATSOL_SUCCESS",
-        LATSOL_ERROR_INVALID_ARGUMENT => c"LATSOL_ERROR_INVALID_ARGUMENT",
-        LATSOL_ERROR_NULL_POINTER => c"LATSOL_ERROR_NULL_POINTER",
-        LATSOL_ERROR_INVALID_HANDLE => c"LATSOL_ERROR_INVALID_HANDLE",
-        LATSOL_ERROR_UNSUPPORTED => c"LATSOL_ERROR_UNSUPPORTED",
-        LATSOL_ERROR_NOT_CONVERGED => c"LATSOL_ERROR_NOT_CONVERGED",
-        LATSOL_ERROR_BREAKDOWN => c"LATSOL_ERROR_BREAKDOWN",
-        LATSOL_ERROR_OUT_OF_MEMORY => c"LATSOL_ERROR_OUT_OF_MEMORY",
-        LATSOL_ERROR_NO_DEVICE => c"LATSOL_ERROR_NO_DEVICE",
-        LATSOL_ERROR_DEVICE => c"LATSOL_ERROR_DEVICE",
-        LATSOL_ERROR_INTERNAL => c"LATSOL_ERROR_INTERNAL",
-        _ => c"LATSOL_UNKNOWN_STATUS",
-    };
-    name.as_ptr()
+/// Keeps `function: error` as this thread's last error message.
+pub(crate) fn record_error(function: &str, error: &Error) {
+    let text = format!("{function}: {error}").replace('\0', " ");
+    let text = CString::new(text).unwrap_or_default();
+    // try_with: a call during thread teardown loses its message rather than
+    // panicking.
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut slot) = e.try_borrow_mut() {
+            *slot = text;
+        }
+    });
 }
 
-/// The message of the last failed latsol call on the calling thread, e.g.
-/// "latsol_invert: invalid argument: kappa = -0.1: must be a positive
-/// number"; "" if no call on this thread has failed. Successful calls leave
-/// it as it is. Never NULL. The string belongs to latsol and stays valid
-/// until the next failing latsol call on this thread; copy it to keep it.
-#[no_mangle]
-pub extern "C" fn latsol_last_error() -> *const c_char {
-    guard_value(|| c"".as_ptr(), last_error_ptr)
-}
-
-/// The library version, e.g. "0.1.0", as a NUL-terminated static string.
-#[no_mangle]
-pub extern "C" fn latsol_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+/// The pointer `latsol_last_error()` returns: valid until the next failed
+/// call on this thread replaces the string.
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }

@@ -1,6 +1,7 @@
-//! QUDA's enumerations and parameter structs into latsol's types. Every
-//! refusal names the field and its value (QUDA's enumerator name where it
-//! has one), as QUDA's own parameter checks do.
+//! QUDA's enumerations and parameter structs into latsol's types, and
+//! QUDA's markers of an unset field. Every refusal names the field and its
+//! value (QUDA's enumerator name where it has one), as QUDA's own parameter
+//! checks do.
 
 use super::abi::*;
 use crate::api::{
@@ -9,6 +10,13 @@ use crate::api::{
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
 use crate::precision::{Precision, Reconstruct, TBoundary};
+
+/// `struct_size` as `newQuda*Param` leaves it: `(size_t)INT_MIN`, which
+/// QUDA's parameter checks take as "not set" (any other value must be the
+/// struct's size).
+pub(crate) const UNSET_SIZE: usize = QUDA_INVALID_ENUM as isize as usize;
+/// QUDA's invalid double (`DBL_MIN`).
+pub(crate) const INVALID_DOUBLE: f64 = f64::MIN_POSITIVE;
 
 /// `field = value` is not accepted: `what` says why. The value is named by
 /// its enumerator when `field` is of one of QUDA's enumerations.
@@ -296,8 +304,7 @@ pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
 /// `newQuda*Param`'s marker, or the size this library was built with (a
 /// caller compiled against other headers is refused rather than misread).
 pub(crate) fn check_struct_size(what: &str, struct_size: usize, size: usize) -> Result<()> {
-    let unset = QUDA_INVALID_ENUM as isize as usize;
-    if struct_size != unset && struct_size != size {
+    if struct_size != UNSET_SIZE && struct_size != size {
         return Err(Error::InvalidArgument(format!(
             "{what}->struct_size = {struct_size}: this library's {what} has {size} bytes (QUDA \
              develop 9521952); rebuild against its headers"

@@ -14,53 +14,12 @@ use std::os::raw::c_void;
 
 use super::abi::*;
 use super::convert;
-use super::{quda_call, state};
+use super::errors::quda_call;
+use super::host::{host_gauge, host_reals, not_null};
+use super::state;
 use crate::api::{CloverParams, CloverSource};
 use crate::error::{Error, Result};
 use crate::lattice::Lattice;
-use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
-
-/// `n` host reals at `p` in double or single.
-///
-/// # Safety
-/// `p` points to `n` readable numbers of that precision.
-pub(crate) unsafe fn host_reals<'a>(p: *const c_void, n: usize, double: bool) -> HostReals<'a> {
-    // SAFETY: as the caller promises.
-    unsafe {
-        if double {
-            HostReals::F64(std::slice::from_raw_parts(p as *const f64, n))
-        } else {
-            HostReals::F32(std::slice::from_raw_parts(p as *const f32, n))
-        }
-    }
-}
-
-/// `n` writable host reals at `p`.
-///
-/// # Safety
-/// `p` points to `n` writable numbers of that precision, aliasing nothing
-/// else the call reads.
-pub(crate) unsafe fn host_reals_mut<'a>(
-    p: *mut c_void,
-    n: usize,
-    double: bool,
-) -> HostRealsMut<'a> {
-    // SAFETY: as the caller promises.
-    unsafe {
-        if double {
-            HostRealsMut::F64(std::slice::from_raw_parts_mut(p as *mut f64, n))
-        } else {
-            HostRealsMut::F32(std::slice::from_raw_parts_mut(p as *mut f32, n))
-        }
-    }
-}
-
-pub(crate) fn not_null<T>(p: *const T, name: &str) -> Result<()> {
-    if p.is_null() {
-        return Err(Error::NullPointer(format!("{name} is NULL")));
-    }
-    Ok(())
-}
 
 /// `loadGaugeQuda(h_gauge, param)`: the Wilson links (`type` WILSON_LINKS)
 /// in QDP (`h_gauge` an array of four pointers), MILC or CPS_WILSON order.
@@ -130,34 +89,6 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
     })
 }
 
-/// The caller's links in `order`: QDP four arrays of `n` reals (V links;
-/// `h_gauge` an array of four pointers), MILC and CPS_WILSON one array of
-/// `4 n`.
-///
-/// # Safety
-/// `h_gauge` holds the links so.
-pub(crate) unsafe fn host_gauge<'a>(
-    h_gauge: *mut c_void,
-    order: GaugeOrder,
-    n: usize,
-    double: bool,
-) -> Result<HostGauge<'a>> {
-    // SAFETY: as the caller promises.
-    unsafe {
-        Ok(match order {
-            GaugeOrder::Qdp => {
-                let ptrs = std::slice::from_raw_parts(h_gauge as *const *const c_void, 4);
-                for (mu, q) in ptrs.iter().enumerate() {
-                    not_null(*q, &format!("h_gauge[{mu}]"))?;
-                }
-                HostGauge::Qdp(std::array::from_fn(|mu| host_reals(ptrs[mu], n, double)))
-            }
-            GaugeOrder::Milc => HostGauge::Milc(host_reals(h_gauge, 4 * n, double)),
-            GaugeOrder::CpsWilson => HostGauge::CpsWilson(host_reals(h_gauge, 4 * n, double)),
-        })
-    }
-}
-
 /// `freeGaugeQuda()`: frees the gauge field (the clover field stays until
 /// `freeCloverQuda`, as in QUDA).
 #[no_mangle]
@@ -183,19 +114,16 @@ pub unsafe extern "C" fn plaqQuda(plaq: *mut f64) {
     quda_call("plaqQuda", || {
         not_null(plaq, "plaq")?;
         let v = state::with(|s| {
-            let g = s.gauge.as_ref().ok_or_else(|| no_gauge("plaqQuda"))?;
+            let g = s
+                .gauge
+                .as_ref()
+                .ok_or_else(|| state::no_gauge("plaqQuda"))?;
             Ok(g.gauge.plaquette())
         })?;
         // SAFETY: the caller passes 3 doubles.
         unsafe { std::slice::from_raw_parts_mut(plaq, 3) }.copy_from_slice(&v);
         Ok(())
     })
-}
-
-pub(crate) fn no_gauge(what: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "{what}: no gauge field is loaded (call loadGaugeQuda first)"
-    ))
 }
 
 /// `loadCloverQuda(h_clover, h_clovinv, inv_param)`: the clover field of
@@ -254,7 +182,10 @@ pub(crate) unsafe fn load_clover(
     };
     let compute = h_clover.is_null() || p.compute_clover != 0;
     state::with(|s| {
-        let g = s.gauge.as_ref().ok_or_else(|| no_gauge("loadCloverQuda"))?;
+        let g = s
+            .gauge
+            .as_ref()
+            .ok_or_else(|| state::no_gauge("loadCloverQuda"))?;
         let lat = g.gauge.lattice().clone();
         let clover = if compute {
             let kappa = p.kappa;
@@ -263,7 +194,7 @@ pub(crate) unsafe fn load_clover(
                     "inv_param->kappa = {kappa}: a computed clover term needs κ > 0"
                 )));
             }
-            let coeff = if p.clover_coeff != 0.0 && p.clover_coeff != super::init::INVALID_DOUBLE {
+            let coeff = if p.clover_coeff != 0.0 && p.clover_coeff != convert::INVALID_DOUBLE {
                 p.clover_coeff
             } else {
                 p.clover_csw * kappa

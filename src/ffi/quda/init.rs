@@ -7,15 +7,10 @@
 use std::os::raw::{c_char, c_int, c_void};
 
 use super::abi::*;
-use super::{quda_call, state};
+use super::convert::{INVALID_DOUBLE, UNSET_SIZE};
+use super::errors::quda_call;
+use super::state;
 use crate::error::Error;
-
-/// `struct_size` as `newQuda*Param` leaves it: `(size_t)INT_MIN`, which
-/// QUDA's parameter checks take as "not set" (any other value must be the
-/// struct's size).
-const UNSET_SIZE: usize = QUDA_INVALID_ENUM as isize as usize;
-/// QUDA's invalid double (`DBL_MIN`).
-pub(crate) const INVALID_DOUBLE: f64 = f64::MIN_POSITIVE;
 
 /// `initQuda(device)`: starts the implicit context on `device` (CUDA when
 /// there is a GPU, else the CPU backend).

@@ -22,33 +22,13 @@ use std::time::Instant;
 
 use super::abi::*;
 use super::convert;
-use super::fields::{host_gauge, host_reals, host_reals_mut, not_null};
-use super::state::{self, HostLinks};
+use super::host::{host_gauge, host_reals, host_reals_mut, not_null};
+use super::state::{self, HostLinks, StaggeredHost};
 use crate::api::{PhaseFolding, StaggeredInvertParams, StaggeredParams, StaggeredSolve};
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
 use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
-use crate::precision::Precision;
-
-/// The staggered links loaded through `loadGaugeQuda`: copies of the
-/// caller's arrays as given (order and precision; QDP beside a CPS_WILSON
-/// one, which the staggered loader does not read) and how to store them,
-/// turned into latsol's links on the device when a solve first needs them
-/// and kept for the next solves with the same operator and precisions (a
-/// new load drops them).
-pub(crate) struct StaggeredHost {
-    pub dims: [usize; 4],
-    pub fat: Option<HostLinks>,
-    pub long: Option<HostLinks>,
-    pub long_reconstruct: LongReconstruct,
-    /// (improved, from the WILSON_LINKS field, precision, sloppy precision)
-    /// and the links made for them.
-    pub stored: Option<(
-        (bool, bool, Precision, Precision),
-        crate::api::StaggeredLinks,
-    )>,
-}
 
 /// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
 ///
@@ -115,18 +95,6 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
         }
         Ok(())
     })
-}
-
-impl StaggeredHost {
-    fn empty(dims: [usize; 4]) -> StaggeredHost {
-        StaggeredHost {
-            dims,
-            fat: None,
-            long: None,
-            long_reconstruct: LongReconstruct::Full18,
-            stored: None,
-        }
-    }
 }
 
 fn qdp_of(v: &[Vec<f64>; 4]) -> HostGauge<'_> {
@@ -366,7 +334,7 @@ pub(crate) unsafe fn invert(
             let tols: Vec<f64> = p.tol_offset[..count]
                 .iter()
                 .map(|&t| {
-                    if t > 0.0 && t != super::init::INVALID_DOUBLE {
+                    if t > 0.0 && t != convert::INVALID_DOUBLE {
                         t
                     } else {
                         p.tol

@@ -1,14 +1,17 @@
 //! The QUDA face's process-wide state. QUDA's interface has one implicit
 //! context (`initQuda` … `endQuda`) and resident fields (the gauge field of
-//! `loadGaugeQuda`, the clover field of `loadCloverQuda`); this module holds
-//! their latsol counterparts, and the status of the last failed call.
+//! `loadGaugeQuda`, the clover field of `loadCloverQuda`, the staggered
+//! links of `loadGaugeQuda`); this module holds their latsol counterparts,
+//! and the status of the last failed call.
 
 use std::sync::{Mutex, MutexGuard};
 
-use crate::api::{Clover, Context, Gauge, InitParams, Verbosity};
+use crate::api::{Clover, Context, Gauge, InitParams, StaggeredLinks, Verbosity};
 use crate::error::{Error, Result};
 use crate::ffi::status::latsol_status;
 use crate::layout::{GaugeOrder, HostGauge, HostReals};
+use crate::long_links::LongReconstruct;
+use crate::precision::Precision;
 
 /// A gauge field loaded by `loadGaugeQuda`, with a copy of the caller's
 /// array as it was given (its order and precision, the boundary sign in
@@ -97,13 +100,42 @@ impl HostLinks {
     }
 }
 
+/// The staggered links loaded through `loadGaugeQuda`: copies of the
+/// caller's arrays as given (order and precision; QDP beside a CPS_WILSON
+/// one, which the staggered loader does not read) and how to store them,
+/// turned into latsol's links on the device when a solve first needs them
+/// and kept for the next solves with the same operator and precisions (a
+/// new load drops them).
+pub(crate) struct StaggeredHost {
+    pub dims: [usize; 4],
+    pub fat: Option<HostLinks>,
+    pub long: Option<HostLinks>,
+    pub long_reconstruct: LongReconstruct,
+    /// (improved, from the WILSON_LINKS field, precision, sloppy precision)
+    /// and the links made for them.
+    pub stored: Option<((bool, bool, Precision, Precision), StaggeredLinks)>,
+}
+
+impl StaggeredHost {
+    /// No links yet, for a lattice of `dims`.
+    pub fn empty(dims: [usize; 4]) -> StaggeredHost {
+        StaggeredHost {
+            dims,
+            fat: None,
+            long: None,
+            long_reconstruct: LongReconstruct::Full18,
+            stored: None,
+        }
+    }
+}
+
 /// Everything between `initQuda` and `endQuda`.
 pub(crate) struct State {
     pub context: Context,
     pub gauge: Option<LoadedGauge>,
     pub clover: Option<Clover>,
     /// Staggered links of `loadGaugeQuda` (ASQTAD_FAT/LONG_LINKS).
-    pub staggered: Option<super::staggered::StaggeredHost>,
+    pub staggered: Option<StaggeredHost>,
     /// `setVerbosityQuda`'s prefix for messages.
     pub prefix: String,
 }
@@ -181,4 +213,11 @@ pub(crate) fn with<T>(f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         Error::InvalidArgument("the QUDA interface is not initialised: call initQuda first".into())
     })?;
     f(state)
+}
+
+/// The error of a call that needs the gauge field when none is loaded.
+pub(crate) fn no_gauge(what: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{what}: no gauge field is loaded (call loadGaugeQuda first)"
+    ))
 }
