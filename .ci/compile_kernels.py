@@ -4,7 +4,7 @@ run time, for each architecture CI checks (sm_80, sm_90); no GPU needed.
 
 NVRTC comes from the PyPI wheel `nvidia-cuda-nvrtc-cu12` (`pip install
 nvidia-cuda-nvrtc-cu12`), called through ctypes. The options are read from
-kernels/options.txt, the file the library embeds (src/backend/cuda/nvrtc.rs),
+kernels/options.txt, the file the library embeds (src/backend/cuda/driver/modules.rs),
 plus `--gpu-architecture=sm_XY`; every kernels/*.cuh is given to NVRTC as an
 in-memory header, as the library does. Exits non-zero, printing NVRTC's log,
 if any file fails to compile or yields no PTX.

@@ -286,7 +286,7 @@ __device__ __noinline__ void storage_block(const CloverComputeParams &C, int k, 
 }
 
 /// x · scale rounded half away from zero and clamped to ±max
-/// (src/backend/cpu/storage.rs, `Fixed::from_scaled`).
+/// (src/format/fixed.rs, `Fixed::from_scaled`).
 __device__ __forceinline__ double clover_fixed(double x, double scale, double max) {
   return fmin(fmax(round(x * scale), -max), max);
 }

@@ -13,7 +13,7 @@
 //   relative to a per-site f32 norm, the largest |real| of the site
 //   (clark2010 §4.5); the block's `stride` norms follow its vectors.
 //   Packed 20- and 30-bit (clark2022 §4, Appendix A): each site is the
-//   CPU backend's bit string (src/backend/cpu/packed.rs: component k, a
+//   CPU backend's bit string (src/format/packed.rs: component k, a
 //   signed B-bit integer, in bits [kB, (k+1)B) of W little-endian 32-bit
 //   words, then the 8-bit biased exponent of the site's power-of-two scale),
 //   transposed word by word: word j of site cb at `j * stride + cb` (W = 23
@@ -154,7 +154,7 @@ __device__ __forceinline__ void grid_launch_dependents() {
 #endif
 }
 /// The first statement of every kernel (a test checks that each one makes
-/// it: src/backend/cuda/modules.rs): the backend launches every kernel with
+/// it: src/backend/cuda/catalogue.rs): the backend launches every kernel with
 /// programmatic serialization on sm_90, so a kernel waits for its
 /// predecessor before it touches memory, and then lets its successor be
 /// placed (a successor allowed in before this one has started its work
@@ -515,7 +515,7 @@ template <int B> struct PackedSpinorSoA {
   }
 
   /// Stores the 12 complex numbers of site cb by the rule of
-  /// src/backend/cpu/packed.rs `store` (arithmetic in R), and leaves in z the
+  /// src/format/packed.rs `store` (arithmetic in R), and leaves in z the
   /// values as stored (what a norm of the stored field sees): the scale is
   /// 2^e with 2^(e−1) ≤ max|z| / MAX < 2^e (e ≤ BIAS), each real rounded
   /// half away from zero and clamped to ±MAX; a site whose max/MAX is below

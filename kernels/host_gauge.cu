@@ -145,7 +145,7 @@ template <typename H> __device__ void gauge_scan(const HostGaugeParams &P) {
 }
 
 /// x / max · MAX rounded half away from zero and clamped, as the host's
-/// `Fixed::from_scaled` (src/backend/cpu/storage.rs).
+/// `Fixed::from_scaled` (src/format/fixed.rs).
 __device__ __forceinline__ double fixed_value(double x, const HostGaugeParams &P) {
   const double v = round(__dmul_rn(__ddiv_rn(x, P.max), P.fixed_max));
   return fmin(fmax(v, -P.fixed_max), P.fixed_max);

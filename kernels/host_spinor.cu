@@ -136,7 +136,7 @@ __device__ void export_spinor(const HostSpinorParams &P) {
 
 /// Real n (0..6) of canonical site i within a staggered colour-vector
 /// field (double or single): vectors of two reals, vector j of site cb at
-/// `j stride + cb` (src/backend/cuda/mod.rs, `soa_shape`).
+/// `j stride + cb` (src/backend/cuda/fields.rs, `soa_shape`).
 __device__ __forceinline__ long long colour_index(long long i, int n, const HostSpinorParams &P) {
   const long long block = P.full ? i / P.vh : 0, cb = P.full ? i % P.vh : i;
   return block * 6 * P.stride + ((long long)(n / 2) * P.stride + cb) * 2 + n % 2;

@@ -24,7 +24,7 @@
 
 // A source compiled with -DLATSOL_ONLY_RECONSTRUCT=r instantiates the
 // hopping terms of reconstruct r only (one module per reconstruct, so that
-// a solve compiles what its links use: src/backend/cuda/modules.rs).
+// a solve compiles what its links use: src/backend/cuda/catalogue.rs).
 #ifdef LATSOL_ONLY_RECONSTRUCT
 #define LATSOL_HAS_RECONSTRUCT(r) (LATSOL_ONLY_RECONSTRUCT == (r))
 #else

@@ -1,5 +1,5 @@
 // packed.cpp: core.cuh's PackedSpinorSoA run on the host (shim.h), for
-// src/backend/cuda/emulation.rs to compare with src/backend/cpu/packed.rs.
+// src/backend/cuda/emulation.rs to compare with src/format/packed.rs.
 // Usage: packed B R N. Stores N sites of 24 reals (edge cases among random
 // ones) with arithmetic R (0: double, as blas.cu; 1: float, as the 20-bit
 // hopping term), then prints per site: the inputs (f64 bits), the site's

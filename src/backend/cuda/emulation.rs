@@ -2,7 +2,7 @@
 //! `PackedSpinorSoA`) run on the host without a GPU: `kernels/host/packed.cpp`
 //! compiles core.cuh with a host C++ compiler through `kernels/host/shim.h`,
 //! stores and loads sites with the device code, and this test compares every
-//! word and every value with the CPU backend's format (`cpu/packed.rs`), bit
+//! word and every value with the shared format (`src/format/packed.rs`), bit
 //! for bit. Skipped (with a message) where no C++ compiler is found (`$CXX`,
 //! `c++`, `g++`), unless `LATSOL_REQUIRE_TOOLS=1` (as `.ci/run` sets: CI
 //! installs g++). `clover_emulation` runs kernels/clover_compute.cu so.

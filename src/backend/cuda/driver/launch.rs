@@ -247,7 +247,7 @@ impl Tuner {
 /// The answer for (`kernel`, `threads`) from `map`, else `make`'s, kept:
 /// no allocation on the launch path once an answer is known. The key is
 /// the kernel's address: stable, as the backend keeps every kernel in an
-/// `Arc` for its whole life (cuda/mod.rs, `kernel`).
+/// `Arc` for its whole life (`Device::kernel`, driver/device.rs).
 fn remembered(
     map: &Mutex<HashMap<(usize, usize), u32>>,
     kernel: &Kernel,
