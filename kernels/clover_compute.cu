@@ -20,7 +20,7 @@
 // and W_k come from the host, computed by the same functions as the host path.
 // One thread per site. A refused block lowers `bad` to its site: the host then
 // takes its own path, which names the site and the reason.
-// kernels/host/clover.cpp runs this file on the host (src/backend/cuda/emulation.rs).
+// kernels/host/clover.cpp runs this file on the host (src/backend/cuda/clover_emulation.rs).
 #include "host_links.cuh"
 
 /// One stored form of the field and its inverse; mirrored by `CloverOut` in

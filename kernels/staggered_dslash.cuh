@@ -334,4 +334,4 @@ struct ConvertParams {
   u64 dst, src;
   long long n;  // reals
 };
-static_assert(sizeof(ConvertParams) == 24, "ConvertParams layout changed: update staggered.rs");
+static_assert(sizeof(ConvertParams) == 24, "ConvertParams layout changed: update blas.rs");

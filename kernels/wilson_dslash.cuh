@@ -31,7 +31,7 @@
 #define LATSOL_HAS_RECONSTRUCT(r) 1
 #endif
 
-/// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/dslash.rs.
+/// Kernel arguments; mirrored by `DslashParams` in src/backend/cuda/hopping_params.rs.
 struct DslashParams {
   u64 out;   // output parity block
   u64 in;    // input parity block (the other parity)
@@ -52,9 +52,9 @@ struct DslashParams {
   unsigned div_magic[3];  // n / dims[mu] = divide(n, div_magic[mu], div_shift[mu]), mu < 3
   unsigned div_shift[3];
 };
-static_assert(sizeof(DslashParams) == 136, "DslashParams layout changed: update dslash.rs");
+static_assert(sizeof(DslashParams) == 136, "DslashParams layout changed: update hopping_params.rs");
 
-/// n / d for the multiplier m and shift s of d (dslash.rs, `division_magic`:
+/// n / d for the multiplier m and shift s of d (hopping_params.rs, `division_magic`:
 /// the round-up method of Granlund and Montgomery, exact for every 32-bit n).
 __device__ __forceinline__ unsigned divide(unsigned n, unsigned m, unsigned s) {
   const unsigned t = __umulhi(n, m);

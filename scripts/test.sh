@@ -30,6 +30,9 @@ fi
 echo "== cargo test"
 cargo test --release --all-targets 2>&1
 
+echo "== many ranks: the mpi feature under mpirun"
+bash scripts/test_mpi.sh
+
 echo "== packaging: install, the examples through CMake and pkg-config, valgrind"
 bash scripts/test_packaging.sh
 

@@ -10,6 +10,7 @@ pub mod alloc;
 pub mod api;
 pub mod backend;
 pub mod clover;
+pub mod comm;
 pub mod deviation;
 pub mod dirac;
 pub mod dispatch;

@@ -682,6 +682,7 @@ const LIB_LAYERS: &[(&str, &[&str])] = &[
     ),
     ("Dirac operators", &["dirac"]),
     ("backends", &["backend"]),
+    ("communication between ranks", &["comm"]),
     (
         "fields, formats and files",
         &[

@@ -1,5 +1,5 @@
 // clover.cpp: kernels/clover_compute.cu run on the host (shim.h), one call
-// of the kernel per site, for src/backend/cuda/emulation.rs to compare with
+// of the kernel per site, for src/backend/cuda/clover_emulation.rs to compare with
 // the host path (src/clover/compute.rs, ldl.rs, chiral.rs, storage.rs).
 // Usage: clover IN OUT. IN (little-endian, as the test writes it):
 //   int32 dims[4], order (0 QDP, 1 MILC, 2 CPS), host kind (0 f64, 1 f32),

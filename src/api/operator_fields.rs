@@ -69,6 +69,7 @@ where
     ))
 }
 
+/// The fields an operator is built from: a gauge field, and for the
 /// Wilson-clover operator a clover field on its lattice. A `&Gauge`
 /// converts into the plain Wilson operator's fields.
 #[derive(Clone, Copy)]

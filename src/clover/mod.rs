@@ -1,6 +1,6 @@
 //! The clover term of the O(a)-improved Wilson operator on the host: per
-//! site two Hermitian 6×6 blocks, one per chirality (docs/conventions.md and
-//! docs/conventions.md, "The clover term").
+//! site two Hermitian 6×6 blocks, one per chirality (docs/conventions.md,
+//! "The clover term").
 //!
 //! The canonical field keeps the blocks in the DeGrand–Rossi basis of the
 //! host, where `A` is block diagonal: block `k` acts on the Dirac spins

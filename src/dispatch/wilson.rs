@@ -1,5 +1,6 @@
-//! The invert dispatcher: from validated parameters to the operator, the
-//! solver and the reconstruction of the full solution, on any backend.
+//! The Wilson and Wilson-clover solves: from validated parameters to the
+//! operator, the solver and the reconstruction of the full solution, on
+//! any backend.
 //!
 //! Every solve answers the full system `M x = b`. The even-odd solves
 //! iterate on `M̂ x_p = b̂_p` with `b̂_p = b_p + κ D_{p p̄} b_p̄` and then set

@@ -44,8 +44,9 @@ pub struct CudaBackend {
 }
 
 impl CudaBackend {
-    /// Opens device `ordinal`, compiling (or loading from the cache) the
-    /// kernels. `Error::NoDevice` says why when there is no usable GPU,
+    /// Opens device `ordinal` (a module is compiled, or loaded from the
+    /// cache, when a context prepares its formats or at its first launch).
+    /// `Error::NoDevice` says why when there is no usable GPU,
     /// driver or NVRTC; this never panics.
     pub fn new(ordinal: usize) -> Result<CudaBackend> {
         nvrtc::probe_driver()?;
@@ -66,7 +67,7 @@ impl CudaBackend {
     }
 
     fn start(ordinal: usize, nvrtc: &nvrtc::Nvrtc) -> Result<CudaBackend> {
-        let dev = Device::start(ordinal, nvrtc, catalogue::SOURCES)?;
+        let dev = Device::start(ordinal, nvrtc, &catalogue::CATALOGUE)?;
         let scratch = Scratch::new(&dev.ctx, &dev.stream, RED_GRID_MAX, RED_MAX)?;
         let flags = dev
             .stream

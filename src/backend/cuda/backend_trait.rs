@@ -67,6 +67,7 @@ impl Backend for CudaBackend {
     ) -> Result<Option<(crate::backend::GaugeScan, Vec<CudaGauge>)>> {
         // Temporal-gauge storage is the plain one here (the default
         // `upload_gauge_temporal`).
+        check_lattice(lattice)?;
         self.prepare_gauge_import(lattice, formats)?;
         self.host_order()
             .import_gauge_impl(lattice, host, form, formats, accept)

@@ -165,7 +165,8 @@ fn format_of(x: &CudaSpinor) -> &'static str {
     }
 }
 
-/// Kernel arguments (`pub(crate) struct ConvertParams` in staggered_dslash.cuh).
+/// Kernel arguments of the colour-vector conversions (`struct ConvertParams`
+/// in staggered_dslash.cuh).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ConvertParams {

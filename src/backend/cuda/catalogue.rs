@@ -4,12 +4,41 @@
 //! to the device (`Device::start`), which compiles a module when a context
 //! prepares its formats or at the first launch of one of its kernels.
 
-use super::driver::modules::Source;
+use super::driver::modules::{Catalogue, Source};
 use super::{blas, clover, clover_compute, dslash, host_gauge, host_spinor, staggered};
 use crate::precision::Precision;
 
 /// Reconstructs of the Wilson and Wilson-clover hopping-term sources.
 const WILSON_RECONSTRUCTS: &[u32] = &[18, 12, 8];
+
+/// Headers every kernel source may include, by include name.
+pub const HEADERS: &[(&str, &str)] = &[
+    ("core.cuh", include_str!("../../../kernels/core.cuh")),
+    (
+        "wilson_dslash.cuh",
+        include_str!("../../../kernels/wilson_dslash.cuh"),
+    ),
+    ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
+    ("clover.cuh", include_str!("../../../kernels/clover.cuh")),
+    (
+        "host_links.cuh",
+        include_str!("../../../kernels/host_links.cuh"),
+    ),
+    (
+        "staggered_dslash.cuh",
+        include_str!("../../../kernels/staggered_dslash.cuh"),
+    ),
+    (
+        "staggered_blas.cuh",
+        include_str!("../../../kernels/staggered_blas.cuh"),
+    ),
+];
+
+/// What `CudaBackend::start` hands the device.
+pub static CATALOGUE: Catalogue = Catalogue {
+    headers: HEADERS,
+    sources: SOURCES,
+};
 
 /// The kernels of a staggered module: its hopping terms and its
 /// colour-vector algebra (kernels/staggered_blas.cuh).
@@ -21,8 +50,8 @@ fn staggered_module_kernels(module: Precision) -> Vec<String> {
 
 /// Every source. Nothing is compiled at start: a module is compiled (or
 /// loaded from the disk cache) when a context prepares the formats of a
-/// solve (`CudaBackend::prepare_formats`, every module it needs in parallel
-/// threads) or at the first launch of one of its kernels. The hopping terms
+/// solve (`Backend::prepare`, every module it needs in parallel threads:
+/// `Device::prepare_modules`) or at the first launch of one of its kernels. The hopping terms
 /// and the vector algebra are one source per storage format (half's
 /// hopping term two: its small-volume forms apart), the hopping terms one
 /// module per reconstruct, so a first solve waits for the slowest module of
@@ -183,7 +212,6 @@ pub const SOURCES: &[Source] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cuda::driver::modules::HEADERS;
 
     /// Every kernel waits for its predecessor before anything else, as
     /// programmatic launches require (kernels/core.cuh, `kernel_entry`).

@@ -152,7 +152,7 @@ impl HostOrder<'_> {
         let mut modules = Vec::new();
         modules.extend(self.module_named("host_gauge"));
         modules.extend(self.module_named("clover_compute"));
-        if self.load_modules(&mut *self.loaded()?, &modules).is_err() {
+        if self.prepare_modules(&modules).is_err() {
             return Ok(None);
         }
         let Some(staged) = self.stage_gauge(lattice, links)? else {

@@ -1,5 +1,5 @@
 //! Copies of a hopping term's fields for timing its small-volume forms as a
-//! lattice whose fields are not in L2 runs them (`CudaBackend::launch_choice`).
+//! lattice whose fields are not in L2 runs them (`WilsonKernels::launch_choice`).
 //!
 //! Timed on the caller's fields, which at 16^4 sit in L2 after the first
 //! launch, the plain, split and wide forms are within a few per cent of each

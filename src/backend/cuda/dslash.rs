@@ -1,8 +1,8 @@
 //! Host side of the Wilson hopping term (`kernels/wilson_dslash.cuh`):
 //! `out[p] = a · D_{p,p̄} in[p̄] (+ x[p])`, the semantics of
-//! `Backend::wilson_dslash`. Picks the parity blocks of full or
-//! single-parity fields, checks that every field matches, and launches the
-//! kernel for the precision, dagger and xpay form with a tuned block size.
+//! `Backend::wilson_dslash`: the kernel for the precision, dagger and xpay
+//! form, launched in the form and block `dslash_forms` chooses, on the
+//! parity blocks and checks of `hopping_params`.
 
 use super::driver::launch;
 use super::driver::modules::{Module, Source};

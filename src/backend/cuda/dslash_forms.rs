@@ -45,7 +45,7 @@ pub fn has_small_volume_forms(p: Precision) -> bool {
 }
 
 /// Whether the hopping terms ask L2 for their links before they wait for
-/// their predecessor (`CudaBackend::links_prefetched`).
+/// their predecessor (`WilsonKernels::links_prefetched`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkPrefetch {
     /// Where it measured faster (the default).

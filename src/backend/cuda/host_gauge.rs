@@ -7,6 +7,10 @@
 //! `upload_gauge` does from a canonical host field: the same numbers (bit
 //! for bit for reconstruct 18 and 12; reconstruct 8's phases come from the
 //! device's `atan2`, within an ulp of the host's).
+//!
+//! `HostOrder`, the view of the device that every conversion of the
+//! caller's arrays takes (`host_spinor.rs`, `clover_compute.rs` too), is
+//! defined here.
 
 use cudarc::driver::{DevicePtr, DeviceRepr};
 
@@ -149,7 +153,9 @@ pub(super) struct Staged {
     pub(super) suffix: &'static str,
 }
 
-/// The conversions of the caller's arrays (host orders and precisions) into device fields and back, on one device; `flags` the two numbers the spinor conversions report.
+/// The conversions of the caller's arrays (host orders and precisions)
+/// into device fields and back, on one device; `flags` the two numbers the
+/// spinor conversions report.
 pub(crate) struct HostOrder<'d> {
     pub(crate) dev: &'d Device,
     pub(crate) flags: &'d cudarc::driver::CudaSlice<u64>,
@@ -296,7 +302,7 @@ impl HostOrder<'_> {
     ) -> Result<Option<(GaugeScan, Vec<CudaGauge>)>> {
         check_lattice(lattice)?;
         // (The backend has compiled this kernel's module with those of the
-        // solves on these formats: `CudaBackend::import_gauge`.)
+        // solves on these formats: `CudaBackend::prepare_gauge_import`.)
         let Some(mut staged) = self.stage_gauge(lattice, host)? else {
             return Ok(None);
         };

@@ -2,12 +2,12 @@
 //! (`kernels/staggered_dslash.cuh`): the links (fat or thin, and long, 18
 //! reals each in wide vectors, or long links compressed to 13 or 9; no
 //! boundary sign: the caller's signs are in them), the hopping term
-//! `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` of `Backend::staggered_dslash`,
-//! the conversions of colour-vector fields and the heavy-quark residual.
+//! `out[p] = a · D_{p,p̄} in[p̄] + b · x[p]` of `Backend::staggered_dslash`.
 //! Double, single, half and quarter; long links in 18, 13 or 9 reals. Three
 //! modules, compiled on first use: `staggered_dslash` (double and single),
-//! `staggered_f16`, `staggered_f8` (the fixed-point formats' hopping term
-//! and vector algebra, `kernels/staggered_blas.cuh`).
+//! `staggered_f16`, `staggered_f8`; their colour-vector algebra, the
+//! conversions and the heavy-quark residual (`kernels/staggered_blas.cuh`)
+//! are the vector algebra's (`blas.rs`, `colour_kernel_names`).
 
 use std::sync::Arc;
 
@@ -49,11 +49,11 @@ pub struct StaggeredParams {
 // SAFETY: plain old data with the C layout of `StaggeredParams`.
 unsafe impl DeviceRepr for StaggeredParams {}
 
-/// The kernels of a staggered module: `Double` names `kernels/staggered_dslash.cu`
-/// (double and single), `Half` and `Quarter` `kernels/staggered_f16.cu` and
-/// `staggered_f8.cu`. Each has the hopping term of its formats, the sums of
-/// its fields into double and single and the conversions from its formats
-/// to the others (not between double and single: the flat kernels).
+/// The hopping terms of a staggered module: `Double` names
+/// `kernels/staggered_dslash.cu` (double and single), `Half` and `Quarter`
+/// `kernels/staggered_f16.cu` and `staggered_f8.cu`, each with long links
+/// of 18, 13 or 9 reals (the module's other kernels:
+/// `blas::colour_kernel_names`).
 pub fn kernel_names(module: Precision) -> Vec<String> {
     let formats: &[Precision] = match module {
         Precision::Double => &[Precision::Double, Precision::Single],

@@ -12,7 +12,7 @@ use super::cache::{self, DiskCache};
 use super::errors::device_err;
 use super::launch::Tuner;
 use super::memory::DeviceData;
-use super::modules::{Builder, Kernel, Module, ModuleReport, Source};
+use super::modules::{Builder, Catalogue, Kernel, Module, ModuleReport, Source};
 use super::nvrtc;
 use super::pool::{BufferPool, Pooled};
 use super::staging::Staging;
@@ -64,7 +64,7 @@ pub struct Device {
     residency: Mutex<HashMap<(usize, u32), u32>>,
     pub(crate) info: DeviceInfo,
     /// Every kernel source and the kernels it defines (`catalogue.rs`).
-    catalogue: &'static [Source],
+    catalogue: &'static Catalogue,
     // Dropped last: everything above lives in this context.
     pub(crate) ctx: Arc<CudaContext>,
 }
@@ -74,7 +74,7 @@ impl Device {
     pub(crate) fn start(
         ordinal: usize,
         nvrtc: &nvrtc::Nvrtc,
-        catalogue: &'static [Source],
+        catalogue: &'static Catalogue,
     ) -> Result<Device> {
         let no_device =
             |what: &'static str| move |e: DriverError| Error::NoDevice(format!("{what}: {e}"));
@@ -103,6 +103,7 @@ impl Device {
 
         let disk = DiskCache::open(cache::default_dir());
         let builder = Builder {
+            headers: catalogue.headers,
             nvrtc: *nvrtc,
             cache: disk.clone(),
             arch_option: target.clone(),
@@ -148,17 +149,17 @@ impl Device {
 
     /// The catalogue of kernel sources the device compiles from.
     pub(crate) fn catalogue(&self) -> &'static [Source] {
-        self.catalogue
+        self.catalogue.sources
     }
 
     /// The module named `name` (`wilson_dslash_f64_r12`, `blas_f16`).
     pub(crate) fn module_named(&self, name: &str) -> Option<Module> {
-        Module::named(self.catalogue, name)
+        Module::named(self.catalogue.sources, name)
     }
 
     /// The module that defines kernel `name` (`Module::of_kernel`).
     pub(crate) fn module_of_kernel(&self, name: &str) -> Option<Module> {
-        Module::of_kernel(self.catalogue, name)
+        Module::of_kernel(self.catalogue.sources, name)
     }
 
     /// Compiles (or loads from the cache) `modules` not loaded yet, all at
@@ -215,7 +216,7 @@ impl Device {
         self.stream.synchronize().map_err(device_err("synchronize"))
     }
 
-    pub(crate) fn loaded(&self) -> Result<std::sync::MutexGuard<'_, LoadedKernels>> {
+    fn loaded(&self) -> Result<std::sync::MutexGuard<'_, LoadedKernels>> {
         self.kernels
             .lock()
             .map_err(|_| Error::Internal("kernel table poisoned".into()))
@@ -223,7 +224,7 @@ impl Device {
 
     /// Compiles (or loads from the cache) those of `modules` not loaded
     /// yet, all at once in parallel threads.
-    pub(crate) fn load_modules(&self, table: &mut LoadedKernels, modules: &[Module]) -> Result<()> {
+    fn load_modules(&self, table: &mut LoadedKernels, modules: &[Module]) -> Result<()> {
         let mut missing: Vec<Module> = Vec::new();
         for m in modules {
             let name = m.name();

@@ -1,6 +1,7 @@
-//! The embedded kernel sources (`kernels/`), their compilation by NVRTC for
-//! the device (or their loading from the disk cache), and the table of
-//! kernels the backend launches.
+//! Building a module: a kernel source of the catalogue (`catalogue.rs`) with
+//! the kernel headers, compiled by NVRTC for the device or loaded from the
+//! disk cache, and its kernels loaded (the table of loaded kernels is the
+//! device's, `device.rs`).
 //!
 //! Options: `kernels/options.txt` (the file `.ci/compile_kernels.py` uses
 //! too), the target architecture, and `$LATSOL_NVRTC_OPTIONS` (extra options
@@ -17,28 +18,12 @@ use super::cache::{module_key, DiskCache};
 use super::nvrtc::{Image, Nvrtc};
 use crate::error::{Error, Result};
 
-/// Headers every kernel source may include, by include name.
-pub const HEADERS: &[(&str, &str)] = &[
-    ("core.cuh", include_str!("../../../../kernels/core.cuh")),
-    (
-        "wilson_dslash.cuh",
-        include_str!("../../../../kernels/wilson_dslash.cuh"),
-    ),
-    ("blas.cuh", include_str!("../../../../kernels/blas.cuh")),
-    ("clover.cuh", include_str!("../../../../kernels/clover.cuh")),
-    (
-        "host_links.cuh",
-        include_str!("../../../../kernels/host_links.cuh"),
-    ),
-    (
-        "staggered_dslash.cuh",
-        include_str!("../../../../kernels/staggered_dslash.cuh"),
-    ),
-    (
-        "staggered_blas.cuh",
-        include_str!("../../../../kernels/staggered_blas.cuh"),
-    ),
-];
+/// The kernel sources a device compiles from (`catalogue.rs`): the headers
+/// every source may include, by include name, and the sources.
+pub struct Catalogue {
+    pub headers: &'static [(&'static str, &'static str)],
+    pub sources: &'static [Source],
+}
 
 /// The options file shared with CI.
 const OPTIONS: &str = include_str!("../../../../kernels/options.txt");
@@ -187,6 +172,8 @@ pub struct ModuleReport {
 
 /// Where the kernels come from: the compiler, its target and the cache.
 pub struct Builder {
+    /// The headers of the catalogue the device was given.
+    pub headers: &'static [(&'static str, &'static str)],
     pub nvrtc: Nvrtc,
     pub cache: DiskCache,
     pub arch_option: String,
@@ -218,7 +205,7 @@ impl Builder {
         opts.extend(module.defines());
         let src = module.source;
         let name = module.name();
-        let key = module_key(src.text, HEADERS, &opts, self.nvrtc.version()?);
+        let key = module_key(src.text, self.headers, &opts, self.nvrtc.version()?);
         if !fresh {
             if let Some(bytes) = self.cache.load_module(&name, &key, self.ext()) {
                 let report = ModuleReport {
@@ -234,7 +221,7 @@ impl Builder {
         let image = self.nvrtc.compile(
             &format!("{}.cu", src.name),
             src.text,
-            HEADERS,
+            self.headers,
             &opts,
             self.cubin,
         )?;

@@ -1,5 +1,5 @@
 //! Host arrays across the bus through two pinned staging buffers, kept by
-//! the backend (made at the first transfer): a caller's pageable array is
+//! the device (made at the first transfer; the copies: `transfer.rs`): a caller's pageable array is
 //! copied in chunks, by all host threads, into one buffer while the device
 //! reads the other, so the copy runs at the pinned transfer rate rather
 //! than the driver's pageable path (about 8 GB/s measured on the H100

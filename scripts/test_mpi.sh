@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The multi-rank tests (part of the test command): latsol built with the
+# `mpi` feature against the machine's MPI, its programs run under mpirun on
+# 1, 2, 4 and 8 ranks (oversubscribed: CI has 2 cores), each under a
+# timeout so that a hang fails instead of waiting. Needs mpicc, mpirun and
+# libclang (.ci/run installs Debian's Open MPI and clang); without them the
+# part is skipped and logged, or fails where LATSOL_REQUIRE_TOOLS=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=""
+for tool in mpicc mpirun; do command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"; done
+if [ -n "$missing" ]; then
+  msg="multi-rank tests: no$missing (apt-get install libopenmpi-dev openmpi-bin libclang-dev clang)"
+  if [ "${LATSOL_REQUIRE_TOOLS:-0}" = 1 ]; then
+    echo "$msg" >&2
+    exit 1
+  fi
+  echo "skipped: $msg"
+  [ -n "${LATSOL_SKIP_LOG:-}" ] && echo "$msg" >>"$LATSOL_SKIP_LOG"
+  exit 0
+fi
+
+cargo clippy --release --features mpi --lib --example comm_ranks -- -D warnings
+cargo build --release --features mpi --example comm_ranks
+bin=target/release/examples/comm_ranks
+# Open MPI refuses root unless told; CI runs as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# No network probing on a sandboxed machine: shared memory and self only.
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+run() {
+  local np=$1
+  shift
+  timeout 60 mpirun --oversubscribe -np "$np" "$@"
+}
+run 1 "$bin" --grid 1,1,1,1
+run 2 "$bin" --grid 1,1,1,2
+run 2 "$bin" --grid 2,1,1,1 --map x
+run 4 "$bin" --grid 1,1,2,2
+run 4 "$bin" --grid 1,2,2,1 --map x
+run 8 "$bin" --grid 2,2,1,2
+run 8 "$bin" --grid 1,2,2,2 --map x
+echo "multi-rank tests: passed"

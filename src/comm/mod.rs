@@ -1,0 +1,75 @@
+//! The communication layer: what the operators and solvers need of the
+//! other ranks of a partitioned lattice, and nothing about how it travels.
+//! An operator asks for faces (`Comm::exchange`), a solver for global sums
+//! (`Comm::sum`), a C entry point for a collective verdict (`Comm::all_ok`:
+//! a bad argument on one rank fails the call on every rank, and no rank
+//! waits in a collective another has left). It never names MPI: the
+//! engines are `SingleProcess` (one rank, the default build) and, with the
+//! cargo feature `mpi`, `MpiComm` (`mpi_comm.rs`) over the host program's
+//! own communicator.
+//!
+//! - `partition`: how the lattice is cut over the grid of ranks (QUDA's
+//!   semantics: local sub-lattices, the caller's rank map).
+
+#[cfg(feature = "mpi")]
+mod mpi_comm;
+pub mod partition;
+mod single;
+
+#[cfg(feature = "mpi")]
+pub use mpi_comm::MpiComm;
+pub use partition::{Dims, Partition, RankMap};
+pub use single::SingleProcess;
+
+use crate::error::Result;
+
+/// How global sums are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// The engine's own (`MPI_Allreduce`): fastest, its order the
+    /// library's to choose, so the last bits may differ from run to run.
+    #[default]
+    Fast,
+    /// Every rank's numbers gathered and summed in rank order on every
+    /// rank: the same bits on every run and every rank.
+    Deterministic,
+}
+
+impl Reduction {
+    /// `LATSOL_DETERMINISTIC_SUMS=1` asks for deterministic sums whatever
+    /// the caller chose.
+    pub fn from_env_or(chosen: Reduction) -> Reduction {
+        match std::env::var("LATSOL_DETERMINISTIC_SUMS").as_deref() {
+            Ok("1") => Reduction::Deterministic,
+            Ok("0") => Reduction::Fast,
+            _ => chosen,
+        }
+    }
+}
+
+/// One face of a halo exchange: `send` goes to rank `to`, and `recv` is
+/// filled with what rank `from` sent under the same `tag` (a direction
+/// and sense: the partner's send of that tag lands here).
+pub struct Message<'a> {
+    pub to: usize,
+    pub send: &'a [u8],
+    pub from: usize,
+    pub recv: &'a mut [u8],
+    pub tag: i32,
+}
+
+/// What a rank can ask of the others. Every method is collective over the
+/// ranks of the partition: all call it, in the same order.
+pub trait Comm: Send + Sync {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Sums `values` over the ranks, in place, as `reduction` says.
+    fn sum(&self, values: &mut [f64], reduction: Reduction) -> Result<()>;
+    /// The largest of `values` over the ranks, in place (exact in any order).
+    fn max(&self, values: &mut [f64]) -> Result<()>;
+    /// Whether `ok` holds on every rank: the verdict of a collective call.
+    fn all_ok(&self, ok: bool) -> Result<bool>;
+    /// Every message's send and receive at once (non-blocking underneath);
+    /// returns when all have arrived.
+    fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()>;
+}
