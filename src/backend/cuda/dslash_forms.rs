@@ -125,9 +125,7 @@ impl DslashForms {
             prefetch: AtomicU8::new(LinkPrefetch::from_env() as u8),
         }
     }
-}
 
-impl DslashForms {
     /// Which forms of the hopping term are launched.
     pub fn form(&self) -> DslashForm {
         match self.form.load(Ordering::Relaxed) {

@@ -117,7 +117,7 @@ fn site_reals(f: &CudaSpinor) -> usize {
     f.fermion().reals()
 }
 
-fn suffix(p: Precision) -> &'static str {
+fn host_suffix(p: Precision) -> &'static str {
     if p == Precision::Double {
         "f64"
     } else {
@@ -301,7 +301,7 @@ impl HostOrder<'_> {
             "import_{}_{}_to_{}",
             kind(dst),
             if double { "f64" } else { "f32" },
-            suffix(dst.precision())
+            host_suffix(dst.precision())
         );
         self.launch_tuned(&name, sites, 128, &params, None)?;
         let bad = self.read_flags()?[1];
@@ -465,7 +465,7 @@ impl HostOrder<'_> {
         let name = format!(
             "export_{}_{}_to_{}",
             kind(src),
-            suffix(src.precision()),
+            host_suffix(src.precision()),
             if double { "f64" } else { "f32" }
         );
         self.launch_tuned(&name, sites, 128, &params, None)?;

@@ -135,7 +135,7 @@ pub(crate) enum DeviceLong {
 /// `value = stored · fixed` (the largest stored magnitude over the
 /// fixed-point maximum, as `cpu/links.rs` stores staggered links).
 pub(crate) struct FixedLinks {
-    pub(crate) data: DeviceData,
+    data: DeviceData,
     pub(crate) fixed: f64,
 }
 
