@@ -21,9 +21,10 @@ if [ -n "$missing" ]; then
   exit 0
 fi
 
-cargo clippy --release --features mpi --lib --example comm_ranks -- -D warnings
-cargo build --release --features mpi --example comm_ranks
+cargo clippy --release --features mpi --lib --example comm_ranks --example cpu_ranks -- -D warnings
+cargo build --release --features mpi --example comm_ranks --example cpu_ranks
 bin=target/release/examples/comm_ranks
+cpu=target/release/examples/cpu_ranks
 # Open MPI refuses root unless told; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # No network probing on a sandboxed machine: shared memory and self only.
@@ -40,4 +41,13 @@ run 4 "$bin" --grid 1,1,2,2
 run 4 "$bin" --grid 1,2,2,1 --map x
 run 8 "$bin" --grid 2,2,1,2
 run 8 "$bin" --grid 1,2,2,2 --map x
+# The CPU backend on cut lattices against one rank: cuts in 1, 2 and 3
+# directions, a local extent of 2 (x), both rank maps, both kinds of sums.
+run 1 "$cpu" --grid 1,1,1,1
+run 2 "$cpu" --grid 2,1,1,1
+run 2 "$cpu" --grid 1,1,1,2 --deterministic
+run 4 "$cpu" --grid 1,1,2,2
+run 4 "$cpu" --grid 2,2,1,1 --map x --deterministic
+run 8 "$cpu" --grid 2,1,2,2
+run 8 "$cpu" --grid 1,2,2,2 --map x --deterministic
 echo "multi-rank tests: passed"

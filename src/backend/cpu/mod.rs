@@ -4,6 +4,7 @@
 //! dslash (`wilson`).
 
 mod blas;
+mod halo;
 mod links;
 // The CUDA backend stores the same site bit strings and link integers.
 mod staggered;
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use num_complex::Complex64 as C64;
 
+pub use halo::Ranks;
 pub use storage::{Data, Sites, SitesMut, Values};
 
 use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField, StaggeredStorage};
@@ -62,6 +64,8 @@ pub struct CpuGauge {
     lattice: Arc<Lattice>,
     links: Links,
     t_sign: f64,
+    /// On a partitioned lattice, the links behind the cut faces.
+    faces: Option<halo::GaugeFaces>,
 }
 
 impl GaugeStorage for CpuGauge {
@@ -139,6 +143,9 @@ pub struct CpuBackend {
     /// Per-chunk partial sums of the reductions, kept between calls so a
     /// solver iteration allocates nothing.
     partials: Mutex<Vec<f64>>,
+    /// On many ranks: this rank's part of the lattice and the engine that
+    /// reaches the others (every field is the local sub-lattice).
+    ranks: Option<Ranks>,
 }
 
 impl CpuBackend {
@@ -152,7 +159,34 @@ impl CpuBackend {
         Ok(CpuBackend {
             pool,
             partials: Mutex::new(Vec::new()),
+            ranks: None,
         })
+    }
+
+    /// A backend for one rank of a partitioned lattice: its fields are the
+    /// rank's sub-lattice (`ranks.partition.local()`), its sums global, its
+    /// Wilson hopping term reaches across the cut faces (issue 34: the
+    /// staggered operators are refused on a cut lattice for now).
+    pub fn on_ranks(num_threads: usize, ranks: Ranks) -> Result<CpuBackend> {
+        let mut b = CpuBackend::new(num_threads)?;
+        b.ranks = Some(ranks);
+        Ok(b)
+    }
+
+    /// The ranks of a partitioned lattice, if any direction is cut.
+    fn cut(&self) -> Option<&Ranks> {
+        self.ranks.as_ref().filter(|r| r.partitioned())
+    }
+
+    /// The gauge field's faces where the lattice is cut.
+    fn gauge_faces(&self, lattice: &Lattice, links: &Links) -> Result<Option<halo::GaugeFaces>> {
+        match &self.ranks {
+            None => Ok(None),
+            Some(r) => {
+                r.check_local(lattice, "upload_gauge")?;
+                Ok(Some(halo::exchange_gauge_faces(r, lattice, links)?))
+            }
+        }
     }
 
     /// Runs `f` on this backend's threads (host-side work of its context).
@@ -180,7 +214,11 @@ impl CpuBackend {
             partials.resize(need, 0.0);
         }
         let buf: &mut [f64] = &mut partials;
-        Ok(self.pool.install(|| f(buf)))
+        let mut sums = self.pool.install(|| f(buf));
+        if let Some(r) = &self.ranks {
+            r.sum(&mut sums)?;
+        }
+        Ok(sums)
     }
 }
 
@@ -245,11 +283,13 @@ impl Backend for CpuBackend {
     ) -> Result<CpuGauge> {
         // The hopping term walks the neighbour tables.
         gauge.lattice().build_neighbour_tables()?;
+        let links = self
+            .pool
+            .install(|| Links::new(gauge, precision, reconstruct, false))?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
-            links: self
-                .pool
-                .install(|| Links::new(gauge, precision, reconstruct, false))?,
+            faces: self.gauge_faces(gauge.lattice(), &links)?,
+            links,
             t_sign: t_boundary.sign(),
         })
     }
@@ -263,11 +303,13 @@ impl Backend for CpuBackend {
     ) -> Result<CpuGauge> {
         // The hopping term walks the neighbour tables.
         gauge.lattice().build_neighbour_tables()?;
+        let links = self
+            .pool
+            .install(|| Links::new(gauge, precision, reconstruct, true))?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
-            links: self
-                .pool
-                .install(|| Links::new(gauge, precision, reconstruct, true))?,
+            faces: self.gauge_faces(gauge.lattice(), &links)?,
+            links,
             t_sign: t_boundary.sign(),
         })
     }
@@ -457,7 +499,8 @@ impl Backend for CpuBackend {
                 [if xx > 0.0 { blas::norm2(r) / xx } else { 0.0 }]
             })
         })?;
-        Ok(sum / sites as f64)
+        let ranks = self.ranks.as_ref().map_or(1, |r| r.comm.size());
+        Ok(sum / (sites * ranks) as f64)
     }
 
     fn cdot(&self, x: &CpuSpinor, y: &CpuSpinor) -> Result<C64> {
@@ -565,6 +608,11 @@ impl Backend for CpuBackend {
         a: f64,
         x: Option<(f64, &CpuSpinor)>,
     ) -> Result<()> {
+        if self.cut().is_some() {
+            return Err(Error::Unsupported(
+                "the staggered operators on a partitioned lattice (issue 34: next)".into(),
+            ));
+        }
         let lat = links.lattice.clone();
         let fields = [Some(&*out), Some(inp), x.map(|x| x.1)];
         for f in fields.into_iter().flatten() {
@@ -725,6 +773,31 @@ impl CpuBackend {
         let iv = inp.data.view(i0, vh);
         let ov = out.data.view_mut(o0, vh);
         let links = &gauge.links;
+        // On a cut lattice the faces of the input travel first.
+        let spinor_faces = match self.cut() {
+            Some(r) => Some(halo::exchange_spinor_faces(r, &lat, parity, &iv)?),
+            None => None,
+        };
+        let faces = match (self.cut(), &spinor_faces, &gauge.faces) {
+            (Some(r), Some(spinors), Some(links)) => {
+                let p = &r.partition;
+                let g = p.coords();
+                Some(wilson::Faces {
+                    local: p.local(),
+                    partitioned: [0, 1, 2, 3].map(|mu| p.is_partitioned(mu)),
+                    spinors,
+                    links,
+                    t_last_here: g[3] == p.grid()[3] - 1,
+                    t_first_here: g[3] == 0,
+                })
+            }
+            (Some(_), _, None) => {
+                return Err(Error::Internal(
+                    "dslash: links stored without their faces on a cut lattice".into(),
+                ))
+            }
+            _ => None,
+        };
         self.pool.install(|| {
             wilson::dslash(
                 &lat,
@@ -737,6 +810,7 @@ impl CpuBackend {
                 dagger,
                 a,
                 clover,
+                faces.as_ref(),
             )
         });
         Ok(())

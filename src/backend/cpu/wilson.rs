@@ -11,6 +11,7 @@
 
 use num_complex::Complex64 as C64;
 
+use super::halo::{face_index, GaugeFaces, SpinorFaces};
 use super::links::Links;
 use super::storage::{Sites, SitesMut, SITE};
 use crate::backend::CloverForm;
@@ -30,7 +31,11 @@ const SITES_PER_TASK: usize = 256;
 
 #[inline(always)]
 fn load_spinor(v: &Sites, site: usize) -> Spinor {
-    let b = v.load(site);
+    spinor_of(&v.load(site))
+}
+
+#[inline(always)]
+fn spinor_of(b: &[f64; SITE]) -> Spinor {
     std::array::from_fn(|spin| {
         std::array::from_fn(|color| {
             let k = 2 * (3 * spin + color);
@@ -152,10 +157,96 @@ fn hop_direction<const MU: usize>(h: &Hop, cb: usize, f_fwd: f64, f_bwd: f64, ac
     accumulate::<MU>(-h.s_fwd, &us, acc);
 }
 
+/// What a hop on a partitioned lattice reads from the other ranks
+/// (`halo.rs`): the neighbours' spinors beyond this rank's faces, the links
+/// behind its backward faces, and whether this rank holds the global time
+/// boundary (the antiperiodic sign belongs to the hops across it only).
+pub(crate) struct Faces<'a> {
+    pub local: [usize; 4],
+    pub partitioned: [bool; 4],
+    pub spinors: &'a SpinorFaces,
+    pub links: &'a GaugeFaces,
+    pub t_last_here: bool,
+    pub t_first_here: bool,
+}
+
+/// The hopping term at site `cb` of parity `p` of a partitioned lattice.
+fn hop_site_with_faces(h: &Hop, f: &Faces, cb: usize) -> Spinor {
+    let x = h.lat.coords(h.p, cb);
+    let mut acc = [[Z; 3]; 4];
+    hop_direction_with_faces::<0>(h, f, cb, x, &mut acc);
+    hop_direction_with_faces::<1>(h, f, cb, x, &mut acc);
+    hop_direction_with_faces::<2>(h, f, cb, x, &mut acc);
+    hop_direction_with_faces::<3>(h, f, cb, x, &mut acc);
+    acc
+}
+
+/// `hop_direction` where the neighbour across a cut face is the received
+/// one: the same arithmetic on the same numbers as one rank's.
+#[inline(always)]
+fn hop_direction_with_faces<const MU: usize>(
+    h: &Hop,
+    f: &Faces,
+    cb: usize,
+    x: [usize; 4],
+    acc: &mut Spinor,
+) {
+    let (p, q) = (h.p, h.p.other());
+    let last = f.local[MU] - 1;
+    let cut = f.partitioned[MU];
+    let fi = || face_index(f.local, MU, x);
+    let f_fwd = if MU == 3 && x[3] == last && f.t_last_here {
+        h.t_sign
+    } else {
+        1.0
+    };
+    let f_bwd = if MU == 3 && x[3] == 0 && f.t_first_here {
+        h.t_sign
+    } else {
+        1.0
+    };
+
+    let ahead = if cut && x[MU] == last {
+        spinor_of(&f.spinors.forward[MU][fi()])
+    } else {
+        load_spinor(&h.inp, h.lat.neighbour_table(p, MU, true)[cb] as usize)
+    };
+    let s = project::<MU>(h.s_fwd, &ahead);
+    let mut us = match h.links.link(p, cb, MU) {
+        Some(u) => [u.mul_vec(&s[0]), u.mul_vec(&s[1])],
+        None => s,
+    };
+    if f_fwd != 1.0 {
+        us = us.map(|v| scale(C64::new(f_fwd, 0.0), &v));
+    }
+    accumulate::<MU>(h.s_fwd, &us, acc);
+
+    let (behind, link) = if cut && x[MU] == 0 {
+        let i = fi();
+        (
+            spinor_of(&f.spinors.backward[MU][i]),
+            Some(f.links.backward[MU][p.index()][i]),
+        )
+    } else {
+        let nb = h.lat.neighbour_table(p, MU, false)[cb] as usize;
+        (load_spinor(&h.inp, nb), h.links.link(q, nb, MU))
+    };
+    let s = project::<MU>(-h.s_fwd, &behind);
+    let mut us = match link {
+        Some(u) => [u.adj_mul_vec(&s[0]), u.adj_mul_vec(&s[1])],
+        None => s,
+    };
+    if f_bwd != 1.0 {
+        us = us.map(|v| scale(C64::new(f_bwd, 0.0), &v));
+    }
+    accumulate::<MU>(-h.s_fwd, &us, acc);
+}
+
 /// `out = a · D_{p,p̄} inp (+ x)`. `out`, `inp` and `x` are the parity
 /// halves (Vh sites each); `links` the whole field. With a clover field
 /// (stored numbers of A or A⁻¹, all sites), its `CloverForm` epilogue:
-/// `out = a · C D inp (+ x)` or `out = a · D inp + C x`.
+/// `out = a · C D inp (+ x)` or `out = a · D inp + C x`. On a partitioned
+/// lattice, `faces` holds what the hops across cut faces read.
 #[allow(clippy::too_many_arguments)]
 pub fn dslash(
     lat: &Lattice,
@@ -168,6 +259,7 @@ pub fn dslash(
     dagger: bool,
     a: f64,
     clover: Option<(&CloverData, CloverForm)>,
+    faces: Option<&Faces>,
 ) {
     let hop = Hop {
         lat,
@@ -183,7 +275,10 @@ pub fn dslash(
     out.par_chunks(SITES_PER_TASK, |task, mut o| {
         for k in 0..o.sites() {
             let cb = task * SITES_PER_TASK + k;
-            let d = hop_site(&hop, cb);
+            let d = match faces {
+                Some(f) => hop_site_with_faces(&hop, f, cb),
+                None => hop_site(&hop, cb),
+            };
             let mut v = [0.0; SITE];
             for (spin, row) in d.iter().enumerate() {
                 for (color, &c) in row.iter().enumerate() {

@@ -1,0 +1,258 @@
+//! The CPU backend on a partitioned lattice (issue 34): this rank's place
+//! among the others (`Ranks`) and the faces its hopping term reads from
+//! them, exchanged through the communication layer (`crate::comm`).
+//!
+//! A field here is the rank's local sub-lattice. The Wilson hop at a site
+//! on the forward face of a partitioned direction μ (`x_μ = L_μ − 1`)
+//! reads `ψ(x + μ̂)` from the rank ahead, on the backward face (`x_μ = 0`)
+//! `ψ(x − μ̂)` and the link `U_μ(x − μ̂)` from the rank behind. The
+//! spinor faces travel at every application (depth 1, the decoded site
+//! numbers: exactly what a single rank's hop loads), the links' once, at
+//! the gauge field's upload. A site of a face is found by its coordinates
+//! in the three other directions, lexicographic and halved (`face_index`:
+//! every local extent is even, so the halving is a bijection on the sites
+//! of one parity); a site and its neighbour across the face share them.
+
+use std::sync::Arc;
+
+use super::links::Links;
+use super::storage::{Sites, SITE};
+use crate::comm::{Comm, Dims, Message, Partition, Reduction};
+use crate::error::{Error, Result};
+use crate::lattice::{Lattice, Parity};
+use crate::su3::Su3;
+
+/// The engine that reaches the other ranks, and this rank's part.
+#[derive(Clone)]
+pub struct Ranks {
+    pub comm: Arc<dyn Comm>,
+    pub partition: Partition,
+    pub reduction: Reduction,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ranks")
+            .field("rank", &self.comm.rank())
+            .field("partition", &self.partition)
+            .field("reduction", &self.reduction)
+            .finish()
+    }
+}
+
+impl Ranks {
+    /// Refuses a field whose lattice is not this rank's sub-lattice.
+    pub(crate) fn check_local(&self, lattice: &Lattice, what: &str) -> Result<()> {
+        if lattice.dims() != self.partition.local() {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: a lattice of {:?} where this rank holds {:?} of the partitioned {:?}",
+                lattice.dims(),
+                self.partition.local(),
+                self.partition.global()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether any direction is cut.
+    pub(crate) fn partitioned(&self) -> bool {
+        (0..4).any(|mu| self.partition.is_partitioned(mu))
+    }
+
+    /// The global sums of `values`.
+    pub(crate) fn sum(&self, values: &mut [f64]) -> Result<()> {
+        self.comm.sum(values, self.reduction)
+    }
+}
+
+/// The index of site `x` among the sites of its parity in its layer of
+/// direction `mu`.
+pub(crate) fn face_index(local: Dims, mu: usize, x: Dims) -> usize {
+    let (mut index, mut stride) = (0, 1);
+    for nu in (0..4).filter(|&nu| nu != mu) {
+        index += x[nu] * stride;
+        stride *= local[nu];
+    }
+    index / 2
+}
+
+/// Sites of one parity in a layer of direction `mu`.
+fn face_len(local: Dims, mu: usize) -> usize {
+    (0..4)
+        .filter(|&nu| nu != mu)
+        .map(|nu| local[nu])
+        .product::<usize>()
+        / 2
+}
+
+/// The links `U_μ(x − μ̂)` for the sites `x` on the backward face of every
+/// partitioned direction: `[μ][parity of x][face index]` (empty where μ
+/// is not cut). An implicit unit link (temporal gauge) is the unit matrix.
+#[derive(Debug, Clone, Default)]
+pub struct GaugeFaces {
+    pub(crate) backward: [[Vec<Su3>; 2]; 4],
+}
+
+fn su3_reals(u: &Su3) -> [f64; 18] {
+    let mut r = [0.0; 18];
+    for (i, row) in u.0.iter().enumerate() {
+        for (j, z) in row.iter().enumerate() {
+            r[6 * i + 2 * j] = z.re;
+            r[6 * i + 2 * j + 1] = z.im;
+        }
+    }
+    r
+}
+
+fn su3_of(r: &[f64]) -> Su3 {
+    let mut u = Su3::identity();
+    for i in 0..3 {
+        for j in 0..3 {
+            u.0[i][j] = num_complex::Complex64::new(r[6 * i + 2 * j], r[6 * i + 2 * j + 1]);
+        }
+    }
+    u
+}
+
+/// Sends each partitioned direction's forward face of the links to the rank
+/// ahead and receives the rank behind's: the gauge field's faces.
+pub(crate) fn exchange_gauge_faces(
+    ranks: &Ranks,
+    lat: &Lattice,
+    links: &Links,
+) -> Result<GaugeFaces> {
+    let p = &ranks.partition;
+    let local = p.local();
+    let mut faces = GaugeFaces::default();
+    for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {
+        let n = face_len(local, mu);
+        // [parity of the receiving site][face index][18 reals]: a link at
+        // y (parity q) on this forward face serves the site y + μ̂ (parity
+        // q̄) ahead.
+        let mut send = vec![0.0f64; 2 * n * 18];
+        for q in [Parity::Even, Parity::Odd] {
+            let slot = q.other().index();
+            for cb in 0..lat.half_volume() {
+                let y = lat.coords(q, cb);
+                if y[mu] == local[mu] - 1 {
+                    let u = links.link(q, cb, mu).unwrap_or_else(Su3::identity);
+                    let at = (slot * n + face_index(local, mu, y)) * 18;
+                    send[at..at + 18].copy_from_slice(&su3_reals(&u));
+                }
+            }
+        }
+        let mut recv = vec![0.0f64; send.len()];
+        ranks.comm.exchange(&mut [Message {
+            to: p.neighbour(mu, true),
+            send: bytemuck::cast_slice(&send),
+            from: p.neighbour(mu, false),
+            recv: bytemuck::cast_slice_mut(&mut recv),
+            tag: 100 + mu as i32,
+        }])?;
+        faces.backward[mu] = [0, 1].map(|slot| {
+            recv[slot * n * 18..(slot + 1) * n * 18]
+                .chunks(18)
+                .map(su3_of)
+                .collect()
+        });
+    }
+    Ok(faces)
+}
+
+/// What the rank ahead and the rank behind hold next to this rank's faces,
+/// for one application of the hopping term on parity `p`: `forward[μ]`
+/// holds `ψ(x + μ̂)` for the sites `x` of parity `p` on the forward face,
+/// `backward[μ]` `ψ(x − μ̂)` on the backward face, by face index.
+#[derive(Debug, Default)]
+pub struct SpinorFaces {
+    pub(crate) forward: [Vec<[f64; SITE]>; 4],
+    pub(crate) backward: [Vec<[f64; SITE]>; 4],
+}
+
+/// Exchanges the faces of `inp` (the sites of parity `p̄`, the hopping
+/// term's input on parity `p`) in every partitioned direction: each rank
+/// sends its first layer back and its last layer ahead.
+pub(crate) fn exchange_spinor_faces(
+    ranks: &Ranks,
+    lat: &Lattice,
+    p: Parity,
+    inp: &Sites,
+) -> Result<SpinorFaces> {
+    let part = &ranks.partition;
+    let local = part.local();
+    let q = p.other();
+    let mut faces = SpinorFaces::default();
+    for mu in (0..4).filter(|&mu| part.is_partitioned(mu)) {
+        let n = face_len(local, mu);
+        let mut first = vec![[0.0; SITE]; n];
+        let mut last = vec![[0.0; SITE]; n];
+        for cb in 0..lat.half_volume() {
+            let y = lat.coords(q, cb);
+            if y[mu] == 0 {
+                first[face_index(local, mu, y)] = inp.load(cb);
+            }
+            if y[mu] == local[mu] - 1 {
+                last[face_index(local, mu, y)] = inp.load(cb);
+            }
+        }
+        let mut ahead = vec![[0.0; SITE]; n];
+        let mut behind = vec![[0.0; SITE]; n];
+        ranks.comm.exchange(&mut [
+            // The rank behind reads this first layer as its ψ(x + μ̂).
+            Message {
+                to: part.neighbour(mu, false),
+                send: bytemuck::cast_slice(&first),
+                from: part.neighbour(mu, true),
+                recv: bytemuck::cast_slice_mut(&mut ahead),
+                tag: 2 * mu as i32,
+            },
+            // The rank ahead reads this last layer as its ψ(x − μ̂).
+            Message {
+                to: part.neighbour(mu, true),
+                send: bytemuck::cast_slice(&last),
+                from: part.neighbour(mu, false),
+                recv: bytemuck::cast_slice_mut(&mut behind),
+                tag: 2 * mu as i32 + 1,
+            },
+        ])?;
+        faces.forward[mu] = ahead;
+        faces.backward[mu] = behind;
+    }
+    Ok(faces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_face_numbers_the_sites_of_one_parity_once() {
+        let local = [4, 2, 6, 4];
+        let lat = Lattice::new(local).unwrap();
+        for mu in 0..4 {
+            for p in [Parity::Even, Parity::Odd] {
+                let mut seen = vec![false; face_len(local, mu)];
+                for cb in 0..lat.half_volume() {
+                    let x = lat.coords(p, cb);
+                    if x[mu] == 0 {
+                        let i = face_index(local, mu, x);
+                        assert!(!seen[i], "{mu} {p:?} {x:?}");
+                        seen[i] = true;
+                        // The neighbour across the face has the same index.
+                        let mut y = x;
+                        y[mu] = local[mu] - 1;
+                        assert_eq!(face_index(local, mu, y), i);
+                    }
+                }
+                assert!(seen.iter().all(|&s| s), "{mu} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn su3_travels_as_18_reals() {
+        let u = crate::random::su3(&mut crate::random::rng(3));
+        let v = su3_of(&su3_reals(&u));
+        assert_eq!(u.0, v.0);
+    }
+}
