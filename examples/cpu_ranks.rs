@@ -9,8 +9,11 @@
 //! - CG on the normal equations of the even-odd Wilson operator: the same
 //!   iteration count (the global sums are added in another order than one
 //!   rank's, so the count may differ by one with fast sums) and solutions
-//!   equal to 1e-12 relative; with deterministic sums two runs give the
-//!   same bits.
+//!   equal to 1e-12 relative; with deterministic sums a second solve gives
+//!   the same bits;
+//! - BiCGstab on the even-odd Wilson-clover operator (the clover term made
+//!   on the whole lattice, each rank keeping its sites): iterations within
+//!   one of one rank's, solutions equal to 1e-12 relative.
 //!
 //! ```text
 //! mpirun -np 4 target/release/examples/cpu_ranks --grid 1,1,2,2 [--map x|t] [--deterministic]
@@ -20,12 +23,13 @@ use std::sync::Arc;
 
 use latsol::backend::cpu::{CpuBackend, Ranks};
 use latsol::backend::Backend;
+use latsol::clover::{CloverField, SiteBlocks};
 use latsol::comm::{Comm, Dims, MpiComm, Partition, RankMap, Reduction};
-use latsol::dirac::{Normal, WilsonFields};
+use latsol::dirac::{Direct, Normal, WilsonFields};
 use latsol::field::{GaugeField, HostSpinor};
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
-use latsol::solver::{cg, Silent, SolverParams};
+use latsol::solver::{bicgstab, cg, Silent, SolverParams};
 use mpi::raw::AsRaw;
 
 /// Local extents: 2 in x (the smallest a Wilson partition allows), 4 elsewhere.
@@ -53,6 +57,19 @@ fn local_spinor(
             .copy_from_slice(global.site(g.cb_index(gx)));
     }
     out
+}
+
+/// This rank's sites of a clover field of the whole lattice.
+fn local_clover(global: &CloverField, p: &Partition, lat: &Arc<Lattice>) -> CloverField {
+    let g = global.lattice();
+    let sites: Vec<SiteBlocks> = (0..lat.volume())
+        .map(|i| {
+            let parity = Parity::from_index(i / lat.half_volume());
+            let x = lat.coords(parity, i % lat.half_volume());
+            *global.site(parity, g.cb_index(p.global_site(x)))
+        })
+        .collect();
+    CloverField::from_sites(lat.clone(), sites).unwrap()
 }
 
 fn main() {
@@ -211,6 +228,69 @@ fn main() {
         ));
     }
 
+    // Deterministic sums: a second solve, the same bits.
+    if reduction == Reduction::Deterministic {
+        let (again, x_again) = solve(&many, &gn, &local_lat, &b_local);
+        if again.iterations != sn.iterations || x_again.data() != xn.data() {
+            failures.push("deterministic sums: a second solve differs".into());
+        }
+    }
+
+    // BiCGstab on the even-odd Wilson-clover operator.
+    let clover = latsol::clover::compute::compute(&global_gauge, kappa * 1.2).unwrap();
+    let inverse = clover.inverse().unwrap();
+    let c1 = one.upload_clover(&clover, &inverse, prec).unwrap();
+    let (lc, li) = (
+        local_clover(&clover, &partition, &local_lat),
+        local_clover(&inverse, &partition, &local_lat),
+    );
+    let cn = many.upload_clover(&lc, &li, prec).unwrap();
+    let solve_clover = |backend: &CpuBackend, gauge, clover, lat: &Arc<Lattice>, b: &HostSpinor| {
+        let fields = WilsonFields {
+            gauge,
+            clover: Some(clover),
+        };
+        let op = fields
+            .even_odd(backend, kappa, Parity::Even, true, prec)
+            .unwrap();
+        let mut direct = Direct(op);
+        let mut bb = backend
+            .alloc_spinor(lat, Subset::Single(Parity::Even), prec)
+            .unwrap();
+        backend.upload_spinor(&mut bb, b).unwrap();
+        let mut x = backend
+            .alloc_spinor(lat, Subset::Single(Parity::Even), prec)
+            .unwrap();
+        let stats = bicgstab::solve(backend, &mut direct, &mut x, &bb, &params, &Silent).unwrap();
+        let mut out = HostSpinor::zeros(lat.clone(), Subset::Single(Parity::Even));
+        backend.download_spinor(&x, &mut out).unwrap();
+        (stats, out)
+    };
+    let (t1, y1) = solve_clover(&one, &g1, &c1, &global_lat, &b);
+    let (tn, yn) = solve_clover(&many, &gn, &cn, &local_lat, &b_local);
+    let y1_local = local_spinor(&y1, &partition, &local_lat, Parity::Even);
+    let mut d2 = [
+        y1_local
+            .data()
+            .iter()
+            .zip(yn.data())
+            .map(|(a, b)| (a - b).norm_sqr())
+            .sum::<f64>(),
+        y1_local.norm2(),
+    ];
+    comm.sum(&mut d2, Reduction::Deterministic).unwrap();
+    let rel_clover = (d2[0] / d2[1]).sqrt();
+    if !t1.converged
+        || !tn.converged
+        || t1.iterations.abs_diff(tn.iterations) > 1
+        || rel_clover > 1e-12
+    {
+        failures.push(format!(
+            "clover BiCGstab: one rank {} iterations, {size} ranks {}, solutions differ by {rel_clover:.2e}",
+            t1.iterations, tn.iterations
+        ));
+    }
+
     let ok = comm.all_ok(failures.is_empty()).unwrap();
     for f in &failures {
         eprintln!("rank {rank}: FAILED {f}");
@@ -218,9 +298,12 @@ fn main() {
     if rank == 0 {
         println!(
             "cpu_ranks: {size} rank(s), grid {grid:?}, {reduction:?} sums: dslash bit for bit, CG {} iterations \
-             on one rank and {} on {size} (solutions within {rel:.1e}): {}",
+             on one rank and {} on {size} (solutions within {rel:.1e}), clover BiCGstab {} and {} \
+             ({rel_clover:.1e}): {}",
             s1.iterations,
             sn.iterations,
+            t1.iterations,
+            tn.iterations,
             if ok { "all checks passed" } else { "FAILED" }
         );
     }
