@@ -11,6 +11,11 @@
 //!   rank's, so the count may differ by one with fast sums) and solutions
 //!   equal to 1e-12 relative; with deterministic sums a second solve gives
 //!   the same bits;
+//! - the hopping term in half precision (fixed-point links scaled by the
+//!   whole lattice's largest link, as one rank scales them): bit for bit;
+//! - reliable-update CG in double with a half sloppy operator: iterations
+//!   within one of one rank's, both converged, solutions within 1e-8
+//!   (each meets 1e-10 on an operator of condition number below 100);
 //! - BiCGstab on the even-odd Wilson-clover operator (the clover term made
 //!   on the whole lattice, each rank keeping its sites): iterations within
 //!   one of one rank's, solutions equal to 1e-12 relative.
@@ -29,7 +34,7 @@ use latsol::dirac::{Direct, Normal, WilsonFields};
 use latsol::field::{GaugeField, HostSpinor};
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
-use latsol::solver::{bicgstab, cg, Silent, SolverParams};
+use latsol::solver::{bicgstab, cg, cg_reliable, MixedParams, Silent, SolverParams};
 use mpi::raw::AsRaw;
 
 /// Local extents: 2 in x (the smallest a Wilson partition allows), 4 elsewhere.
@@ -236,6 +241,104 @@ fn main() {
         }
     }
 
+    // Half precision: the hopping term bit for bit, and a mixed CG.
+    let half = Precision::Half;
+    let h1 = one.upload_gauge(&global_gauge, tb, half, recon).unwrap();
+    let hn = many.upload_gauge(&local_gauge, tb, half, recon).unwrap();
+    {
+        let src = latsol::random::spinor(&global_lat, Subset::Single(Parity::Odd), 21);
+        let src_local = local_spinor(&src, &partition, &local_lat, Parity::Odd);
+        let mut i1 = one
+            .alloc_spinor(&global_lat, Subset::Single(Parity::Odd), half)
+            .unwrap();
+        one.upload_spinor(&mut i1, &src).unwrap();
+        let mut o1 = one
+            .alloc_spinor(&global_lat, Subset::Single(Parity::Even), half)
+            .unwrap();
+        one.wilson_dslash(&mut o1, Parity::Even, &h1, &i1, false, 1.0, None)
+            .unwrap();
+        let mut want = HostSpinor::zeros(global_lat.clone(), Subset::Single(Parity::Even));
+        one.download_spinor(&o1, &mut want).unwrap();
+        let mut i_n = many
+            .alloc_spinor(&local_lat, Subset::Single(Parity::Odd), half)
+            .unwrap();
+        many.upload_spinor(&mut i_n, &src_local).unwrap();
+        let mut o_n = many
+            .alloc_spinor(&local_lat, Subset::Single(Parity::Even), half)
+            .unwrap();
+        many.wilson_dslash(&mut o_n, Parity::Even, &hn, &i_n, false, 1.0, None)
+            .unwrap();
+        let mut got = HostSpinor::zeros(local_lat.clone(), Subset::Single(Parity::Even));
+        many.download_spinor(&o_n, &mut got).unwrap();
+        if got.data() != local_spinor(&want, &partition, &local_lat, Parity::Even).data() {
+            failures.push("half dslash: not the one-rank numbers".into());
+        }
+    }
+    let mixed = MixedParams {
+        tol: 1e-10,
+        maxiter: 1000,
+        progress_every: 0,
+        delta: 0.1,
+        tol_inner: 0.1,
+    };
+    let solve_mixed = |backend: &CpuBackend, gauge, sloppy, lat: &Arc<Lattice>, b: &HostSpinor| {
+        let precise = WilsonFields {
+            gauge,
+            clover: None,
+        };
+        let rough = WilsonFields {
+            gauge: sloppy,
+            clover: None,
+        };
+        let op = precise
+            .even_odd(backend, kappa, Parity::Even, true, prec)
+            .unwrap();
+        let op_s = rough
+            .even_odd(backend, kappa, Parity::Even, true, half)
+            .unwrap();
+        let mut a = Normal::new(backend, op).unwrap();
+        let mut a_s = Normal::new(backend, op_s).unwrap();
+        let mut bb = backend
+            .alloc_spinor(lat, Subset::Single(Parity::Even), prec)
+            .unwrap();
+        backend.upload_spinor(&mut bb, b).unwrap();
+        let mut x = backend
+            .alloc_spinor(lat, Subset::Single(Parity::Even), prec)
+            .unwrap();
+        let stats = cg_reliable::solve(
+            backend, &mut a, &mut a_s, &mut x, &bb, &mixed, false, &Silent,
+        )
+        .unwrap();
+        let mut out = HostSpinor::zeros(lat.clone(), Subset::Single(Parity::Even));
+        backend.download_spinor(&x, &mut out).unwrap();
+        (stats, out)
+    };
+    let (m1, z1) = solve_mixed(&one, &g1, &h1, &global_lat, &b);
+    let (mn, zn) = solve_mixed(&many, &gn, &hn, &local_lat, &b_local);
+    let z1_local = local_spinor(&z1, &partition, &local_lat, Parity::Even);
+    let mut dz = [
+        z1_local
+            .data()
+            .iter()
+            .zip(zn.data())
+            .map(|(a, b)| (a - b).norm_sqr())
+            .sum::<f64>(),
+        z1_local.norm2(),
+    ];
+    comm.sum(&mut dz, Reduction::Deterministic).unwrap();
+    let rel_mixed = (dz[0] / dz[1]).sqrt();
+    if !m1.converged
+        || !mn.converged
+        || mn.reliable_updates == 0
+        || m1.iterations.abs_diff(mn.iterations) > 1
+        || rel_mixed > 1e-8
+    {
+        failures.push(format!(
+            "double-half CG: one rank {} iterations ({}), {size} ranks {} ({}), solutions differ by {rel_mixed:.2e}",
+            m1.iterations, m1.converged, mn.iterations, mn.converged
+        ));
+    }
+
     // BiCGstab on the even-odd Wilson-clover operator.
     let clover = latsol::clover::compute::compute(&global_gauge, kappa * 1.2).unwrap();
     let inverse = clover.inverse().unwrap();
@@ -298,10 +401,13 @@ fn main() {
     if rank == 0 {
         println!(
             "cpu_ranks: {size} rank(s), grid {grid:?}, {reduction:?} sums: dslash bit for bit, CG {} iterations \
-             on one rank and {} on {size} (solutions within {rel:.1e}), clover BiCGstab {} and {} \
-             ({rel_clover:.1e}): {}",
+             on one rank and {} on {size} (solutions within {rel:.1e}), half dslash bit for bit, \
+             double-half CG {} and {} ({} reliable updates; {rel_mixed:.1e}), clover BiCGstab {} and {} ({rel_clover:.1e}): {}",
             s1.iterations,
             sn.iterations,
+            m1.iterations,
+            mn.iterations,
+            mn.reliable_updates,
             t1.iterations,
             tn.iterations,
             if ok { "all checks passed" } else { "FAILED" }

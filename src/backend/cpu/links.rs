@@ -65,15 +65,27 @@ fn to_fixed<T: Fixed>(reals: &[f64], scale: f64, what: &str) -> Result<Vec<T>> {
     crate::alloc::collect(reals.len(), values, what)
 }
 
-impl Links {
-    /// Stores `field`; with `temporal_gauge` the T links off the last time
-    /// slice are taken to be unit (the caller has checked that) and dropped.
-    pub fn new(
+/// A gauge field's links compressed to their stored reals (`reconstruct`),
+/// in double, before the storage format rounds them: `Links::new` in two
+/// steps, so that on many ranks the fixed-point scale can be the largest
+/// stored number of the whole lattice (`largest`, then a global maximum),
+/// as one rank would choose it.
+pub struct Compressed {
+    reals: Vec<f64>,
+    precision: Precision,
+    reconstruct: Reconstruct,
+    temporal: Option<Temporal>,
+    vh: usize,
+    what: String,
+}
+
+impl Compressed {
+    pub fn of(
         field: &GaugeField,
         precision: Precision,
         reconstruct: Reconstruct,
         temporal_gauge: bool,
-    ) -> Result<Links> {
+    ) -> Result<Compressed> {
         let lat: &Lattice = field.lattice();
         let vh = lat.half_volume();
         let temporal = temporal_gauge.then(|| {
@@ -89,8 +101,8 @@ impl Links {
             Some(t) => 3 * 2 * vh + 2 * t.slice,
         };
         let r = reconstruct.reals();
-        let what = &format!("the {precision:?} links of a {:?} lattice", lat.dims());
-        let mut reals = crate::alloc::filled(stored * r, 0.0f64, what)?;
+        let what = format!("the {precision:?} links of a {:?} lattice", lat.dims());
+        let mut reals = crate::alloc::filled(stored * r, 0.0f64, &what)?;
         for p in [Parity::Even, Parity::Odd] {
             for cb in 0..vh {
                 for mu in 0..4 {
@@ -102,8 +114,26 @@ impl Links {
                 }
             }
         }
-        let scale = reals.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-        let data = match precision {
+        Ok(Compressed {
+            reals,
+            precision,
+            reconstruct,
+            temporal,
+            vh,
+            what,
+        })
+    }
+
+    /// The largest stored magnitude, at least 1: the fixed-point scale.
+    pub fn largest(&self) -> f64 {
+        self.reals.iter().fold(1.0f64, |m, v| m.max(v.abs()))
+    }
+
+    /// The links in their storage format, fixed point relative to `scale`
+    /// (at least `largest()`).
+    pub fn store(self, scale: f64) -> Result<Links> {
+        let (reals, what) = (self.reals, &self.what);
+        let data = match self.precision {
             Precision::Double => LinkData::F64(reals),
             Precision::Single => LinkData::F32(crate::alloc::collect(
                 reals.len(),
@@ -116,15 +146,17 @@ impl Links {
         };
         Ok(Links {
             data,
-            precision,
-            reconstruct,
+            precision: self.precision,
+            reconstruct: self.reconstruct,
             scale,
-            temporal,
-            vh,
+            temporal: self.temporal,
+            vh: self.vh,
             long: None,
         })
     }
+}
 
+impl Links {
     /// Stores the links of a staggered operator, which are not unitary:
     /// all 18 reals (`long` None: fat or thin links), or long links
     /// compressed as `|s|` × U(3) (`long_links`; the caller has checked
@@ -280,8 +312,16 @@ mod tests {
     fn temporal_gauge_stores_only_what_is_not_unit() {
         let lat = Arc::new(Lattice::new([4, 4, 2, 6]).unwrap());
         let field = random::hot_gauge(&lat, 9);
-        let full = Links::new(&field, Precision::Double, Reconstruct::Full18, false).unwrap();
-        let tg = Links::new(&field, Precision::Double, Reconstruct::Full18, true).unwrap();
+        let full = {
+            let c = Compressed::of(&field, Precision::Double, Reconstruct::Full18, false).unwrap();
+            let scale = c.largest();
+            c.store(scale).unwrap()
+        };
+        let tg = {
+            let c = Compressed::of(&field, Precision::Double, Reconstruct::Full18, true).unwrap();
+            let scale = c.largest();
+            c.store(scale).unwrap()
+        };
         let len = |l: &Links| match &l.data {
             LinkData::F64(v) => v.len() / 18,
             _ => unreachable!(),

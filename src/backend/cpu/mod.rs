@@ -178,6 +178,26 @@ impl CpuBackend {
         self.ranks.as_ref().filter(|r| r.partitioned())
     }
 
+    /// `Links::new` on this backend's threads; on many ranks the fixed-point
+    /// scale is the whole lattice's largest stored number (the maximum is
+    /// agreed on the caller's thread, which is the one that may call MPI).
+    fn store_links(
+        &self,
+        gauge: &GaugeField,
+        precision: Precision,
+        reconstruct: Reconstruct,
+        temporal: bool,
+    ) -> Result<Links> {
+        let compressed = self
+            .pool
+            .install(|| links::Compressed::of(gauge, precision, reconstruct, temporal))?;
+        let mut scale = [compressed.largest()];
+        if let Some(r) = &self.ranks {
+            r.comm.max(&mut scale)?;
+        }
+        self.pool.install(|| compressed.store(scale[0]))
+    }
+
     /// The gauge field's faces where the lattice is cut.
     fn gauge_faces(&self, lattice: &Lattice, links: &Links) -> Result<Option<halo::GaugeFaces>> {
         match &self.ranks {
@@ -283,9 +303,7 @@ impl Backend for CpuBackend {
     ) -> Result<CpuGauge> {
         // The hopping term walks the neighbour tables.
         gauge.lattice().build_neighbour_tables()?;
-        let links = self
-            .pool
-            .install(|| Links::new(gauge, precision, reconstruct, false))?;
+        let links = self.store_links(gauge, precision, reconstruct, false)?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
             faces: self.gauge_faces(gauge.lattice(), &links)?,
@@ -303,9 +321,7 @@ impl Backend for CpuBackend {
     ) -> Result<CpuGauge> {
         // The hopping term walks the neighbour tables.
         gauge.lattice().build_neighbour_tables()?;
-        let links = self
-            .pool
-            .install(|| Links::new(gauge, precision, reconstruct, true))?;
+        let links = self.store_links(gauge, precision, reconstruct, true)?;
         Ok(CpuGauge {
             lattice: gauge.lattice().clone(),
             faces: self.gauge_faces(gauge.lattice(), &links)?,
