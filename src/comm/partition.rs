@@ -1,8 +1,7 @@
 //! How one lattice is cut over a 4-d grid of ranks, with QUDA's semantics
-//! (learned from QUDA develop 9521952's lib/comm_common.cpp and
-//! lib/interface_quda.cpp, `initCommsGridQuda`; and MILC's
-//! generic/layout_hyper_prime.c through QUDA's lib/milc_interface.cpp;
-//! nothing copied):
+//! as issue 34 states them for QUDA develop 9521952 (`initCommsGridQuda`,
+//! MILC's `qudaSetLayout`; the QUDA and MILC sources were not read for
+//! this file, and nothing of theirs is in it):
 //! - every rank holds a *local* sub-lattice of the same extents, the global
 //!   lattice being the local one times the grid, dimension by dimension;
 //! - a rank sits at grid coordinates `(gx, gy, gz, gt)`; which rank number

@@ -85,6 +85,27 @@ fn face_len(local: Dims, mu: usize) -> usize {
         / 2
 }
 
+/// The sites of parity `p` in the layer `x_μ = layer`, as (face index,
+/// checkerboard index): a walk over the layer alone, not the lattice.
+fn layer_sites(
+    lat: &Lattice,
+    p: Parity,
+    mu: usize,
+    layer: usize,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let local = lat.dims();
+    let n = 2 * face_len(local, mu);
+    (0..n).filter_map(move |mut i| {
+        let mut x = [0; 4];
+        x[mu] = layer;
+        for nu in (0..4).filter(|&nu| nu != mu) {
+            x[nu] = i % local[nu];
+            i /= local[nu];
+        }
+        (lat.parity_of(x) == p).then(|| (face_index(local, mu, x), lat.cb_index(x)))
+    })
+}
+
 /// The links `U_μ(x − μ̂)` for the sites `x` on the backward face of every
 /// partitioned direction: `[μ][parity of x][face index]` (empty where μ
 /// is not cut). An implicit unit link (temporal gauge) is the unit matrix.
@@ -132,13 +153,10 @@ pub(crate) fn exchange_gauge_faces(
         let mut send = vec![0.0f64; 2 * n * 18];
         for q in [Parity::Even, Parity::Odd] {
             let slot = q.other().index();
-            for cb in 0..lat.half_volume() {
-                let y = lat.coords(q, cb);
-                if y[mu] == local[mu] - 1 {
-                    let u = links.link(q, cb, mu).unwrap_or_else(Su3::identity);
-                    let at = (slot * n + face_index(local, mu, y)) * 18;
-                    send[at..at + 18].copy_from_slice(&su3_reals(&u));
-                }
+            for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1) {
+                let u = links.link(q, cb, mu).unwrap_or_else(Su3::identity);
+                let at = (slot * n + i) * 18;
+                send[at..at + 18].copy_from_slice(&su3_reals(&u));
             }
         }
         let mut recv = vec![0.0f64; send.len()];
@@ -186,14 +204,11 @@ pub(crate) fn exchange_spinor_faces(
         let n = face_len(local, mu);
         let mut first = vec![[0.0; SITE]; n];
         let mut last = vec![[0.0; SITE]; n];
-        for cb in 0..lat.half_volume() {
-            let y = lat.coords(q, cb);
-            if y[mu] == 0 {
-                first[face_index(local, mu, y)] = inp.load(cb);
-            }
-            if y[mu] == local[mu] - 1 {
-                last[face_index(local, mu, y)] = inp.load(cb);
-            }
+        for (i, cb) in layer_sites(lat, q, mu, 0) {
+            first[i] = inp.load(cb);
+        }
+        for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1) {
+            last[i] = inp.load(cb);
         }
         let mut ahead = vec![[0.0; SITE]; n];
         let mut behind = vec![[0.0; SITE]; n];
@@ -245,6 +260,26 @@ mod tests {
                     }
                 }
                 assert!(seen.iter().all(|&s| s), "{mu} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_layer_walk_finds_the_sites_a_lattice_scan_finds() {
+        let lat = Lattice::new([4, 2, 6, 4]).unwrap();
+        for mu in 0..4 {
+            for p in [Parity::Even, Parity::Odd] {
+                for layer in [0, lat.dims()[mu] - 1] {
+                    let mut walked: Vec<_> = layer_sites(&lat, p, mu, layer).collect();
+                    let mut scanned: Vec<_> = (0..lat.half_volume())
+                        .map(|cb| (lat.coords(p, cb), cb))
+                        .filter(|(x, _)| x[mu] == layer)
+                        .map(|(x, cb)| (face_index(lat.dims(), mu, x), cb))
+                        .collect();
+                    walked.sort();
+                    scanned.sort();
+                    assert_eq!(walked, scanned, "{mu} {p:?} {layer}");
+                }
             }
         }
     }
