@@ -159,7 +159,63 @@ fn main() {
         "one rank's no is everyone's".into(),
     );
 
-    // Halos of depth 1 and 3 in every direction, both senses.
+    // Halos of depth 1 and 3 in every direction, both senses: from this
+    // thread, then from a worker of a thread pool (below
+    // MPI_THREAD_SERIALIZED, which `mpi::initialize` gives, this thread
+    // serves the worker's calls: `latsol::comm::install`).
+    for f in halo_failures(&comm, &p) {
+        check(false, f);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (on_worker, pooled_sum, pooled_halos) = latsol::comm::install(&comm, &pool, || {
+        let mut v = mine(rank);
+        comm.sum(&mut v, Reduction::Deterministic).unwrap();
+        let ok = comm.all_ok(true).unwrap() && !comm.all_ok(rank != 0).unwrap();
+        let mut m = [rank as f64];
+        comm.max(&mut m).unwrap();
+        let worker = rayon::current_thread_index().is_some() && ok && m[0] == (size - 1) as f64;
+        (worker, v, halo_failures(&comm, &p))
+    });
+    check(
+        on_worker,
+        "a pool worker's verdicts and maxima through the serving thread".into(),
+    );
+    check(
+        pooled_sum == det,
+        format!("a pool worker's sum {pooled_sum:?} vs {det:?}"),
+    );
+    for f in pooled_halos {
+        check(false, format!("from a pool worker: {f}"));
+    }
+
+    let ok = comm.all_ok(failures.is_empty()).unwrap();
+    for f in &failures {
+        eprintln!("rank {rank}: FAILED {f}");
+    }
+    if rank == 0 {
+        println!(
+            "comm_ranks: {size} rank(s), grid {grid:?}, map {map:?}, calls funnelled {}: {}",
+            comm.funnelled(),
+            if ok { "all checks passed" } else { "FAILED" }
+        );
+    }
+    drop(comm);
+    drop(universe);
+    std::process::exit(if ok { 0 } else { 1 });
+}
+
+/// Halos of depth 1 and 3 in every direction, both senses, whose faces
+/// hold their sites' global coordinates: what went wrong.
+fn halo_failures(comm: &MpiComm, p: &Partition) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            failures.push(what);
+        }
+    };
     for depth in [1, 3] {
         let mut sends = Vec::new();
         let mut recvs = Vec::new();
@@ -171,7 +227,7 @@ fn main() {
             for forward in [true, false] {
                 // Forward face to the forward neighbour; its backward
                 // neighbour (this rank's backward one) sends the same tag.
-                sends.push(face(&p, mu, forward, depth));
+                sends.push(face(p, mu, forward, depth));
                 recvs.push(vec![0u8; sends.last().unwrap().len()]);
                 partners.push((mu, forward));
             }
@@ -191,7 +247,7 @@ fn main() {
         comm.exchange(&mut messages).unwrap();
         for (recv, &(mu, forward)) in recvs.iter().zip(&partners) {
             if forward {
-                let want = expected_from_behind(&p, mu, depth);
+                let want = expected_from_behind(p, mu, depth);
                 check(
                     recv == &want,
                     format!("depth {depth}: the face from behind along {mu}"),
@@ -199,7 +255,7 @@ fn main() {
             } else {
                 // The forward neighbour's backward face: sites just ahead.
                 let g = p.global();
-                let ahead: Vec<u8> = face(&p, mu, false, depth)
+                let ahead: Vec<u8> = face(p, mu, false, depth)
                     .chunks(16)
                     .flat_map(|c| {
                         let mut v: Vec<u32> = c
@@ -218,17 +274,5 @@ fn main() {
         }
     }
 
-    let ok = comm.all_ok(failures.is_empty()).unwrap();
-    for f in &failures {
-        eprintln!("rank {rank}: FAILED {f}");
-    }
-    if rank == 0 {
-        println!(
-            "comm_ranks: {size} rank(s), grid {grid:?}, map {map:?}: {}",
-            if ok { "all checks passed" } else { "FAILED" }
-        );
-    }
-    drop(comm);
-    drop(universe);
-    std::process::exit(if ok { 0 } else { 1 });
+    failures
 }

@@ -186,7 +186,7 @@ fn main() {
     let one = CpuBackend::new(1).unwrap();
     let ranks = Ranks {
         comm: comm.clone(),
-        partition: partition.clone(),
+        grid: partition.rank_grid().clone(),
         reduction,
     };
     let many = CpuBackend::on_ranks(1, ranks).unwrap();

@@ -18,7 +18,7 @@ mod single;
 
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
-pub use partition::{Dims, Partition, RankMap};
+pub use partition::{local_of_global, Dims, Partition, RankGrid, RankMap};
 pub use single::SingleProcess;
 
 use crate::error::Result;
@@ -72,4 +72,28 @@ pub trait Comm: Send + Sync {
     /// Every message's send and receive at once (non-blocking underneath);
     /// returns when all have arrived.
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()>;
+    /// Runs `work` on `pool`'s threads while this thread waits, as
+    /// `ThreadPool::install` does; an engine that may only be called from
+    /// the host's thread (MPI initialised below `MPI_THREAD_SERIALIZED`)
+    /// has this thread make the calls the pool's threads ask for.
+    fn serve_while(&self, pool: &rayon::ThreadPool, work: &mut (dyn FnMut() + Send)) {
+        pool.install(work)
+    }
+}
+
+/// `pool.install(f)` for work that may talk to the other ranks through
+/// `comm`: the calling thread serves the engine's calls if it must.
+pub fn install<R: Send>(
+    comm: &dyn Comm,
+    pool: &rayon::ThreadPool,
+    f: impl FnOnce() -> R + Send,
+) -> R {
+    let mut f = Some(f);
+    let mut out = None;
+    comm.serve_while(pool, &mut || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    });
+    out.expect("serve_while runs its work once")
 }

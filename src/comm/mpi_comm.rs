@@ -5,12 +5,19 @@
 //! dropped (unless the host has finalised MPI by then: it is then left, as
 //! freeing it would be an error).
 //!
+//! Below `MPI_THREAD_SERIALIZED` the library's worker threads never call
+//! MPI: the host's thread that called latsol serves their calls while they
+//! work (`serve_while`), the faces and sums copied through a queue.
+//!
 //! Deterministic sums gather every rank's numbers and add them in rank
 //! order on every rank; fast sums are `MPI_Allreduce`'s.
 
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, MutexGuard};
+use std::thread::ThreadId;
 
 use ::mpi::collective::SystemOperation;
+use ::mpi::environment::Threading;
 use ::mpi::ffi::MPI_Comm;
 use ::mpi::point_to_point::{Destination, Source};
 use ::mpi::raw::FromRaw;
@@ -28,13 +35,19 @@ pub struct MpiComm {
     calls: Mutex<()>,
     rank: usize,
     size: usize,
+    /// MPI was initialised below `MPI_THREAD_SERIALIZED`: only the
+    /// host's thread may call it, so the pool's threads hand their calls
+    /// to it (`serve_while`).
+    funnelled: bool,
+    /// While a thread serves: that thread, and the queue of calls to it.
+    funnel: Mutex<Option<(ThreadId, Sender<Served>)>>,
 }
 
 // SAFETY: the communicator is a handle of the MPI library's, used by one
 // thread at a time (every call holds `calls`), which MPI allows at
-// MPI_THREAD_SERIALIZED; a host that initialised MPI with less
-// (MPI_THREAD_FUNNELED, MILC's and QUDA's habit) calls latsol from the
-// thread that initialised it, as it calls MPI itself.
+// MPI_THREAD_SERIALIZED; below that (MPI_Init gives MPI_THREAD_SINGLE,
+// MILC's and QUDA's habit) every call is made by the host's thread that
+// called latsol: the pool's threads hand theirs to it (`serve_while`).
 unsafe impl Send for MpiComm {}
 // SAFETY: as for `Send`: shared use is serialised by `calls`.
 unsafe impl Sync for MpiComm {}
@@ -90,7 +103,18 @@ impl MpiComm {
             size: comm.size() as usize,
             comm: Some(comm),
             calls: Mutex::new(()),
+            funnelled: !matches!(
+                ::mpi::environment::threading_support(),
+                Threading::Serialized | Threading::Multiple
+            ),
+            funnel: Mutex::new(None),
         }
+    }
+
+    /// Whether the host's thread makes every MPI call (MPI initialised
+    /// below `MPI_THREAD_SERIALIZED`).
+    pub fn funnelled(&self) -> bool {
+        self.funnelled
     }
 
     /// The communicator, with the right to call MPI until the guard drops.
@@ -114,16 +138,8 @@ impl Drop for MpiComm {
     }
 }
 
-impl Comm for MpiComm {
-    fn rank(&self) -> usize {
-        self.rank
-    }
-
-    fn size(&self) -> usize {
-        self.size
-    }
-
-    fn sum(&self, values: &mut [f64], reduction: Reduction) -> Result<()> {
+impl MpiComm {
+    fn sum_now(&self, values: &mut [f64], reduction: Reduction) -> Result<()> {
         match reduction {
             Reduction::Fast => {
                 let mine = values.to_vec();
@@ -143,21 +159,21 @@ impl Comm for MpiComm {
         Ok(())
     }
 
-    fn max(&self, values: &mut [f64]) -> Result<()> {
+    fn max_now(&self, values: &mut [f64]) -> Result<()> {
         let mine = values.to_vec();
         let (_calls, comm) = self.comm()?;
         comm.all_reduce_into(&mine[..], values, SystemOperation::max());
         Ok(())
     }
 
-    fn all_ok(&self, ok: bool) -> Result<bool> {
+    fn all_ok_now(&self, ok: bool) -> Result<bool> {
         let mut all = 0i32;
         let (_calls, comm) = self.comm()?;
         comm.all_reduce_into(&i32::from(ok), &mut all, SystemOperation::min());
         Ok(all == 1)
     }
 
-    fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()> {
+    fn exchange_now(&self, messages: &mut [Message<'_>]) -> Result<()> {
         for m in messages.iter() {
             if m.to >= self.size || m.from >= self.size {
                 return Err(Error::Internal(format!(
@@ -190,5 +206,175 @@ impl Comm for MpiComm {
             }
         });
         Ok(())
+    }
+}
+
+/// A call asked of the serving thread, and where its answer goes.
+type Call = Box<dyn FnOnce(&MpiComm) + Send>;
+
+enum Served {
+    Call(Call),
+    /// The work is over (sent even if it panicked).
+    Done,
+}
+
+/// Sends `Done` when the work ends, however it ends.
+struct DoneOnDrop(Sender<Served>);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(Served::Done);
+    }
+}
+
+/// A face to send and one to receive, owned, for the serving thread.
+struct OwnedMessage {
+    to: usize,
+    send: Vec<u8>,
+    from: usize,
+    recv: Vec<u8>,
+    tag: i32,
+}
+
+impl MpiComm {
+    /// Where this thread's calls must go instead of MPI: the serving
+    /// thread's queue while one serves and this is another thread.
+    fn funnel_to(&self) -> Result<Option<Sender<Served>>> {
+        let funnel = self
+            .funnel
+            .lock()
+            .map_err(|_| Error::Internal("the MPI engine's funnel lock is poisoned".into()))?;
+        Ok(funnel
+            .as_ref()
+            .filter(|(server, _)| *server != std::thread::current().id())
+            .map(|(_, queue)| queue.clone()))
+    }
+
+    /// Has the serving thread run `call` and waits for its answer.
+    fn through<R: Send + 'static>(
+        queue: Sender<Served>,
+        call: impl FnOnce(&MpiComm) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        let (answer, answered) = channel();
+        queue
+            .send(Served::Call(Box::new(move |c| {
+                let _ = answer.send(call(c));
+            })))
+            .map_err(|_| Error::Internal("the thread serving MPI calls has left".into()))?;
+        answered
+            .recv()
+            .map_err(|_| Error::Internal("the thread serving MPI calls dropped a call".into()))?
+    }
+}
+
+impl Comm for MpiComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn sum(&self, values: &mut [f64], reduction: Reduction) -> Result<()> {
+        match self.funnel_to()? {
+            None => self.sum_now(values, reduction),
+            Some(queue) => {
+                let mut owned = values.to_vec();
+                let owned = MpiComm::through(queue, move |c| {
+                    c.sum_now(&mut owned, reduction).map(|()| owned)
+                })?;
+                values.copy_from_slice(&owned);
+                Ok(())
+            }
+        }
+    }
+
+    fn max(&self, values: &mut [f64]) -> Result<()> {
+        match self.funnel_to()? {
+            None => self.max_now(values),
+            Some(queue) => {
+                let mut owned = values.to_vec();
+                let owned =
+                    MpiComm::through(queue, move |c| c.max_now(&mut owned).map(|()| owned))?;
+                values.copy_from_slice(&owned);
+                Ok(())
+            }
+        }
+    }
+
+    fn all_ok(&self, ok: bool) -> Result<bool> {
+        match self.funnel_to()? {
+            None => self.all_ok_now(ok),
+            Some(queue) => MpiComm::through(queue, move |c| c.all_ok_now(ok)),
+        }
+    }
+
+    fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()> {
+        let Some(queue) = self.funnel_to()? else {
+            return self.exchange_now(messages);
+        };
+        let mut owned: Vec<OwnedMessage> = messages
+            .iter()
+            .map(|m| OwnedMessage {
+                to: m.to,
+                send: m.send.to_vec(),
+                from: m.from,
+                recv: vec![0; m.recv.len()],
+                tag: m.tag,
+            })
+            .collect();
+        let owned = MpiComm::through(queue, move |c| {
+            let mut borrowed: Vec<Message<'_>> = owned
+                .iter_mut()
+                .map(|m| Message {
+                    to: m.to,
+                    send: &m.send,
+                    from: m.from,
+                    recv: &mut m.recv,
+                    tag: m.tag,
+                })
+                .collect();
+            c.exchange_now(&mut borrowed)?;
+            drop(borrowed);
+            Ok(owned)
+        })?;
+        for (m, o) in messages.iter_mut().zip(owned) {
+            m.recv.copy_from_slice(&o.recv);
+        }
+        Ok(())
+    }
+
+    /// Below `MPI_THREAD_SERIALIZED` only the host's thread may call MPI:
+    /// it serves the calls the pool's threads ask for until the work ends.
+    fn serve_while(&self, pool: &rayon::ThreadPool, work: &mut (dyn FnMut() + Send)) {
+        let (queue, served) = channel();
+        {
+            let Ok(mut funnel) = self.funnel.lock() else {
+                return pool.install(work);
+            };
+            if !self.funnelled || funnel.is_some() {
+                // Any thread may call MPI, or a thread already serves (work
+                // started from inside work runs where it is).
+                drop(funnel);
+                return pool.install(work);
+            }
+            *funnel = Some((std::thread::current().id(), queue.clone()));
+        }
+        pool.in_place_scope(|scope| {
+            scope.spawn(move |_| {
+                let _done = DoneOnDrop(queue);
+                work();
+            });
+            for s in served.iter() {
+                match s {
+                    Served::Call(call) => call(self),
+                    Served::Done => break,
+                }
+            }
+        });
+        if let Ok(mut funnel) = self.funnel.lock() {
+            *funnel = None;
+        }
     }
 }

@@ -14,6 +14,8 @@
 //! - the improved staggered operator's three-hop Naik term needs every
 //!   partitioned local extent ≥ 3 (one neighbour rank per hop direction).
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 
 /// The dimensions of a 4-d grid or lattice, x, y, z, t.
@@ -56,16 +58,24 @@ impl RankMap {
     }
 }
 
-/// One rank's place in the cut of a lattice over a grid of ranks.
+/// The grid of ranks and this rank's place in it, whatever the lattice:
+/// what a context knows from its start (QUDA's `initCommsGridQuda`).
 #[derive(Debug, Clone)]
-pub struct Partition {
+pub struct RankGrid {
     grid: Dims,
-    local: Dims,
     rank: usize,
     /// The grid coordinates of every rank, by rank.
-    coords: Vec<Dims>,
+    coords: Arc<[Dims]>,
     /// The rank at every grid coordinate, lexicographic with x fastest.
-    ranks: Vec<usize>,
+    ranks: Arc<[usize]>,
+}
+
+/// One rank's place in the cut of a lattice over a grid of ranks: the
+/// grid, and the sub-lattice every rank holds.
+#[derive(Debug, Clone)]
+pub struct Partition {
+    grid: RankGrid,
+    local: Dims,
 }
 
 /// Grid coordinates in lexicographic order, x fastest.
@@ -85,18 +95,11 @@ fn lex(grid: Dims, g: Dims) -> usize {
     g[0] + grid[0] * (g[1] + grid[1] * (g[2] + grid[2] * g[3]))
 }
 
-impl Partition {
-    /// The partition of rank `rank` of `ranks` over `grid`, each holding
-    /// `local` sites. Refuses a grid whose product is not the number of
-    /// ranks, an odd or zero local extent, and a map that is not a
-    /// bijection onto the ranks.
-    pub fn new(
-        grid: Dims,
-        local: Dims,
-        ranks: usize,
-        rank: usize,
-        map: &RankMap,
-    ) -> Result<Partition> {
+impl RankGrid {
+    /// Rank `rank` of `ranks` on `grid`. Refuses a grid whose product is
+    /// not the number of ranks and a map that is not a bijection onto the
+    /// ranks.
+    pub fn new(grid: Dims, ranks: usize, rank: usize, map: &RankMap) -> Result<RankGrid> {
         if grid.contains(&0) {
             return Err(Error::InvalidArgument(format!(
                 "the rank grid {grid:?} has a zero extent"
@@ -110,13 +113,6 @@ impl Partition {
         }
         if rank >= ranks {
             return Err(Error::InvalidArgument(format!("rank {rank} of {ranks}")));
-        }
-        if let Some(mu) = (0..4).find(|&mu| local[mu] == 0 || !local[mu].is_multiple_of(2)) {
-            return Err(Error::InvalidArgument(format!(
-                "local extent {} in direction {mu} of {local:?}: every local extent must be \
-                 even and positive (local parity is global parity)",
-                local[mu]
-            )));
         }
         let mut coords = vec![None; ranks];
         let mut table = vec![0; ranks];
@@ -138,54 +134,24 @@ impl Partition {
             coords[slot] = Some(g);
             table[lex(grid, g)] = slot;
         }
-        Ok(Partition {
+        Ok(RankGrid {
             grid,
-            local,
             rank,
             coords: coords
                 .into_iter()
                 .map(|c| c.expect("a bijection: checked"))
                 .collect(),
-            ranks: table,
+            ranks: table.into(),
         })
     }
 
-    /// One rank holding the whole lattice.
-    pub fn single(dims: Dims) -> Result<Partition> {
-        Partition::new([1; 4], dims, 1, 0, &RankMap::TFastest)
-    }
-
-    /// The partition of a *global* lattice over `grid` (MILC's
-    /// `qudaSetLayout`: the global extents and the machine grid given, the
-    /// local ones divided out): refuses extents the grid does not divide.
-    pub fn from_global(
-        global: Dims,
-        grid: Dims,
-        ranks: usize,
-        rank: usize,
-        map: &RankMap,
-    ) -> Result<Partition> {
-        if let Some(mu) = (0..4).find(|&mu| grid[mu] == 0 || !global[mu].is_multiple_of(grid[mu])) {
-            return Err(Error::InvalidArgument(format!(
-                "the global extent {} in direction {mu} is not divided by the grid's {}",
-                global[mu], grid[mu]
-            )));
-        }
-        let local = [0, 1, 2, 3].map(|mu| global[mu] / grid[mu]);
-        Partition::new(grid, local, ranks, rank, map)
+    /// One rank alone.
+    pub fn single() -> RankGrid {
+        RankGrid::new([1; 4], 1, 0, &RankMap::TFastest).expect("one rank")
     }
 
     pub fn grid(&self) -> Dims {
         self.grid
-    }
-
-    /// This rank's sub-lattice.
-    pub fn local(&self) -> Dims {
-        self.local
-    }
-
-    pub fn global(&self) -> Dims {
-        [0, 1, 2, 3].map(|mu| self.local[mu] * self.grid[mu])
     }
 
     pub fn rank(&self) -> usize {
@@ -218,6 +184,11 @@ impl Partition {
         self.grid[mu] > 1
     }
 
+    /// Whether any direction is cut.
+    pub fn is_cut(&self) -> bool {
+        (0..4).any(|mu| self.is_partitioned(mu))
+    }
+
     /// The rank one grid step forward (`forward`) or backward along `mu`,
     /// periodic: this rank itself where the grid extent is 1, the same
     /// rank both ways where it is 2.
@@ -231,16 +202,80 @@ impl Partition {
         self.rank_at(g)
     }
 
+    /// The partition of a lattice whose every rank holds `local` sites.
+    pub fn with_local(&self, local: Dims) -> Result<Partition> {
+        if let Some(mu) = (0..4).find(|&mu| local[mu] == 0 || !local[mu].is_multiple_of(2)) {
+            return Err(Error::InvalidArgument(format!(
+                "local extent {} in direction {mu} of {local:?}: every local extent must be \
+                 even and positive (local parity is global parity)",
+                local[mu]
+            )));
+        }
+        Ok(Partition {
+            grid: self.clone(),
+            local,
+        })
+    }
+}
+
+impl Partition {
+    /// The partition of rank `rank` of `ranks` over `grid`, each holding
+    /// `local` sites. Refuses a grid whose product is not the number of
+    /// ranks, an odd or zero local extent, and a map that is not a
+    /// bijection onto the ranks.
+    pub fn new(
+        grid: Dims,
+        local: Dims,
+        ranks: usize,
+        rank: usize,
+        map: &RankMap,
+    ) -> Result<Partition> {
+        RankGrid::new(grid, ranks, rank, map)?.with_local(local)
+    }
+
+    /// One rank holding the whole lattice.
+    pub fn single(dims: Dims) -> Result<Partition> {
+        RankGrid::single().with_local(dims)
+    }
+
+    /// The partition of a *global* lattice over `grid` (MILC's
+    /// `qudaSetLayout`: the global extents and the machine grid given, the
+    /// local ones divided out): refuses extents the grid does not divide.
+    pub fn from_global(
+        global: Dims,
+        grid: Dims,
+        ranks: usize,
+        rank: usize,
+        map: &RankMap,
+    ) -> Result<Partition> {
+        let ranks = RankGrid::new(grid, ranks, rank, map)?;
+        ranks.with_local(local_of_global(global, grid)?)
+    }
+
+    /// The grid of ranks.
+    pub fn rank_grid(&self) -> &RankGrid {
+        &self.grid
+    }
+
+    /// This rank's sub-lattice.
+    pub fn local(&self) -> Dims {
+        self.local
+    }
+
+    pub fn global(&self) -> Dims {
+        [0, 1, 2, 3].map(|mu| self.local[mu] * self.grid.grid[mu])
+    }
+
     /// The global coordinates of local site `x`.
     pub fn global_site(&self, x: Dims) -> Dims {
-        let g = self.coords();
+        let g = self.grid.coords();
         [0, 1, 2, 3].map(|mu| g[mu] * self.local[mu] + x[mu])
     }
 
     /// For the improved staggered operator: every partitioned local extent
     /// holds the three hops of the Naik term.
     pub fn check_naik_depth(&self) -> Result<()> {
-        match (0..4).find(|&mu| self.is_partitioned(mu) && self.local[mu] < 3) {
+        match (0..4).find(|&mu| self.grid.is_partitioned(mu) && self.local[mu] < 3) {
             Some(mu) => Err(Error::InvalidArgument(format!(
                 "local extent {} in the partitioned direction {mu}: the improved staggered \
                  operator's three-hop links need at least 3",
@@ -249,6 +284,26 @@ impl Partition {
             None => Ok(()),
         }
     }
+}
+
+/// A partition's grid queries, on the partition itself.
+impl std::ops::Deref for Partition {
+    type Target = RankGrid;
+    fn deref(&self) -> &RankGrid {
+        &self.grid
+    }
+}
+
+/// The local extents of a global lattice cut over `grid`: refuses extents
+/// the grid does not divide (MILC's `qudaSetLayout` hands the global ones).
+pub fn local_of_global(global: Dims, grid: Dims) -> Result<Dims> {
+    if let Some(mu) = (0..4).find(|&mu| grid[mu] == 0 || !global[mu].is_multiple_of(grid[mu])) {
+        return Err(Error::InvalidArgument(format!(
+            "the global extent {} in direction {mu} is not divided by the grid's {}",
+            global[mu], grid[mu]
+        )));
+    }
+    Ok([0, 1, 2, 3].map(|mu| global[mu] / grid[mu]))
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::links::Links;
 use super::storage::{Sites, SITE};
-use crate::comm::{Comm, Dims, Message, Partition, Reduction};
+use crate::comm::{Comm, Dims, Message, RankGrid, Reduction};
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
 use crate::su3::Su3;
@@ -26,7 +26,8 @@ use crate::su3::Su3;
 #[derive(Clone)]
 pub struct Ranks {
     pub comm: Arc<dyn Comm>,
-    pub partition: Partition,
+    /// The grid of ranks; every field's lattice is this rank's part.
+    pub grid: RankGrid,
     pub reduction: Reduction,
 }
 
@@ -34,29 +35,28 @@ impl std::fmt::Debug for Ranks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ranks")
             .field("rank", &self.comm.rank())
-            .field("partition", &self.partition)
+            .field("grid", &self.grid)
             .field("reduction", &self.reduction)
             .finish()
     }
 }
 
 impl Ranks {
-    /// Refuses a field whose lattice is not this rank's sub-lattice.
+    /// Refuses a field whose lattice cannot be a rank's part of a cut
+    /// lattice (an odd extent: local parity must be global parity).
     pub(crate) fn check_local(&self, lattice: &Lattice, what: &str) -> Result<()> {
-        if lattice.dims() != self.partition.local() {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: a lattice of {:?} where this rank holds {:?} of the partitioned {:?}",
-                lattice.dims(),
-                self.partition.local(),
-                self.partition.global()
-            )));
-        }
-        Ok(())
+        self.grid
+            .with_local(lattice.dims())
+            .map(|_| ())
+            .map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
+                other => other,
+            })
     }
 
     /// Whether any direction is cut.
     pub(crate) fn partitioned(&self) -> bool {
-        (0..4).any(|mu| self.partition.is_partitioned(mu))
+        self.grid.is_cut()
     }
 
     /// The global sums of `values`.
@@ -142,8 +142,8 @@ pub(crate) fn exchange_gauge_faces(
     lat: &Lattice,
     links: &Links,
 ) -> Result<GaugeFaces> {
-    let p = &ranks.partition;
-    let local = p.local();
+    let p = &ranks.grid;
+    let local = lat.dims();
     let mut faces = GaugeFaces::default();
     for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {
         let n = face_len(local, mu);
@@ -196,8 +196,8 @@ pub(crate) fn exchange_spinor_faces(
     p: Parity,
     inp: &Sites,
 ) -> Result<SpinorFaces> {
-    let part = &ranks.partition;
-    let local = part.local();
+    let part = &ranks.grid;
+    let local = lat.dims();
     let q = p.other();
     let mut faces = SpinorFaces::default();
     for mu in (0..4).filter(|&mu| part.is_partitioned(mu)) {

@@ -164,7 +164,7 @@ impl CpuBackend {
     }
 
     /// A backend for one rank of a partitioned lattice: its fields are the
-    /// rank's sub-lattice (`ranks.partition.local()`), its sums global, its
+    /// rank's sub-lattice, its sums global, its
     /// Wilson hopping term reaches across the cut faces (issue 34: the
     /// staggered operators are refused on a cut lattice for now).
     pub fn on_ranks(num_threads: usize, ranks: Ranks) -> Result<CpuBackend> {
@@ -796,10 +796,10 @@ impl CpuBackend {
         };
         let faces = match (self.cut(), &spinor_faces, &gauge.faces) {
             (Some(r), Some(spinors), Some(links)) => {
-                let p = &r.partition;
+                let p = &r.grid;
                 let g = p.coords();
                 Some(wilson::Faces {
-                    local: p.local(),
+                    local: lat.dims(),
                     partitioned: [0, 1, 2, 3].map(|mu| p.is_partitioned(mu)),
                     spinors,
                     links,
