@@ -78,6 +78,13 @@ typedef int32_t latsol_verbosity;
 typedef void (*latsol_log_fn)(latsol_verbosity level, const char *msg, void *user_data);
 
 /**
+ * The rank at grid coordinates `coords` (x, y, z, t), as the host numbers
+ * its ranks; `user_data` is the pointer given with it. QUDA's
+ * `QudaCommsMap` has this shape.
+ */
+typedef int32_t (*latsol_rank_map_fn)(const int32_t *coords, void *user_data);
+
+/**
  * How to start a context. Start from `latsol_init_param_default()`.
  */
 typedef struct latsol_init_param {
@@ -112,6 +119,39 @@ typedef struct latsol_init_param {
      * Passed to `log_callback` unchanged; default NULL.
      */
     void *log_user_data;
+    /**
+     * Many processes (a latsol built with MPI): a pointer to the host's
+     * `MPI_Comm` (`&comm`; read and duplicated by `latsol_init`, so the
+     * host may free its own after), or NULL: with a grid of one rank a
+     * single process, with a larger grid `MPI_COMM_WORLD`. MPI is the
+     * host's to initialise and finalise. Default NULL.
+     */
+    const void *mpi_comm;
+    /**
+     * Ranks along x, y, z, t, each >= 1, their product the communicator's
+     * size; default 1, 1, 1, 1. With more than one rank every lattice a
+     * call takes (`dims`) is the rank's own part, the same on every rank,
+     * every extent even, and every call on the context is made by every
+     * rank in the same order; an error on one rank is an error on all
+     * (`LATSOL_ERROR_OTHER_RANK` where the arguments were in order).
+     */
+    int32_t grid[4];
+    /**
+     * The rank at grid coordinates; NULL (the default): t fastest,
+     * `rank = ((x Gy + y) Gz + z) Gt + t`, QUDA's default. MILC's layout
+     * is x fastest; tmLQCD passes its `MPI_Cart_rank`.
+     */
+    latsol_rank_map_fn rank_map;
+    /**
+     * Passed to `rank_map` unchanged; default NULL.
+     */
+    void *rank_map_data;
+    /**
+     * 1: global sums in a fixed order, the same bits on every run; 0 (the
+     * default): `MPI_Allreduce`'s. The environment variable
+     * `LATSOL_DETERMINISTIC_SUMS` (1 or 0) overrides it.
+     */
+    int32_t deterministic_sums;
 } latsol_init_param;
 
 /**
@@ -1027,6 +1067,13 @@ typedef struct latsol_staggered_invert_param {
  * A bug in latsol: a panic caught at the C boundary, or a broken invariant.
  */
 #define LATSOL_ERROR_INTERNAL 10
+
+/**
+ * A call on a partitioned lattice failed on another rank (its status
+ * there says why); this rank's arguments were in order, nothing was done
+ * and its buffers are as they were. Every rank returns an error together.
+ */
+#define LATSOL_ERROR_OTHER_RANK 11
 
 /**
  * CG on `4m^2 - D_eo D_oe` on the even sites, the odd ones reconstructed

@@ -33,6 +33,11 @@ pub enum Error {
     /// A CUDA driver or NVRTC call failed.
     #[error("device error: {0}")]
     Device(String),
+    /// A collective call failed on another rank of a partitioned lattice
+    /// (that rank's status says why); this rank's part was in order and
+    /// nothing was done.
+    #[error("failed on another rank: {0}")]
+    OtherRank(String),
     /// A bug: a panic caught at the C boundary, or a broken invariant.
     #[error("internal error: {0}")]
     Internal(String),

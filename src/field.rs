@@ -135,22 +135,9 @@ impl GaugeField {
                         Parity::from_index(i / lat.half_volume()),
                         i % lat.half_volume(),
                     );
-                    let x = lat.coords(p, cb);
-                    for mu in 0..4 {
-                        for nu in (mu + 1)..4 {
-                            let u = self
-                                .link_at(x, mu)
-                                .mul(self.link_at(lat.shift(x, mu, 1), nu))
-                                .mul(&self.link_at(lat.shift(x, nu, 1), mu).adjoint())
-                                .mul(&self.link_at(x, nu).adjoint());
-                            let t = u.trace().re / 3.0;
-                            if nu == 3 {
-                                temporal += t;
-                            } else {
-                                spatial += t;
-                            }
-                        }
-                    }
+                    let [s, t] = self.plaquettes_at(lat.coords(p, cb));
+                    spatial += s;
+                    temporal += t;
                 }
                 (spatial, temporal)
             })
@@ -161,6 +148,29 @@ impl GaugeField {
         let planes = 3.0 * lat.volume() as f64;
         let (s, t) = (spatial / planes, temporal / planes);
         [(s + t) / 2.0, s, t]
+    }
+
+    /// The sums of `Re tr U_p / 3` over the three spatial and the three
+    /// temporal plaquettes whose corner is `x`.
+    pub fn plaquettes_at(&self, x: [usize; 4]) -> [f64; 2] {
+        let lat = &self.lattice;
+        let (mut spatial, mut temporal) = (0.0, 0.0);
+        for mu in 0..4 {
+            for nu in (mu + 1)..4 {
+                let u = self
+                    .link_at(x, mu)
+                    .mul(self.link_at(lat.shift(x, mu, 1), nu))
+                    .mul(&self.link_at(lat.shift(x, nu, 1), mu).adjoint())
+                    .mul(&self.link_at(x, nu).adjoint());
+                let t = u.trace().re / 3.0;
+                if nu == 3 {
+                    temporal += t;
+                } else {
+                    spatial += t;
+                }
+            }
+        }
+        [spatial, temporal]
     }
 
     /// Largest deviation of any link from SU(3), with its location.

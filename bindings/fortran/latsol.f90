@@ -181,6 +181,7 @@ module latsol
     enumerator :: LATSOL_ERROR_NO_DEVICE = 8
     enumerator :: LATSOL_ERROR_DEVICE = 9
     enumerator :: LATSOL_ERROR_INTERNAL = 10
+    enumerator :: LATSOL_ERROR_OTHER_RANK = 11
   end enum
 
   ! ---- parameter and result structs ----------------------------------------
@@ -196,6 +197,11 @@ module latsol
     integer(c_int32_t) :: verbosity       ! LATSOL_VERBOSITY_*
     type(c_funptr) :: log_callback        ! c_funloc of a bind(c) subroutine, or null
     type(c_ptr) :: log_user_data          ! passed to log_callback unchanged
+    type(c_ptr) :: mpi_comm               ! c_loc of the host's C MPI_Comm, or null
+    integer(c_int32_t) :: grid(4)         ! ranks along x, y, z, t; default 1
+    type(c_funptr) :: rank_map            ! rank from grid coordinates, or null
+    type(c_ptr) :: rank_map_data          ! passed to rank_map unchanged
+    integer(c_int32_t) :: deterministic_sums  ! 1: sums in a fixed order
   end type latsol_init_param
 
   ! How a host gauge field is laid out, and how the library stores it.

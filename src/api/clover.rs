@@ -77,12 +77,8 @@ fn inverse_tolerance(host: &HostReals) -> f64 {
 }
 
 impl Clover {
-    pub(crate) fn load(
-        ctx: &Arc<ContextInner>,
-        gauge: &Gauge,
-        params: &CloverParams,
-        source: CloverSource,
-    ) -> Result<Clover> {
+    /// The call's parameters against the gauge field.
+    fn check(ctx: &Arc<ContextInner>, gauge: &Gauge, params: &CloverParams) -> Result<()> {
         if !Arc::ptr_eq(gauge.context(), ctx) {
             return Err(Error::InvalidHandle(
                 "gauge: the field was loaded into another context".into(),
@@ -100,6 +96,18 @@ impl Clover {
                 params.precision_sloppy, params.precision
             )));
         }
+        Ok(())
+    }
+
+    pub(crate) fn load(
+        ctx: &Arc<ContextInner>,
+        gauge: &Gauge,
+        params: &CloverParams,
+        source: CloverSource,
+    ) -> Result<Clover> {
+        // On many ranks every check is agreed before the first collective
+        // step: a bad argument on one rank fails the call on all.
+        ctx.agree(Clover::check(ctx, gauge, params))?;
         let lattice = gauge.lattice().clone();
         let start = std::time::Instant::now();
         // Seconds of each stage, for the debug line: links, field, inverse.
@@ -109,8 +117,10 @@ impl Clover {
             CloverSource::Packed { .. } => None,
         };
         if let CloverSource::Computed { c_sw, kappa, links } = source {
-            check_coefficients(c_sw, kappa)?;
-            layout::gauge::check_lengths(&lattice, &links)?;
+            ctx.agree(
+                check_coefficients(c_sw, kappa)
+                    .and_then(|()| layout::gauge::check_lengths(&lattice, &links)),
+            )?;
             // The backend's own computation, where it has one: the links
             // accepted when their plaquette is the gauge field's (as below).
             let mut precisions = vec![params.precision];
@@ -148,22 +158,25 @@ impl Clover {
         }
         let (field, inverse) = match source {
             CloverSource::Packed { clover, inverse } => {
-                let field = clover::packed::import(&lattice, clover, "clover")?;
-                stages = [start.elapsed().as_secs_f64(); 3];
-                let inverse = match inverse {
-                    Some(host) => {
-                        let inv = clover::packed::import(&lattice, host, "clover inverse")?;
-                        check_inverse(&field, &inv, inverse_tolerance(&host))?;
-                        inv
-                    }
-                    None => field.inverse()?,
-                };
-                stages[2] = start.elapsed().as_secs_f64();
-                (field, inverse)
+                let imported = (|| {
+                    let field = clover::packed::import(&lattice, clover, "clover")?;
+                    stages = [start.elapsed().as_secs_f64(); 3];
+                    let inverse = match inverse {
+                        Some(host) => {
+                            let inv = clover::packed::import(&lattice, host, "clover inverse")?;
+                            check_inverse(&field, &inv, inverse_tolerance(&host))?;
+                            inv
+                        }
+                        None => field.inverse()?,
+                    };
+                    stages[2] = start.elapsed().as_secs_f64();
+                    Ok((field, inverse))
+                })();
+                ctx.agree(imported)?
             }
             CloverSource::Computed { c_sw, kappa, links } => {
-                let host = layout::gauge::import(&lattice, &links)?;
-                let (p, q) = (host.plaquette()[0], gauge.plaquette()[0]);
+                let host = ctx.agree(layout::gauge::import(&lattice, &links))?;
+                let (p, q) = (ctx.plaquette(&host)?[0], gauge.plaquette()[0]);
                 if !same_plaquette(p, q) {
                     return Err(Error::InvalidArgument(format!(
                         "links: their plaquette {p:.10} is not the gauge field's {q:.10}; pass \
@@ -171,14 +184,14 @@ impl Clover {
                     )));
                 }
                 stages[0] = start.elapsed().as_secs_f64();
-                let field = clover::compute::compute(&host, kappa * c_sw)?;
+                let field = ctx.compute_clover_on_host(&host, kappa * c_sw)?;
                 stages[1] = start.elapsed().as_secs_f64();
-                let inverse = field.inverse()?;
+                let inverse = ctx.agree(field.inverse())?;
                 stages[2] = start.elapsed().as_secs_f64();
                 (field, inverse)
             }
         };
-        let storage = ctx.upload_clover(&field, &inverse, params.precision)?;
+        let storage = ctx.agree(ctx.upload_clover(&field, &inverse, params.precision))?;
         let sloppy = if params.precision_sloppy != params.precision {
             Some(ctx.upload_clover(&field, &inverse, params.precision_sloppy)?)
         } else {

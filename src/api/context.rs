@@ -28,6 +28,16 @@ impl Context {
         })
     }
 
+    /// `result` made collective over the context's ranks: an error on any
+    /// rank is an error on every rank (`Error::OtherRank` where this one's
+    /// was fine). Every public call agrees on its own checks before its
+    /// first collective step; a caller that fails its own checks before a
+    /// call passes the error here instead of making it, which answers the
+    /// other ranks' agreement in that call. One process: `result`.
+    pub fn agree<T>(&self, result: Result<T>) -> Result<T> {
+        self.inner.agree(result)
+    }
+
     /// "cpu" or "cuda".
     pub fn backend_name(&self) -> &'static str {
         self.inner.backend_name()
@@ -70,19 +80,25 @@ impl Context {
         out: HostRealsMut,
     ) -> Result<()> {
         self.inner.install(|| {
-            params.validate_operator()?;
             let fields = fields.into();
-            self.check_fields(fields, params)?;
+            let checked = params
+                .validate_operator()
+                .and_then(|()| self.check_fields(fields, params))
+                .and_then(|()| dispatch::apply_subset(params, op, fields.clover.is_some()));
+            let sub = self.inner.agree(checked)?;
             let lat = fields.gauge.lattice().clone();
-            let sub = dispatch::apply_subset(params, op, fields.clover.is_some())?;
-            let scale = layout::normalising_exponent(input.max_abs());
+            // One power of two for the whole field, over every rank.
+            let scale = layout::normalising_exponent(self.inner.global_max(input.max_abs())?);
             let (order, basis) = (params.dirac_order, params.gamma_basis);
-            let inp = layout::spinor::import_scaled(&lat, sub, order, basis, input, scale)
-                .map_err(|e| name_field(e, "input"))?;
-            let mut res = HostSpinor::try_zeros(lat, sub)?;
+            let imported = layout::spinor::import_scaled(&lat, sub, order, basis, input, scale)
+                .map_err(|e| name_field(e, "input"))
+                .and_then(|inp| Ok((inp, HostSpinor::try_zeros(lat, sub)?)));
+            let (inp, mut res) = self.inner.agree(imported)?;
             with_backend!(self.inner, fields, |b, f, _fs| {
                 dispatch::apply(b, f, params, op, &inp, &mut res)?
             });
+            let fits = layout::spinor::check_export_range(&res, &out, -scale);
+            self.inner.agree(fits.map_err(|e| name_field(e, "out")))?;
             layout::spinor::export_scaled(&res, order, basis, out, -scale)
                 .map_err(|e| name_field(e, "out"))
         })

@@ -6,11 +6,14 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::params::{BackendChoice, GaugeParams, InitParams, Logger, ProgressFn, Verbosity};
+use super::params::{
+    BackendChoice, GaugeParams, InitParams, Logger, ProgressFn, RanksParams, Verbosity,
+};
 use crate::backend::cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
+use crate::comm::{RankGrid, Ranks, Reduction};
 use crate::error::{Error, Result};
 
 /// The backends a context can run on.
@@ -29,6 +32,8 @@ pub(crate) struct ContextInner {
     verbosity: Verbosity,
     logger: Logger,
     on_progress: Option<ProgressFn>,
+    /// The ranks a partitioned lattice spans; None on one process.
+    ranks: Option<Ranks>,
 }
 
 impl ContextInner {
@@ -50,6 +55,78 @@ impl ContextInner {
         if level <= self.verbosity && level != Verbosity::Silent {
             (self.logger)(level, msg);
         }
+    }
+
+    /// Whether `ok` holds on every rank.
+    pub(crate) fn all_ok(&self, ok: bool) -> Result<bool> {
+        match &self.ranks {
+            Some(r) => r.comm.all_ok(ok),
+            None => Ok(ok),
+        }
+    }
+
+    /// `result` made collective over the ranks (`Ranks::agree`): called
+    /// by every public call after its local checks and before its first
+    /// collective step, so a bad argument on one rank fails the call on
+    /// all, and none waits in a collective another has left.
+    pub(crate) fn agree<T>(&self, result: Result<T>) -> Result<T> {
+        match &self.ranks {
+            Some(r) => r.agree(result),
+            None => result,
+        }
+    }
+
+    /// Whether this rank holds the whole lattice's last time slice (where
+    /// the anti-periodic sign lives).
+    pub(crate) fn holds_last_t(&self) -> bool {
+        self.ranks.as_ref().is_none_or(|r| r.holds_last(3))
+    }
+
+    /// The whole lattice's plaquette from this rank's links (collective).
+    pub(crate) fn plaquette(&self, field: &crate::field::GaugeField) -> Result<[f64; 3]> {
+        match &self.ranks {
+            Some(r) if r.partitioned() => crate::comm::extend::plaquette(r, field),
+            _ => Ok(field.plaquette()),
+        }
+    }
+
+    /// The clover field of this rank's sites from its links (collective:
+    /// the leaves at the cut faces reach the neighbours' links).
+    pub(crate) fn compute_clover_on_host(
+        &self,
+        links: &crate::field::GaugeField,
+        c: f64,
+    ) -> Result<crate::clover::CloverField> {
+        match &self.ranks {
+            Some(r) if r.partitioned() => {
+                let ext = crate::comm::extend::extend(r, links, 1)?;
+                let computed = crate::clover::compute::compute_at(
+                    &ext.field,
+                    links.lattice().clone(),
+                    ext.offset,
+                    c,
+                );
+                self.agree(computed)
+            }
+            _ => crate::clover::compute::compute(links, c),
+        }
+    }
+
+    /// Refuses, on every rank, local lattices that differ between ranks.
+    pub(crate) fn check_same_local(&self, local: [usize; 4]) -> Result<()> {
+        match &self.ranks {
+            Some(r) => r.check_same_local(local),
+            None => Ok(()),
+        }
+    }
+
+    /// The largest of `value` over the ranks.
+    pub(crate) fn global_max(&self, value: f64) -> Result<f64> {
+        let mut v = [value];
+        if let Some(r) = &self.ranks {
+            r.comm.max(&mut v)?;
+        }
+        Ok(v[0])
     }
 
     pub(crate) fn backend_name(&self) -> &'static str {
@@ -213,7 +290,11 @@ impl ContextInner {
     /// `num_threads` holds for all its work (issue 16).
     pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.backend {
-            AnyBackend::Cpu(b) => b.install(f),
+            AnyBackend::Cpu(b) => match &self.ranks {
+                // The host's thread serves the MPI calls of the pool's.
+                Some(r) => crate::comm::install(r.comm.as_ref(), b.pool(), f),
+                None => b.install(f),
+            },
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda(_) => match &self.host_pool {
                 Some(pool) => pool.install(f),
@@ -276,17 +357,32 @@ impl ContextInner {
                 logger(level, msg);
             }
         };
+        let ranks = params.ranks.as_ref().map(ranks_of).transpose()?;
+        let cpu = || match &ranks {
+            Some(r) => CpuBackend::on_ranks(params.num_threads, r.clone()),
+            None => CpuBackend::new(params.num_threads),
+        };
+        // The CUDA backend's faces are issue 36: on a cut lattice the CPU's.
+        let cut = ranks.as_ref().is_some_and(|r| r.partitioned());
+        let cuda = || match cut {
+            true => Err(Error::Unsupported(
+                "the CUDA backend on a lattice cut over several ranks (issue 36: next); use \
+                 the CPU backend"
+                    .into(),
+            )),
+            false => open_cuda(params.device),
+        };
         let backend = match params.backend {
-            BackendChoice::Cpu => AnyBackend::Cpu(CpuBackend::new(params.num_threads)?),
-            BackendChoice::Cuda => open_cuda(params.device)?,
-            BackendChoice::Auto => match open_cuda(params.device) {
+            BackendChoice::Cpu => AnyBackend::Cpu(cpu()?),
+            BackendChoice::Cuda => cuda()?,
+            BackendChoice::Auto => match cuda() {
                 Ok(b) => b,
                 Err(e) => {
                     say(
                         Verbosity::Summarize,
                         &format!("CUDA not used ({e}); running on the CPU"),
                     );
-                    AnyBackend::Cpu(CpuBackend::new(params.num_threads)?)
+                    AnyBackend::Cpu(cpu()?)
                 }
             },
         };
@@ -309,6 +405,7 @@ impl ContextInner {
             verbosity,
             logger,
             on_progress: params.progress.clone(),
+            ranks,
         };
         inner.log(
             Verbosity::Verbose,
@@ -316,6 +413,27 @@ impl ContextInner {
         );
         Ok(inner)
     }
+}
+
+/// The ranks of a context: the grid checked against the communicator and
+/// the map, every rank agreeing (a grid refused on one is refused on all).
+fn ranks_of(p: &RanksParams) -> Result<Ranks> {
+    let grid = RankGrid::new(p.grid, p.comm.size(), p.comm.rank(), &p.map);
+    let ranks_ok = p.comm.all_ok(grid.is_ok())?;
+    let grid = match (grid, ranks_ok) {
+        (Err(e), _) => return Err(e),
+        (Ok(_), false) => {
+            return Err(Error::OtherRank(
+                "another rank refused the grid of ranks (its status says why)".into(),
+            ))
+        }
+        (Ok(g), true) => g,
+    };
+    Ok(Ranks {
+        comm: p.comm.clone(),
+        grid,
+        reduction: Reduction::from_env_or(p.reduction),
+    })
 }
 
 #[cfg(feature = "cuda")]

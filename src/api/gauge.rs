@@ -12,6 +12,16 @@ use crate::field::GaugeField;
 use crate::lattice::{Lattice, Parity};
 use crate::layout::{self, HostGauge};
 
+/// A stored format: precision and compression.
+type Formats = (crate::precision::Precision, crate::precision::Reconstruct);
+
+/// A caller's field after its checks: stored by the backend with its
+/// scan, or converted on the host.
+enum Converted {
+    OnBackend(GaugeScan, Vec<Box<dyn Any + Send + Sync>>),
+    OnHost(GaugeField),
+}
+
 /// A gauge field loaded into a context.
 pub struct Gauge {
     context: Arc<ContextInner>,
@@ -37,45 +47,16 @@ impl Gauge {
         params: &GaugeParams,
         host: &HostGauge,
     ) -> Result<Gauge> {
-        params.validate()?;
-        let lattice = Arc::new(Lattice::new(params.dims)?);
-        let order = host.order();
-        if order != params.order {
-            return Err(Error::InvalidArgument(format!(
-                "order = {:?} but the host field was passed as {order:?}",
-                params.order
-            )));
-        }
-        layout::gauge::check_lengths(&lattice, host)?;
+        // The local steps (checks, conversion) agreed over the ranks before
+        // the first collective one (the plaquette, the stored links' faces).
         let start = std::time::Instant::now();
-        let mut formats = vec![(params.precision, params.reconstruct)];
-        if (params.precision_sloppy, params.reconstruct_sloppy)
-            != (params.precision, params.reconstruct)
-        {
-            formats.push((params.precision_sloppy, params.reconstruct_sloppy));
-        }
-        // The backend's own path first (the CUDA backend: checks and stores
-        // on the device); the host path where it has none, or where a check
-        // fails (it words the error, naming the link).
-        let su3_tol = su3_tolerance(params, host);
-        let temporal_tol = params.gauge_fixed.then(|| link_tolerance(params, host));
-        let accept = |scan: &GaugeScan| {
-            su3_tol.is_none_or(|t| scan.max_su3_deviation <= t)
-                && temporal_tol.is_none_or(|t| scan.max_temporal_deviation <= t)
-        };
-        let imported = ctx.import_gauge(&lattice, host, params, &formats, &accept)?;
-        let (plaquette, mut stored, path) = match imported {
-            Some((scan, stored)) => (scan.plaquette, stored, "on the backend"),
-            None => {
-                let mut field = layout::gauge::import(&lattice, host)?;
-                if params.boundary_sign_in_links {
-                    remove_boundary_sign(&mut field);
-                }
-                check_su3(&field, su3_tol, params)?;
-                if params.gauge_fixed {
-                    check_temporal_gauge(&field, params, host)?;
-                }
-                let plaquette = field.plaquette();
+        let local = Gauge::convert(ctx, params, host);
+        let (lattice, formats, converted) = ctx.agree(local)?;
+        ctx.check_same_local(lattice.dims())?;
+        let (plaquette, mut stored, path) = match converted {
+            Converted::OnBackend(scan, stored) => (scan.plaquette, stored, "on the backend"),
+            Converted::OnHost(field) => {
+                let plaquette = ctx.plaquette(&field)?;
                 let stored = formats
                     .iter()
                     .map(|&(p, r)| ctx.upload_gauge(&field, params, p, r))
@@ -108,6 +89,54 @@ impl Gauge {
             storage,
             sloppy,
         })
+    }
+
+    /// The caller's field checked and converted: stored by the backend
+    /// itself where it can (CUDA), else on the host for `upload_gauge`.
+    fn convert(
+        ctx: &Arc<ContextInner>,
+        params: &GaugeParams,
+        host: &HostGauge,
+    ) -> Result<(Arc<Lattice>, Vec<Formats>, Converted)> {
+        params.validate()?;
+        let lattice = Arc::new(Lattice::new(params.dims)?);
+        let order = host.order();
+        if order != params.order {
+            return Err(Error::InvalidArgument(format!(
+                "order = {:?} but the host field was passed as {order:?}",
+                params.order
+            )));
+        }
+        layout::gauge::check_lengths(&lattice, host)?;
+        let mut formats = vec![(params.precision, params.reconstruct)];
+        if (params.precision_sloppy, params.reconstruct_sloppy)
+            != (params.precision, params.reconstruct)
+        {
+            formats.push((params.precision_sloppy, params.reconstruct_sloppy));
+        }
+        // The backend's own path first (the CUDA backend: checks and stores
+        // on the device); the host path where it has none, or where a check
+        // fails (it words the error, naming the link).
+        let su3_tol = su3_tolerance(params, host);
+        let temporal_tol = params.gauge_fixed.then(|| link_tolerance(params, host));
+        let accept = |scan: &GaugeScan| {
+            su3_tol.is_none_or(|t| scan.max_su3_deviation <= t)
+                && temporal_tol.is_none_or(|t| scan.max_temporal_deviation <= t)
+        };
+        if let Some((scan, stored)) = ctx.import_gauge(&lattice, host, params, &formats, &accept)? {
+            return Ok((lattice, formats, Converted::OnBackend(scan, stored)));
+        }
+        let mut field = layout::gauge::import(&lattice, host)?;
+        // The sign sits on the whole lattice's last time slice: on many
+        // ranks, on the ranks that hold it.
+        if params.boundary_sign_in_links && ctx.holds_last_t() {
+            remove_boundary_sign(&mut field);
+        }
+        check_su3(&field, su3_tol, params)?;
+        if params.gauge_fixed {
+            check_temporal_gauge(&field, params, host)?;
+        }
+        Ok((lattice, formats, Converted::OnHost(field)))
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {

@@ -43,10 +43,16 @@ impl Context {
     ) -> Result<InvertResult> {
         self.inner.install(|| {
             let fields = fields.into();
-            let (lat, subset) = self.check_form(fields, params, form)?;
             let call = std::time::Instant::now();
-            check_len(source.len(), &lat, subset, form, "source")?;
-            check_len(solution.len(), &lat, subset, form, "solution")?;
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = self
+                .check_form(fields, params, form)
+                .and_then(|(lat, subset)| {
+                    check_len(source.len(), &lat, subset, form, "source")?;
+                    check_len(solution.len(), &lat, subset, form, "solution")?;
+                    Ok((lat, subset))
+                });
+            let (lat, subset) = self.inner.agree(checked)?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let allocations = inner.field_allocations().0;
@@ -108,15 +114,18 @@ impl Context {
     ) -> Result<bool> {
         self.inner.install(|| {
             let fields = fields.into();
-            let (lat, subset) = self.check_form(fields, params, form)?;
+            let (lat, subset) = self.inner.agree(self.check_form(fields, params, form))?;
             let inner = &self.inner;
-            with_backend!(inner, fields, |b, _f, _fs| {
+            let room = with_backend!(inner, fields, |b, _f, _fs| {
                 match check_room(b, &lat, subset, params.precision, sources) {
                     Ok(()) => Ok(true),
                     Err(Error::OutOfMemory(_)) => Ok(false),
                     Err(e) => Err(e),
                 }
-            })
+            });
+            // Room on every rank, or on none.
+            let room = inner.agree(room)?;
+            inner.all_ok(room)
         })
     }
 
@@ -140,8 +149,11 @@ impl Context {
     ) -> Result<Vec<InvertResult>> {
         self.inner.install(|| {
             let fields = fields.into();
-            let (lat, subset) = self.check_form(fields, params, form)?;
-            check_sources(&lat, subset, form, sources, &solutions)?;
+            let checked = self.check_form(fields, params, form).and_then(|(lat, subset)| {
+                check_sources(&lat, subset, form, sources, &solutions)?;
+                Ok((lat, subset))
+            });
+            let (lat, subset) = self.inner.agree(checked)?;
             let call = std::time::Instant::now();
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
@@ -176,11 +188,14 @@ impl Context {
                     },
                 )?;
                 let out = std::time::Instant::now();
-                // Every solution checked before any is written.
-                for (k, ((_, x, scale), out)) in solved.iter().zip(&solutions).enumerate() {
-                    b.check_export(x, out, -scale)
-                        .map_err(|e| name_field(e, &format!("solutions[{k}]")))?;
-                }
+                // Every solution checked before any is written (on every rank).
+                let checked = solved.iter().zip(&solutions).enumerate().try_for_each(
+                    |(k, ((_, x, scale), out))| {
+                        b.check_export(x, out, -scale)
+                            .map_err(|e| name_field(e, &format!("solutions[{k}]")))
+                    },
+                );
+                crate::backend::agreed(b, checked)?;
                 let mut results = Vec::with_capacity(solved.len());
                 for (k, ((r, x, scale), out)) in solved.into_iter().zip(solutions).enumerate() {
                     b.export_spinor(&x, out, order, basis, -scale)
@@ -296,12 +311,17 @@ pub(super) fn export_all<B: Backend>(
     scale: i32,
 ) -> Result<()> {
     let (order, basis) = (params.dirac_order, params.gamma_basis);
-    // Every solution checked before any is written.
-    for (i, (x, out)) in xs.iter().zip(&outs).enumerate() {
-        backend
-            .check_export(x, out, -scale)
-            .map_err(|e| name_field(e, &format!("solutions[{i}]")))?;
-    }
+    // Every solution checked before any is written (on every rank).
+    let checked = xs
+        .iter()
+        .zip(&outs)
+        .enumerate()
+        .try_for_each(|(i, (x, out))| {
+            backend
+                .check_export(x, out, -scale)
+                .map_err(|e| name_field(e, &format!("solutions[{i}]")))
+        });
+    crate::backend::agreed(backend, checked)?;
     for (i, (x, out)) in xs.iter().zip(outs.drain(..)).enumerate() {
         backend
             .export_spinor(x, out, order, basis, -scale)

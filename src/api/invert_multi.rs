@@ -34,30 +34,35 @@ impl Context {
         measure_phase1: bool,
     ) -> Result<MultiResult> {
         self.inner.install(|| {
-            params.validate_solve()?;
             let fields = fields.into();
-            self.check_fields(fields, params)?;
-            multi::validate_systems(shifts, "shifts")?;
-            if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
-                return Err(Error::InvalidArgument(format!(
-                    "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
-                     σ ≥ 0)"
-                )));
-            }
-            let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
-            for (i, t) in tols.iter().enumerate() {
-                params.check_reachable(*t, &format!("tol_shifts[{i}]"))?;
-            }
-            let lat = fields.gauge.lattice().clone();
-            let sub = dispatch::multishift::system_subset(params);
-            let sites = lat.sites(sub);
-            multi::check_solution_lengths(
-                solutions.iter().map(|s| s.len()),
-                shifts.len(),
-                sites,
-                crate::field::SPINOR_REALS,
-                &format!("the system ({sub:?})"),
-            )?;
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = (|| {
+                params.validate_solve()?;
+                self.check_fields(fields, params)?;
+                multi::validate_systems(shifts, "shifts")?;
+                if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs \
+                         σ ≥ 0)"
+                    )));
+                }
+                let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+                for (i, t) in tols.iter().enumerate() {
+                    params.check_reachable(*t, &format!("tol_shifts[{i}]"))?;
+                }
+                let lat = fields.gauge.lattice().clone();
+                let sub = dispatch::multishift::system_subset(params);
+                let sites = lat.sites(sub);
+                multi::check_solution_lengths(
+                    solutions.iter().map(|s| s.len()),
+                    shifts.len(),
+                    sites,
+                    crate::field::SPINOR_REALS,
+                    &format!("the system ({sub:?})"),
+                )?;
+                Ok((lat, sub, tols))
+            })();
+            let (lat, sub, tols) = self.inner.agree(checked)?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             // The caller's arrays cross as they are, converted by the
@@ -113,39 +118,44 @@ impl Context {
         solutions: Vec<HostRealsMut>,
     ) -> Result<MultiResult> {
         self.inner.install(|| {
-            multi::validate_systems(kappas, "kappas")?;
-            if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
-                return Err(Error::InvalidArgument(format!(
-                    "kappas[{i}] = {k}: must be positive"
-                )));
-            }
             let kappa_max = kappas.iter().copied().fold(f64::MIN, f64::max);
             let params = &InvertParams {
                 kappa: kappa_max,
                 ..*params
             };
-            params.validate_solve()?;
-            if params.dslash != DslashType::Wilson {
-                return Err(Error::Unsupported(format!(
-                    "dslash = {:?}: multi-mass solves are of the Wilson operator (the masses of \
-                     the clover operator are not a shifted family); solve each mass with its \
-                     own clover field",
-                    params.dslash
-                )));
-            }
-            self.check_gauge(gauge, params)?;
-            let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
-            for (i, t) in tols.iter().enumerate() {
-                params.check_reachable(*t, &format!("tol_masses[{i}]"))?;
-            }
-            let lat = gauge.lattice().clone();
-            multi::check_solution_lengths(
-                solutions.iter().map(|s| s.len()),
-                kappas.len(),
-                lat.volume(),
-                crate::field::SPINOR_REALS,
-                &format!("a full field on {:?}", lat.dims()),
-            )?;
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = (|| {
+                multi::validate_systems(kappas, "kappas")?;
+                if let Some((i, k)) = kappas.iter().enumerate().find(|(_, k)| **k <= 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "kappas[{i}] = {k}: must be positive"
+                    )));
+                }
+                params.validate_solve()?;
+                if params.dslash != DslashType::Wilson {
+                    return Err(Error::Unsupported(format!(
+                        "dslash = {:?}: multi-mass solves are of the Wilson operator (the masses of \
+                         the clover operator are not a shifted family); solve each mass with its \
+                         own clover field",
+                        params.dslash
+                    )));
+                }
+                self.check_gauge(gauge, params)?;
+                let tols = multi::tolerances(tols, kappas.len(), params.tol, "tol_masses")?;
+                for (i, t) in tols.iter().enumerate() {
+                    params.check_reachable(*t, &format!("tol_masses[{i}]"))?;
+                }
+                let lat = gauge.lattice().clone();
+                multi::check_solution_lengths(
+                    solutions.iter().map(|s| s.len()),
+                    kappas.len(),
+                    lat.volume(),
+                    crate::field::SPINOR_REALS,
+                    &format!("a full field on {:?}", lat.dims()),
+                )?;
+                Ok((lat, tols))
+            })();
+            let (lat, tols) = self.inner.agree(checked)?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let result = with_backend!(inner, OperatorFields::from(gauge), |b, f, fs| {

@@ -73,6 +73,24 @@ pub struct InitParams {
     pub logger: Option<Logger>,
     /// None: progress only as verbose log lines.
     pub progress: Option<ProgressFn>,
+    /// The ranks one lattice is cut over (issue 34); None: one process
+    /// holding the whole lattice.
+    pub ranks: Option<RanksParams>,
+}
+
+/// A lattice cut over the ranks of the host's communicator: every field
+/// handed to the context is then the rank's local sub-lattice, and every
+/// call is collective (all ranks make it, in the same order).
+#[derive(Clone)]
+pub struct RanksParams {
+    /// The engine (`comm::MpiComm` over the host's communicator).
+    pub comm: Arc<dyn crate::comm::Comm>,
+    /// Ranks along x, y, z, t; their product is the communicator's size.
+    pub grid: crate::comm::Dims,
+    /// Which rank sits at which grid coordinates.
+    pub map: crate::comm::RankMap,
+    /// How global sums are formed (`LATSOL_DETERMINISTIC_SUMS` overrides).
+    pub reduction: crate::comm::Reduction,
 }
 
 impl Default for InitParams {
@@ -84,6 +102,7 @@ impl Default for InitParams {
             verbosity: Verbosity::Summarize,
             logger: None,
             progress: None,
+            ranks: None,
         }
     }
 }

@@ -128,6 +128,22 @@ pub trait Backend: Send + Sync {
     /// Short name for logs and results ("cpu", "cuda").
     fn name(&self) -> &'static str;
 
+    /// The ranks the lattice is cut over (1: one process).
+    fn ranks(&self) -> usize {
+        1
+    }
+
+    /// Whether `ok` holds on every rank: a local failure made collective
+    /// before the next collective step (`agreed`). One process: `ok`.
+    fn all_ok(&self, ok: bool) -> Result<bool> {
+        Ok(ok)
+    }
+
+    /// The largest of `value` over the ranks.
+    fn global_max(&self, value: f64) -> Result<f64> {
+        Ok(value)
+    }
+
     /// Makes ready, all at once, the code that solves with `family` on
     /// fields and links of `formats` (precision and reconstruct of the
     /// Wilson links; staggered links ignore it) will run: a backend that
@@ -533,6 +549,19 @@ pub trait Backend: Send + Sync {
 /// single.
 /// The host path of `Backend::import_spinor` (its default): the caller's
 /// array converted into a canonical host field, then uploaded.
+/// `result` made collective over the backend's ranks: an error on one
+/// rank is an error on all (`Error::OtherRank` where this rank's part was
+/// in order), so no rank goes on to a collective step the others left.
+pub(crate) fn agreed<B: Backend + ?Sized, T>(backend: &B, result: Result<T>) -> Result<T> {
+    let all = backend.all_ok(result.is_ok())?;
+    match result {
+        Ok(_) if !all => Err(crate::error::Error::OtherRank(
+            "a field's import or export failed on another rank (its status says why)".into(),
+        )),
+        r => r,
+    }
+}
+
 pub(crate) fn import_on_host<B: Backend + ?Sized>(
     backend: &B,
     dst: &mut B::Spinor,
@@ -541,14 +570,18 @@ pub(crate) fn import_on_host<B: Backend + ?Sized>(
     basis: GammaBasis,
     exp: Option<i32>,
 ) -> Result<i32> {
-    let exp = exp.unwrap_or_else(|| crate::layout::normalising_exponent(host.max_abs()));
+    // On many ranks one power of two for the whole field: that of the
+    // largest magnitude on any rank.
+    let exp = match exp {
+        Some(e) => e,
+        None => crate::layout::normalising_exponent(backend.global_max(host.max_abs())?),
+    };
     let (lat, sub) = (dst.lattice().clone(), dst.subset());
     let field = match dst.fermion() {
-        Fermion::Wilson => {
-            crate::layout::spinor::import_scaled(&lat, sub, order, basis, host, exp)?
-        }
-        Fermion::Staggered => crate::layout::colour::import_scaled(&lat, sub, host, exp)?,
+        Fermion::Wilson => crate::layout::spinor::import_scaled(&lat, sub, order, basis, host, exp),
+        Fermion::Staggered => crate::layout::colour::import_scaled(&lat, sub, host, exp),
     };
+    let field = agreed(backend, field)?;
     backend.upload_spinor(dst, &field)?;
     Ok(exp)
 }
@@ -563,6 +596,14 @@ pub(crate) fn export_on_host<B: Backend + ?Sized>(
     exp: i32,
 ) -> Result<()> {
     let field = download_on_host(backend, src)?;
+    if backend.ranks() > 1 {
+        // Every rank writes, or none: the range checked on all first.
+        let fits = match src.fermion() {
+            Fermion::Wilson => crate::layout::spinor::check_export_range(&field, &out, exp),
+            Fermion::Staggered => crate::layout::colour::check_export_range(&field, &out, exp),
+        };
+        agreed(backend, fits)?;
+    }
     match src.fermion() {
         Fermion::Wilson => crate::layout::spinor::export_scaled(&field, order, basis, out, exp),
         Fermion::Staggered => crate::layout::colour::export_scaled(&field, out, exp),

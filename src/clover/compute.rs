@@ -136,12 +136,25 @@ pub fn site_blocks(
 
 /// The clover field of `gauge` with coefficient `c` (= κ c_SW).
 pub fn compute(gauge: &GaugeField, c: f64) -> Result<CloverField> {
-    let lat = gauge.lattice().clone();
+    compute_at(gauge, gauge.lattice().clone(), [0; 4], c)
+}
+
+/// The clover field on `lat` whose site `x` is `gauge`'s site
+/// `x + offset`: a rank's part of a cut lattice, computed from its links
+/// extended by its neighbours' (`comm::extend`).
+pub fn compute_at(
+    gauge: &GaugeField,
+    lat: std::sync::Arc<crate::lattice::Lattice>,
+    offset: [usize; 4],
+    c: f64,
+) -> Result<CloverField> {
     let commutators = commutators();
     let vh = lat.half_volume();
     let sites_iter = (0..lat.volume()).into_par_iter().map(|i| {
         let p = crate::lattice::Parity::from_index(i / vh);
-        site_blocks(gauge, lat.coords(p, i % vh), c, &commutators)
+        let x = lat.coords(p, i % vh);
+        let at = [0, 1, 2, 3].map(|mu| x[mu] + offset[mu]);
+        site_blocks(gauge, at, c, &commutators)
     });
     let what = format!("the clover field of a {:?} lattice", lat.dims());
     let sites = crate::alloc::par_collect(lat.volume(), sites_iter, &what)?;

@@ -8,17 +8,22 @@
 //! cargo feature `mpi`, `MpiComm` (`mpi_comm.rs`) over the host program's
 //! own communicator.
 //!
+//! - `extend`: a rank's links with its neighbours' around them (the
+//!   plaquette and the clover term reach a diagonal neighbour's corner);
 //! - `partition`: how the lattice is cut over the grid of ranks (QUDA's
 //!   semantics: local sub-lattices, the caller's rank map).
 
+pub mod extend;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
 pub mod partition;
+mod ranks;
 mod single;
 
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiComm;
 pub use partition::{local_of_global, Dims, Partition, RankGrid, RankMap};
+pub use ranks::Ranks;
 pub use single::SingleProcess;
 
 use crate::error::Result;

@@ -4,6 +4,7 @@
 //! and the Wilson-clover forms of invert, apply and multi-shift, which take
 //! the clover handle beside the gauge handle.
 
+use super::ranks::collective;
 use std::ffi::c_void;
 use std::mem::size_of;
 
@@ -133,20 +134,24 @@ pub unsafe extern "C" fn latsol_clover_load(
 ) -> latsol_status {
     call("latsol_clover_load", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        boundary::check_ptr(clover.cast_const(), "clover")?;
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let len = gauge.lattice().volume() * PACKED_REALS;
-        let field = unsafe { boundary::host_reals(host_clover, len, host, "host_clover")? };
-        let inverse = if host_inverse.is_null() {
-            None
-        } else {
-            Some(unsafe { boundary::host_reals(host_inverse, len, host, "host_inverse")? })
-        };
-        let source = CloverSource::Packed {
-            clover: field,
-            inverse,
-        };
+        let checked = (|| {
+            let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+            boundary::check_ptr(clover.cast_const(), "clover")?;
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let len = gauge.lattice().volume() * PACKED_REALS;
+            let field = unsafe { boundary::host_reals(host_clover, len, host, "host_clover")? };
+            let inverse = if host_inverse.is_null() {
+                None
+            } else {
+                Some(unsafe { boundary::host_reals(host_inverse, len, host, "host_inverse")? })
+            };
+            let source = CloverSource::Packed {
+                clover: field,
+                inverse,
+            };
+            Ok((gauge, params, source))
+        })();
+        let (gauge, params, source) = collective(context, checked)?;
         let loaded = context.load_clover(gauge, &params, source)?;
         unsafe { clover.write(boundary::into_handle::<latsol_clover>(loaded)) };
         Ok(())
@@ -178,16 +183,20 @@ pub unsafe extern "C" fn latsol_clover_compute(
 ) -> latsol_status {
     call("latsol_clover_compute", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        boundary::check_ptr(clover.cast_const(), "clover")?;
-        let raw = unsafe { boundary::read_versioned(param, "param")? };
-        let (params, host) = raw.to_safe()?;
-        let links = unsafe { host_gauge_arrays(gauge.params(), host, host_gauge)? };
-        let source = CloverSource::Computed {
-            c_sw: raw.c_sw,
-            kappa: raw.kappa,
-            links,
-        };
+        let checked = (|| {
+            let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+            boundary::check_ptr(clover.cast_const(), "clover")?;
+            let raw = unsafe { boundary::read_versioned(param, "param")? };
+            let (params, host) = raw.to_safe()?;
+            let links = unsafe { host_gauge_arrays(gauge.params(), host, host_gauge)? };
+            let source = CloverSource::Computed {
+                c_sw: raw.c_sw,
+                kappa: raw.kappa,
+                links,
+            };
+            Ok((gauge, params, source))
+        })();
+        let (gauge, params, source) = collective(context, checked)?;
         let loaded = context.load_clover(gauge, &params, source)?;
         unsafe { clover.write(boundary::into_handle::<latsol_clover>(loaded)) };
         Ok(())
@@ -242,7 +251,7 @@ pub unsafe extern "C" fn latsol_invert_clover(
     call("latsol_invert_clover", || unsafe {
         invert_on(
             ctx,
-            clover_fields(gauge, clover)?,
+            || clover_fields(gauge, clover),
             param,
             solution,
             source,
@@ -268,7 +277,7 @@ pub unsafe extern "C" fn latsol_apply_clover(
     r#in: *const c_void,
 ) -> latsol_status {
     call("latsol_apply_clover", || unsafe {
-        apply_on(ctx, clover_fields(gauge, clover)?, param, op, out, r#in)
+        apply_on(ctx, || clover_fields(gauge, clover), param, op, out, r#in)
     })
 }
 
@@ -295,7 +304,7 @@ pub unsafe extern "C" fn latsol_invert_multishift_clover(
     call("latsol_invert_multishift_clover", || unsafe {
         multishift_on(
             ctx,
-            clover_fields(gauge, clover)?,
+            || clover_fields(gauge, clover),
             param,
             (num_shifts, shifts, tol_shifts),
             solutions,

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use super::boundary::{self, call, guard_value, Handle, Versioned};
 use super::enums::{
-    count, latsol_backend, latsol_verbosity, BACKEND, LATSOL_BACKEND_CPU, LATSOL_BACKEND_CUDA,
-    VERBOSITY,
+    count, flag, latsol_backend, latsol_verbosity, BACKEND, LATSOL_BACKEND_CPU,
+    LATSOL_BACKEND_CUDA, VERBOSITY,
 };
+use super::ranks::{self, latsol_rank_map_fn};
 use super::status::latsol_status;
 use crate::api::{Context, InitParams, Logger, Verbosity};
 use crate::error::Result;
@@ -62,11 +63,35 @@ pub struct latsol_init_param {
     pub log_callback: latsol_log_fn,
     /// Passed to `log_callback` unchanged; default NULL.
     pub log_user_data: *mut c_void,
+    /// Many processes (a latsol built with MPI): a pointer to the host's
+    /// `MPI_Comm` (`&comm`; read and duplicated by `latsol_init`, so the
+    /// host may free its own after), or NULL: with a grid of one rank a
+    /// single process, with a larger grid `MPI_COMM_WORLD`. MPI is the
+    /// host's to initialise and finalise. Default NULL.
+    pub mpi_comm: *const c_void,
+    /// Ranks along x, y, z, t, each >= 1, their product the communicator's
+    /// size; default 1, 1, 1, 1. With more than one rank every lattice a
+    /// call takes (`dims`) is the rank's own part, the same on every rank,
+    /// every extent even, and every call on the context is made by every
+    /// rank in the same order; an error on one rank is an error on all
+    /// (`LATSOL_ERROR_OTHER_RANK` where the arguments were in order).
+    pub grid: [i32; 4],
+    /// The rank at grid coordinates; NULL (the default): t fastest,
+    /// `rank = ((x Gy + y) Gz + z) Gt + t`, QUDA's default. MILC's layout
+    /// is x fastest; tmLQCD passes its `MPI_Cart_rank`.
+    pub rank_map: latsol_rank_map_fn,
+    /// Passed to `rank_map` unchanged; default NULL.
+    pub rank_map_data: *mut c_void,
+    /// 1: global sums in a fixed order, the same bits on every run; 0 (the
+    /// default): `MPI_Allreduce`'s. The environment variable
+    /// `LATSOL_DETERMINISTIC_SUMS` (1 or 0) overrides it.
+    pub deterministic_sums: i32,
 }
 
 unsafe impl Versioned for latsol_init_param {
     const NAME: &'static str = "latsol_init_param";
-    const V1_SIZE: usize = size_of::<latsol_init_param>();
+    // Before the fields of many processes (issue 34).
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_init_param, mpi_comm);
     fn defaults() -> Self {
         let d = InitParams::default();
         latsol_init_param {
@@ -77,6 +102,11 @@ unsafe impl Versioned for latsol_init_param {
             verbosity: VERBOSITY.encode(d.verbosity),
             log_callback: None,
             log_user_data: std::ptr::null_mut(),
+            mpi_comm: std::ptr::null(),
+            grid: [1; 4],
+            rank_map: None,
+            rank_map_data: std::ptr::null_mut(),
+            deterministic_sums: 0,
         }
     }
 }
@@ -100,7 +130,9 @@ impl CallbackLogger {
 }
 
 impl latsol_init_param {
-    fn to_safe(self) -> Result<InitParams> {
+    /// # Safety
+    /// `mpi_comm` is NULL or points to a live `MPI_Comm`.
+    unsafe fn to_safe(self) -> Result<InitParams> {
         let logger: Option<Logger> = self.log_callback.map(|callback| {
             let sink = CallbackLogger {
                 callback,
@@ -116,6 +148,14 @@ impl latsol_init_param {
             logger,
             // C hosts see progress through the log callback (verbose level).
             progress: None,
+            ranks: unsafe {
+                ranks::ranks_params(
+                    self.mpi_comm,
+                    ranks::grid_of(self.grid, "param->grid")?,
+                    ranks::rank_map(self.rank_map, self.rank_map_data),
+                    flag(self.deterministic_sums, "param->deterministic_sums")?,
+                )?
+            },
         })
     }
 }
@@ -136,6 +176,11 @@ pub extern "C" fn latsol_init_param_default() -> latsol_init_param {
             verbosity: 0,
             log_callback: None,
             log_user_data: std::ptr::null_mut(),
+            mpi_comm: std::ptr::null(),
+            grid: [1; 4],
+            rank_map: None,
+            rank_map_data: std::ptr::null_mut(),
+            deterministic_sums: 0,
         },
         latsol_init_param::defaults,
     )
@@ -157,7 +202,7 @@ pub unsafe extern "C" fn latsol_init(
 ) -> latsol_status {
     call("latsol_init", || {
         boundary::check_ptr(ctx.cast_const(), "ctx")?;
-        let params = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let params = unsafe { boundary::read_versioned(param, "param")?.to_safe()? };
         let context = Context::new(params)?;
         unsafe { ctx.write(boundary::into_handle::<latsol_context>(context)) };
         Ok(())

@@ -3,6 +3,7 @@
 //! The host arrays' shapes follow docs/conventions.md, "Host gauge field
 //! orders": QDP is 4 arrays of V·18 reals, MILC and CPS one of V·4·18.
 
+use super::ranks::collective;
 use std::ffi::c_void;
 use std::mem::size_of;
 
@@ -190,9 +191,13 @@ pub unsafe extern "C" fn latsol_gauge_load(
 ) -> latsol_status {
     call("latsol_gauge_load", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        boundary::check_ptr(gauge.cast_const(), "gauge")?;
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let links = unsafe { host_gauge_arrays(&params, host, host_gauge)? };
+        let checked = (|| {
+            boundary::check_ptr(gauge.cast_const(), "gauge")?;
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let links = unsafe { host_gauge_arrays(&params, host, host_gauge)? };
+            Ok((params, links))
+        })();
+        let (params, links) = collective(context, checked)?;
         let loaded = context.load_gauge(&params, &links)?;
         unsafe { gauge.write(boundary::into_handle::<latsol_gauge>(loaded)) };
         Ok(())

@@ -3,6 +3,7 @@
 //! `latsol_apply`. Spinors are full fields of V·24 reals in the caller's
 //! order and basis (docs/conventions.md, "Host spinor orders").
 
+use super::ranks::collective;
 use std::ffi::c_void;
 use std::mem::size_of;
 
@@ -298,8 +299,8 @@ pub unsafe extern "C" fn latsol_invert(
     result: *mut latsol_invert_result,
 ) -> latsol_status {
     call("latsol_invert", || {
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        unsafe { invert_on(ctx, gauge.into(), param, solution, source, result) }
+        let fields = || Ok(unsafe { boundary::borrow(gauge, "gauge")? }.into());
+        unsafe { invert_on(ctx, fields, param, solution, source, result) }
     })
 }
 
@@ -308,28 +309,33 @@ pub unsafe extern "C" fn latsol_invert(
 ///
 /// # Safety
 /// As `latsol_invert`.
-pub(crate) unsafe fn invert_on(
+pub(crate) unsafe fn invert_on<'a>(
     ctx: *mut latsol_context,
-    fields: OperatorFields,
+    fields: impl FnOnce() -> Result<OperatorFields<'a>>,
     param: *const latsol_invert_param,
     solution: *mut c_void,
     source: *const c_void,
     result: *mut latsol_invert_result,
 ) -> Result<()> {
     let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-    // Checked before the solve, so a bad result struct costs nothing
-    // and leaves the solution untouched.
-    let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-    let len = fields.gauge.lattice().volume() * SPINOR_REALS;
-    let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-    boundary::check_disjoint(
-        (source, "source"),
-        (solution.cast_const(), "solution"),
-        len,
-        host,
-    )?;
-    let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
+    let checked = (|| {
+        let fields = fields()?;
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        // Checked before the solve, so a bad result struct costs nothing
+        // and leaves the solution untouched.
+        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+        let len = fields.gauge.lattice().volume() * SPINOR_REALS;
+        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+        boundary::check_disjoint(
+            (source, "source"),
+            (solution.cast_const(), "solution"),
+            len,
+            host,
+        )?;
+        let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
+        Ok((fields, params, result_size, source_reals, solution_reals))
+    })();
+    let (fields, params, result_size, source_reals, solution_reals) = collective(context, checked)?;
     let r = context.invert(fields, &params, source_reals, solution_reals)?;
     unsafe { write_result(result, result_size, &r, params.maxiter, params.tol) }
 }
@@ -382,8 +388,8 @@ pub unsafe extern "C" fn latsol_apply(
     r#in: *const c_void,
 ) -> latsol_status {
     call("latsol_apply", || {
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        unsafe { apply_on(ctx, gauge.into(), param, op, out, r#in) }
+        let fields = || Ok(unsafe { boundary::borrow(gauge, "gauge")? }.into());
+        unsafe { apply_on(ctx, fields, param, op, out, r#in) }
     })
 }
 
@@ -391,21 +397,26 @@ pub unsafe extern "C" fn latsol_apply(
 ///
 /// # Safety
 /// As `latsol_apply`.
-pub(crate) unsafe fn apply_on(
+pub(crate) unsafe fn apply_on<'a>(
     ctx: *mut latsol_context,
-    fields: OperatorFields,
+    fields: impl FnOnce() -> Result<OperatorFields<'a>>,
     param: *const latsol_invert_param,
     op: latsol_operator,
     out: *mut c_void,
     r#in: *const c_void,
 ) -> Result<()> {
     let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-    let op = OPERATOR.decode(op, "op")?;
-    let sub = crate::dispatch::apply_subset(&params, op, fields.clover.is_some())?;
-    let len = fields.gauge.lattice().sites(sub) * SPINOR_REALS;
-    let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
-    boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
-    let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
+    let checked = (|| {
+        let fields = fields()?;
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let op = OPERATOR.decode(op, "op")?;
+        let sub = crate::dispatch::apply_subset(&params, op, fields.clover.is_some())?;
+        let len = fields.gauge.lattice().sites(sub) * SPINOR_REALS;
+        let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
+        boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
+        let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
+        Ok((fields, params, op, input, output))
+    })();
+    let (fields, params, op, input, output) = collective(context, checked)?;
     context.apply(fields, &params, op, input, output)
 }

@@ -15,6 +15,7 @@
 //!   behaviour) and their checked conversions.
 //! - `boundary`: the call guard (the panic fence), versioned structs
 //!   (`struct_size`), checked handles and host arrays.
+//! - `ranks`: the host's communicator and rank map (both faces).
 //! - `context`, `gauge`, `invert`, `multishift`, `sources`, `strings`,
 //!   `clover`, `staggered`: the entry points (`strings`: a status's name,
 //!   the last error, the version).
@@ -32,6 +33,7 @@ pub mod enums;
 pub mod gauge;
 pub mod invert;
 pub mod multishift;
+pub mod ranks;
 pub mod sources;
 pub mod status;
 pub mod strings;
@@ -47,6 +49,7 @@ pub use enums::*;
 pub use gauge::*;
 pub use invert::*;
 pub use multishift::*;
+pub use ranks::latsol_rank_map_fn;
 pub use sources::*;
 pub use staggered::*;
 pub use status::*;

@@ -3,6 +3,7 @@
 //! `latsol_invert_multimass` (`M(kappa_i) x_i = b`), with their common
 //! result struct `latsol_multishift_result`.
 
+use super::ranks::collective;
 use std::ffi::c_void;
 use std::mem::size_of;
 
@@ -244,11 +245,11 @@ pub unsafe extern "C" fn latsol_invert_multishift(
     result: *mut latsol_multishift_result,
 ) -> latsol_status {
     call("latsol_invert_multishift", || {
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+        let fields = || Ok(unsafe { boundary::borrow(gauge, "gauge")? }.into());
         unsafe {
             multishift_on(
                 ctx,
-                gauge.into(),
+                fields,
                 param,
                 (num_shifts, shifts, tol_shifts),
                 solutions,
@@ -265,9 +266,9 @@ pub unsafe extern "C" fn latsol_invert_multishift(
 ///
 /// # Safety
 /// As `latsol_invert_multishift`.
-pub(crate) unsafe fn multishift_on(
+pub(crate) unsafe fn multishift_on<'a>(
     ctx: *mut latsol_context,
-    fields: OperatorFields,
+    fields: impl FnOnce() -> Result<OperatorFields<'a>>,
     param: *const latsol_invert_param,
     systems: (i32, *const f64, *const f64),
     solutions: *mut *mut c_void,
@@ -275,20 +276,35 @@ pub(crate) unsafe fn multishift_on(
     result: *mut latsol_multishift_result,
 ) -> Result<()> {
     let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-    let (num_shifts, shifts, tol_shifts) = systems;
-    let (shifts, tols) = unsafe {
-        read_systems(
-            num_shifts,
+    let checked = (|| {
+        let fields = fields()?;
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let (num_shifts, shifts, tol_shifts) = systems;
+        let (shifts, tols) = unsafe {
+            read_systems(
+                num_shifts,
+                shifts,
+                tol_shifts,
+                ("num_shifts", "shifts", "tol_shifts"),
+            )?
+        };
+        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+        let len = fields.gauge.lattice().sites(system_subset(&params)) * 24;
+        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+        let outs =
+            unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
+        Ok((
+            fields,
+            params,
             shifts,
-            tol_shifts,
-            ("num_shifts", "shifts", "tol_shifts"),
-        )?
-    };
-    let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-    let len = fields.gauge.lattice().sites(system_subset(&params)) * 24;
-    let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-    let outs = unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
+            tols,
+            result_size,
+            source_reals,
+            outs,
+        ))
+    })();
+    let (fields, params, shifts, tols, result_size, source_reals, outs) =
+        collective(context, checked)?;
     let mixed = params.precision_sloppy != params.precision;
     let r = context.invert_multishift(
         fields,
@@ -346,22 +362,37 @@ pub unsafe extern "C" fn latsol_invert_multimass(
 ) -> latsol_status {
     call("latsol_invert_multimass", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let policy = MULTIMASS_POLICY.decode(policy, "policy")?;
-        let (kappas, tols) = unsafe {
-            read_systems(
-                num_masses,
+        let checked = (|| {
+            let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let policy = MULTIMASS_POLICY.decode(policy, "policy")?;
+            let (kappas, tols) = unsafe {
+                read_systems(
+                    num_masses,
+                    kappas,
+                    tol_masses,
+                    ("num_masses", "kappas", "tol_masses"),
+                )?
+            };
+            let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+            let len = gauge.lattice().sites(Subset::Full) * 24;
+            let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+            let outs = unsafe {
+                solution_arrays(solutions.cast_const(), kappas.len(), len, host, source)?
+            };
+            Ok((
+                gauge,
+                params,
+                policy,
                 kappas,
-                tol_masses,
-                ("num_masses", "kappas", "tol_masses"),
-            )?
-        };
-        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-        let len = gauge.lattice().sites(Subset::Full) * 24;
-        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-        let outs =
-            unsafe { solution_arrays(solutions.cast_const(), kappas.len(), len, host, source)? };
+                tols,
+                result_size,
+                source_reals,
+                outs,
+            ))
+        })();
+        let (gauge, params, policy, kappas, tols, result_size, source_reals, outs) =
+            collective(context, checked)?;
         let r = context.invert_multimass(
             gauge,
             &params,

@@ -3,6 +3,7 @@
 //! `Context::invert_sources` (on the GPU the next source crosses the bus
 //! behind the current solve).
 
+use super::ranks::collective;
 use std::ffi::c_void;
 
 use super::boundary::{self, call, HostPrecision};
@@ -56,9 +57,9 @@ pub unsafe extern "C" fn latsol_invert_sources(
     results: *mut latsol_invert_result,
 ) -> latsol_status {
     call("latsol_invert_sources", || {
-        let gauge = unsafe { boundary::borrow(gauge, "gauge")? };
+        let fields = || Ok(unsafe { boundary::borrow(gauge, "gauge")? }.into());
         let arrays = (num_sources, solutions, sources, results);
-        unsafe { sources_on(ctx, gauge.into(), param, arrays) }
+        unsafe { sources_on(ctx, fields, param, arrays) }
     })
 }
 
@@ -80,7 +81,7 @@ pub unsafe extern "C" fn latsol_invert_sources_clover(
 ) -> latsol_status {
     call("latsol_invert_sources_clover", || unsafe {
         let arrays = (num_sources, solutions, sources, results);
-        sources_on(ctx, clover_fields(gauge, clover)?, param, arrays)
+        sources_on(ctx, || clover_fields(gauge, clover), param, arrays)
     })
 }
 
@@ -97,52 +98,57 @@ type SourceArrays = (
 ///
 /// # Safety
 /// As `latsol_invert_sources`.
-unsafe fn sources_on(
+unsafe fn sources_on<'a>(
     ctx: *mut latsol_context,
-    fields: OperatorFields,
+    fields: impl FnOnce() -> Result<OperatorFields<'a>>,
     param: *const latsol_invert_param,
     arrays: SourceArrays,
 ) -> Result<()> {
     let (num_sources, solutions, sources, results) = arrays;
     let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-    let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-    let n = usize::try_from(num_sources)
-        .ok()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!("num_sources = {num_sources}: must be at least 1"))
-        })?;
-    let result_size = unsafe { result_array(results, n)? };
-    let len = fields.gauge.lattice().volume() * SPINOR_REALS;
-    boundary::check_ptr(sources, "sources")?;
-    boundary::check_ptr(solutions, "solutions")?;
-    // SAFETY: the caller's arrays of n pointers (checked non-NULL).
-    let (bs, xs) = unsafe {
-        (
-            std::slice::from_raw_parts(sources, n),
-            std::slice::from_raw_parts(solutions, n),
-        )
-    };
-    check_separate(bs, xs, len, host)?;
-    let source_reals = bs
-        .iter()
-        .enumerate()
-        .map(|(k, &b)| unsafe { boundary::host_reals(b, len, host, &format!("sources[{k}]")) })
-        .collect::<Result<Vec<HostReals>>>()?;
-    let solution_reals = || {
-        xs.iter()
+    let checked = (|| {
+        let fields = fields()?;
+        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+        let n = usize::try_from(num_sources)
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("num_sources = {num_sources}: must be at least 1"))
+            })?;
+        let result_size = unsafe { result_array(results, n)? };
+        let len = fields.gauge.lattice().volume() * SPINOR_REALS;
+        boundary::check_ptr(sources, "sources")?;
+        boundary::check_ptr(solutions, "solutions")?;
+        // SAFETY: the caller's arrays of n pointers (checked non-NULL).
+        let (bs, xs) = unsafe {
+            (
+                std::slice::from_raw_parts(sources, n),
+                std::slice::from_raw_parts(solutions, n),
+            )
+        };
+        check_separate(bs, xs, len, host)?;
+        let source_reals = bs
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| unsafe { boundary::host_reals(b, len, host, &format!("sources[{k}]")) })
+            .collect::<Result<Vec<HostReals>>>()?;
+        let solution_reals = xs
+            .iter()
             .enumerate()
             .map(|(k, &x)| unsafe {
                 boundary::host_reals_mut(x, len, host, &format!("solutions[{k}]"))
             })
-            .collect::<Result<Vec<HostRealsMut>>>()
-    };
+            .collect::<Result<Vec<HostRealsMut>>>()?;
+        Ok((fields, params, n, result_size, source_reals, solution_reals))
+    })();
+    let (fields, params, n, result_size, source_reals, solution_reals) =
+        collective(context, checked)?;
     let form = SystemForm::default();
     let solved = if context.room_for_sources(fields, &params, &form, n)? {
-        context.invert_sources(fields, &params, &source_reals, solution_reals()?, &form)?
+        context.invert_sources(fields, &params, &source_reals, solution_reals, &form)?
     } else {
         // Too many solutions to keep on the device: one solve at a time.
-        context.invert_each(fields, &params, &source_reals, solution_reals()?, &form)?
+        context.invert_each(fields, &params, &source_reals, solution_reals, &form)?
     };
     for (k, r) in solved.iter().enumerate() {
         // SAFETY: entry k of the caller's array, of result_size bytes (checked).

@@ -46,6 +46,11 @@ pub const LATSOL_ERROR_DEVICE: latsol_status = 9;
 /// A bug in latsol: a panic caught at the C boundary, or a broken invariant.
 pub const LATSOL_ERROR_INTERNAL: latsol_status = 10;
 
+/// A call on a partitioned lattice failed on another rank (its status
+/// there says why); this rank's arguments were in order, nothing was done
+/// and its buffers are as they were. Every rank returns an error together.
+pub const LATSOL_ERROR_OTHER_RANK: latsol_status = 11;
+
 /// The status code of an error: the 1:1 map of `crate::Error` onto the C
 /// codes (STYLE.md: one error enum, mapped 1:1).
 pub(crate) fn status_of(e: &Error) -> latsol_status {
@@ -60,6 +65,7 @@ pub(crate) fn status_of(e: &Error) -> latsol_status {
         Error::NoDevice(_) => LATSOL_ERROR_NO_DEVICE,
         Error::Device(_) => LATSOL_ERROR_DEVICE,
         Error::Internal(_) => LATSOL_ERROR_INTERNAL,
+        Error::OtherRank(_) => LATSOL_ERROR_OTHER_RANK,
     }
 }
 

@@ -93,13 +93,14 @@ pub fn parse_header(text: &str) -> Header {
             }
             continue;
         }
-        if let Some(rest) = line.strip_prefix("typedef int32_t ") {
-            h.int_typedefs.push(rest.trim_end_matches(';').to_string());
-            continue;
-        }
+        // A function pointer first: it may return an int32_t.
         if line.starts_with("typedef ") && line.contains("(*") {
             let name = line.split("(*").nth(1).unwrap().split(')').next().unwrap();
             h.fn_typedefs.push(name.to_string());
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("typedef int32_t ") {
+            h.int_typedefs.push(rest.trim_end_matches(';').to_string());
             continue;
         }
         if in_extern && !line.starts_with('}') && !line.starts_with('#') {

@@ -13,57 +13,13 @@
 //! every local extent is even, so the halving is a bijection on the sites
 //! of one parity); a site and its neighbour across the face share them.
 
-use std::sync::Arc;
-
 use super::links::Links;
 use super::storage::{Sites, SITE};
-use crate::comm::{Comm, Dims, Message, RankGrid, Reduction};
-use crate::error::{Error, Result};
+pub use crate::comm::Ranks;
+use crate::comm::{Dims, Message};
+use crate::error::Result;
 use crate::lattice::{Lattice, Parity};
 use crate::su3::Su3;
-
-/// The engine that reaches the other ranks, and this rank's part.
-#[derive(Clone)]
-pub struct Ranks {
-    pub comm: Arc<dyn Comm>,
-    /// The grid of ranks; every field's lattice is this rank's part.
-    pub grid: RankGrid,
-    pub reduction: Reduction,
-}
-
-impl std::fmt::Debug for Ranks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ranks")
-            .field("rank", &self.comm.rank())
-            .field("grid", &self.grid)
-            .field("reduction", &self.reduction)
-            .finish()
-    }
-}
-
-impl Ranks {
-    /// Refuses a field whose lattice cannot be a rank's part of a cut
-    /// lattice (an odd extent: local parity must be global parity).
-    pub(crate) fn check_local(&self, lattice: &Lattice, what: &str) -> Result<()> {
-        self.grid
-            .with_local(lattice.dims())
-            .map(|_| ())
-            .map_err(|e| match e {
-                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
-                other => other,
-            })
-    }
-
-    /// Whether any direction is cut.
-    pub(crate) fn partitioned(&self) -> bool {
-        self.grid.is_cut()
-    }
-
-    /// The global sums of `values`.
-    pub(crate) fn sum(&self, values: &mut [f64]) -> Result<()> {
-        self.comm.sum(values, self.reduction)
-    }
-}
 
 /// The index of site `x` among the sites of its parity in its layer of
 /// direction `mu`.

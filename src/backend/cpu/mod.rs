@@ -179,8 +179,8 @@ impl CpuBackend {
     }
 
     /// `Links::new` on this backend's threads; on many ranks the fixed-point
-    /// scale is the whole lattice's largest stored number (the maximum is
-    /// agreed on the caller's thread, which is the one that may call MPI).
+    /// scale is the whole lattice's largest stored number (a failure on one
+    /// rank, out of memory, made collective first).
     fn store_links(
         &self,
         gauge: &GaugeField,
@@ -190,7 +190,8 @@ impl CpuBackend {
     ) -> Result<Links> {
         let compressed = self
             .pool
-            .install(|| links::Compressed::of(gauge, precision, reconstruct, temporal))?;
+            .install(|| links::Compressed::of(gauge, precision, reconstruct, temporal));
+        let compressed = crate::backend::agreed(self, compressed)?;
         let mut scale = [compressed.largest()];
         if let Some(r) = &self.ranks {
             r.comm.max(&mut scale)?;
@@ -203,10 +204,15 @@ impl CpuBackend {
         match &self.ranks {
             None => Ok(None),
             Some(r) => {
-                r.check_local(lattice, "upload_gauge")?;
+                crate::backend::agreed(self, r.check_local(lattice, "upload_gauge"))?;
                 Ok(Some(halo::exchange_gauge_faces(r, lattice, links)?))
             }
         }
+    }
+
+    /// The backend's threads.
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
     }
 
     /// Runs `f` on this backend's threads (host-side work of its context).
@@ -292,6 +298,25 @@ impl Backend for CpuBackend {
 
     fn name(&self) -> &'static str {
         "cpu"
+    }
+
+    fn ranks(&self) -> usize {
+        self.ranks.as_ref().map_or(1, |r| r.comm.size())
+    }
+
+    fn all_ok(&self, ok: bool) -> Result<bool> {
+        match &self.ranks {
+            Some(r) => r.comm.all_ok(ok),
+            None => Ok(ok),
+        }
+    }
+
+    fn global_max(&self, value: f64) -> Result<f64> {
+        let mut v = [value];
+        if let Some(r) = &self.ranks {
+            r.comm.max(&mut v)?;
+        }
+        Ok(v[0])
     }
 
     fn upload_gauge(

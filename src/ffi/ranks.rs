@@ -1,0 +1,128 @@
+//! The host's MPI communicator and rank map, as both C faces take them
+//! (`latsol_init_param`'s `mpi_comm`, `grid`, `rank_map`; QUDA's
+//! `initCommsGridQuda` and `setMPICommHandleQuda`), turned into the safe
+//! API's `RanksParams`. The only place that reads an `MPI_Comm`: the
+//! header itself needs no MPI (a pointer to the host's handle, whatever
+//! its type in the host's MPI).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use crate::api::{Context, RanksParams};
+use crate::comm::{Comm, Dims, RankMap, Reduction};
+use crate::error::{Error, Result};
+
+/// The rank at grid coordinates `coords` (x, y, z, t), as the host numbers
+/// its ranks; `user_data` is the pointer given with it. QUDA's
+/// `QudaCommsMap` has this shape.
+pub type latsol_rank_map_fn =
+    Option<unsafe extern "C" fn(coords: *const i32, user_data: *mut c_void) -> i32>;
+
+/// A C rank map and its user pointer as a `RankMap`.
+struct CallbackMap {
+    map: unsafe extern "C" fn(*const i32, *mut c_void) -> i32,
+    user_data: *mut c_void,
+}
+
+// The map is called during init only, on the caller's thread.
+unsafe impl Send for CallbackMap {}
+unsafe impl Sync for CallbackMap {}
+
+impl CallbackMap {
+    fn rank_at(&self, g: Dims) -> i64 {
+        let coords = g.map(|c| c as i32);
+        // SAFETY: the host's function, given four coordinates.
+        i64::from(unsafe { (self.map)(coords.as_ptr(), self.user_data) })
+    }
+}
+
+/// The host's map, or QUDA's default (t fastest) where it gave none.
+pub(crate) fn rank_map(map: latsol_rank_map_fn, user_data: *mut c_void) -> RankMap {
+    match map {
+        None => RankMap::TFastest,
+        Some(map) => {
+            let cb = CallbackMap { map, user_data };
+            RankMap::Custom(Arc::new(move |g: Dims| cb.rank_at(g)))
+        }
+    }
+}
+
+/// A grid of `int`s checked: every extent at least 1.
+pub(crate) fn grid_of(grid: [i32; 4], what: &str) -> Result<Dims> {
+    let mut out = [1; 4];
+    for (mu, &g) in grid.iter().enumerate() {
+        if g < 1 {
+            return Err(Error::InvalidArgument(format!(
+                "{what}[{mu}] = {g}: every extent of the grid of ranks is at least 1"
+            )));
+        }
+        out[mu] = g as usize;
+    }
+    Ok(out)
+}
+
+/// The engine over the host's communicator (`*comm` an `MPI_Comm`), or a
+/// duplicate of `MPI_COMM_WORLD` where `comm` is NULL.
+///
+/// # Safety
+/// `comm` is NULL or points to a live `MPI_Comm` of the host's.
+#[cfg(feature = "mpi")]
+pub(crate) unsafe fn host_comm(comm: *const c_void) -> Result<Arc<dyn Comm>> {
+    use crate::comm::MpiComm;
+    Ok(if comm.is_null() {
+        Arc::new(MpiComm::duplicate_world()?)
+    } else {
+        // SAFETY: the caller's promise; MPI_Comm is a plain handle.
+        let raw = unsafe { comm.cast::<::mpi::ffi::MPI_Comm>().read() };
+        Arc::new(unsafe { MpiComm::duplicate_raw(raw)? })
+    })
+}
+
+#[cfg(not(feature = "mpi"))]
+pub(crate) unsafe fn host_comm(_comm: *const c_void) -> Result<Arc<dyn Comm>> {
+    Err(Error::Unsupported(
+        "a communicator or a grid of several ranks, but this latsol was built without MPI: \
+         rebuild with `cargo build --release --features mpi` (or `scripts/install.sh --mpi \
+         PREFIX`)"
+            .into(),
+    ))
+}
+
+/// The ranks a context spans: None for one process (no communicator and a
+/// grid of one), else the host's communicator (or the world's) cut by
+/// `grid`.
+///
+/// # Safety
+/// As `host_comm`.
+pub(crate) unsafe fn ranks_params(
+    comm: *const c_void,
+    grid: Dims,
+    map: RankMap,
+    deterministic: bool,
+) -> Result<Option<RanksParams>> {
+    if comm.is_null() && grid == [1; 4] {
+        return Ok(None);
+    }
+    Ok(Some(RanksParams {
+        comm: unsafe { host_comm(comm)? },
+        grid,
+        map,
+        reduction: if deterministic {
+            Reduction::Deterministic
+        } else {
+            Reduction::Fast
+        },
+    }))
+}
+
+/// A C entry point's own checks (pointers, lengths, enums) on a context
+/// that may span many ranks: a failure here is announced to the other
+/// ranks, whose call's first collective step (the safe API's agreement on
+/// its checks) it answers, so every rank fails the call together and none
+/// waits for this one. Success costs nothing.
+pub(crate) fn collective<T>(context: &Context, checked: Result<T>) -> Result<T> {
+    if let Err(e) = &checked {
+        let _ = context.agree(Err::<(), _>(e.clone()));
+    }
+    checked
+}
