@@ -24,22 +24,14 @@ use latsol::ffi::*;
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 
+#[path = "ranks_common/mod.rs"]
+mod ranks_common;
+use ranks_common::{eo, parse_grid, rel_diff, sites, volume, Checks};
+
 /// Local extents: 2 in x (the smallest a Wilson partition allows).
 const LOCAL: [usize; 4] = [2, 4, 4, 4];
 const KAPPA: f64 = 0.11;
 const C_SW: f64 = 1.2;
-
-fn parse_grid(args: &[String]) -> [usize; 4] {
-    let at = args
-        .iter()
-        .position(|a| a == "--grid")
-        .expect("--grid X,Y,Z,T");
-    let v: Vec<usize> = args[at + 1]
-        .split(',')
-        .map(|s| s.parse().unwrap())
-        .collect();
-    v.try_into().expect("four extents")
-}
 
 /// splitmix64 of a seed: the same numbers on every rank for a global site.
 fn mix(mut z: u64) -> u64 {
@@ -95,27 +87,6 @@ fn link(seed: u64) -> [f64; 18] {
         }
     }
     out
-}
-
-fn volume(d: [usize; 4]) -> usize {
-    d.iter().product()
-}
-
-/// The even-odd index of site `x` on a lattice of `d` (docs/conventions.md).
-fn eo(d: [usize; 4], x: [usize; 4]) -> usize {
-    let lex = x[0] + d[0] * (x[1] + d[1] * (x[2] + d[2] * x[3]));
-    (x.iter().sum::<usize>() % 2) * volume(d) / 2 + lex / 2
-}
-
-fn sites(d: [usize; 4]) -> impl Iterator<Item = [usize; 4]> {
-    (0..volume(d)).map(move |mut i| {
-        let mut x = [0; 4];
-        for mu in 0..4 {
-            x[mu] = i % d[mu];
-            i /= d[mu];
-        }
-        x
-    })
 }
 
 /// A lattice of `d` whose site `x` is the global site `origin + x`:
@@ -236,18 +207,6 @@ fn local_part(global: &[f64], gd: [usize; 4], origin: [usize; 4]) -> Vec<f64> {
     out
 }
 
-/// `|a - b| / |b|` over every rank.
-fn rel_diff(world: &impl Communicator, a: &[f64], b: &[f64]) -> f64 {
-    use mpi::collective::{CommunicatorCollectives, SystemOperation};
-    let mine = [
-        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>(),
-        b.iter().map(|y| y * y).sum::<f64>(),
-    ];
-    let mut all = [0.0f64; 2];
-    world.all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
-    (all[0] / all[1]).sqrt()
-}
-
 /// MILC's layout (x fastest), handed in as the host's own map function.
 unsafe extern "C" fn x_fastest(coords: *const i32, data: *mut c_void) -> i32 {
     let grid = unsafe { &*data.cast::<[i32; 4]>() };
@@ -301,12 +260,8 @@ fn main() {
     let cut_fields = load(ctx, LOCAL, &links);
     let whole = load(whole_ctx, gd, &whole_links);
 
-    let mut failures: Vec<String> = Vec::new();
-    let mut check = |good: bool, what: String| {
-        if !good {
-            failures.push(what);
-        }
-    };
+    let mut checks = Checks::default();
+    let mut check = |good: bool, what: String| checks.check(good, what);
     let (mut p_cut, mut p_whole) = ([0.0; 3], [0.0; 3]);
     ok(
         unsafe { latsol_gauge_plaquette(cut_fields.gauge, p_cut.as_mut_ptr()) },
@@ -443,37 +398,18 @@ fn main() {
     ok(unsafe { latsol_end(ctx) }, "end");
     ok(unsafe { latsol_end(whole_ctx) }, "end");
 
-    use mpi::collective::{CommunicatorCollectives, SystemOperation};
-    let mut bad = 0i32;
-    world.all_reduce_into(
-        &i32::from(!failures.is_empty()),
-        &mut bad,
-        SystemOperation::sum(),
+    let summary = format!(
+        "abi_ranks: grid {grid:?}, map {}, sums {}",
+        if x_map {
+            "x fastest (the host's function)"
+        } else {
+            "t fastest (default)"
+        },
+        if deterministic {
+            "deterministic"
+        } else {
+            "fast"
+        },
     );
-    for f in &failures {
-        eprintln!("rank {rank}: FAILED {f}");
-    }
-    if rank == 0 {
-        println!(
-            "abi_ranks: {size} rank(s), grid {grid:?}, map {}, sums {}: {}",
-            if x_map {
-                "x fastest (the host's function)"
-            } else {
-                "t fastest (default)"
-            },
-            if deterministic {
-                "deterministic"
-            } else {
-                "fast"
-            },
-            if bad == 0 {
-                "all checks passed"
-            } else {
-                "FAILED"
-            }
-        );
-    }
-    if bad != 0 {
-        std::process::exit(1);
-    }
+    checks.finish(&world, &summary);
 }

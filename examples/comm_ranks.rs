@@ -18,19 +18,11 @@ use latsol::comm::{Comm, Dims, Message, MpiComm, Partition, RankMap, Reduction};
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 
-const LOCAL: Dims = [4, 4, 6, 4];
+#[path = "ranks_common/mod.rs"]
+mod ranks_common;
+use ranks_common::parse_grid;
 
-fn parse_grid(args: &[String]) -> Dims {
-    let at = args
-        .iter()
-        .position(|a| a == "--grid")
-        .expect("--grid X,Y,Z,T");
-    let v: Vec<usize> = args[at + 1]
-        .split(',')
-        .map(|s| s.parse().unwrap())
-        .collect();
-    v.try_into().expect("four extents")
-}
+const LOCAL: Dims = [4, 4, 6, 4];
 
 /// The global coordinates of the sites of the face of `depth` layers at
 /// the forward (or backward) end of direction `mu`, in a fixed order.

@@ -13,12 +13,14 @@ use std::sync::Once;
 
 use latsol::ffi::quda::abi::*;
 use latsol::ffi::{
-    latsol_last_error, LATSOL_ERROR_INVALID_ARGUMENT, LATSOL_ERROR_NULL_POINTER, LATSOL_SUCCESS,
+    latsol_last_error, LATSOL_ERROR_INVALID_ARGUMENT, LATSOL_ERROR_NULL_POINTER,
+    LATSOL_ERROR_UNSUPPORTED, LATSOL_SUCCESS,
 };
 
 extern "C" {
     fn initQuda(device: i32);
     fn endQuda();
+    fn initCommsGridQuda(n_dim: i32, dims: *const i32, func: QudaCommsMap, fdata: *mut c_void);
     fn newQudaGaugeParam() -> QudaGaugeParam;
     fn newQudaInvertParam() -> QudaInvertParam;
     fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
@@ -56,6 +58,20 @@ fn failed_calls_return_with_a_status_and_leave_buffers_untouched() {
         assert_eq!(latsol_quda_last_status(), LATSOL_ERROR_INVALID_ARGUMENT);
         assert!(last_error().contains("initQuda first"), "{}", last_error());
         assert_eq!(plaq, [7.0; 3]);
+
+        // The grid of ranks: four extents; several ranks need the `mpi`
+        // build (this one is without), which the message names.
+        initCommsGridQuda(3, [1, 1, 1].as_ptr(), None, std::ptr::null_mut());
+        assert_eq!(latsol_quda_last_status(), LATSOL_ERROR_INVALID_ARGUMENT);
+        assert!(last_error().contains("nDim = 3"), "{}", last_error());
+        initCommsGridQuda(4, [1, 1, 0, 1].as_ptr(), None, std::ptr::null_mut());
+        assert_eq!(latsol_quda_last_status(), LATSOL_ERROR_INVALID_ARGUMENT);
+        assert!(last_error().contains("dims[2] = 0"), "{}", last_error());
+        initCommsGridQuda(4, [1, 1, 2, 1].as_ptr(), None, std::ptr::null_mut());
+        assert_eq!(latsol_quda_last_status(), LATSOL_ERROR_UNSUPPORTED);
+        assert!(last_error().contains("--features mpi"), "{}", last_error());
+        initCommsGridQuda(4, [1, 1, 1, 1].as_ptr(), None, std::ptr::null_mut());
+        assert_eq!(latsol_quda_last_status(), LATSOL_SUCCESS);
 
         initQuda(0);
         assert_eq!(latsol_quda_last_status(), LATSOL_SUCCESS);

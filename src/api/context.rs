@@ -38,6 +38,28 @@ impl Context {
         self.inner.agree(result)
     }
 
+    /// How many collective verdicts have come out false on this rank (0
+    /// on one process; `ContextInner::failed_verdicts`).
+    pub(crate) fn failed_verdicts(&self) -> u64 {
+        self.inner.failed_verdicts()
+    }
+
+    /// The whole lattice's average, spatial and temporal plaquette of
+    /// links held on the host, this rank's part (collective; the C faces'
+    /// observables of the caller's links).
+    pub(crate) fn plaquette_of(&self, field: &crate::field::GaugeField) -> Result<[f64; 3]> {
+        self.inner.plaquette(field)
+    }
+
+    /// The whole lattice's Polyakov loop in time (collective; as
+    /// `plaquette_of`).
+    pub(crate) fn polyakov_loop_of(
+        &self,
+        field: &crate::field::GaugeField,
+    ) -> Result<num_complex::Complex64> {
+        self.inner.polyakov_loop(field)
+    }
+
     /// "cpu" or "cuda".
     pub fn backend_name(&self) -> &'static str {
         self.inner.backend_name()

@@ -65,6 +65,13 @@ impl ContextInner {
         }
     }
 
+    /// How many collective verdicts have come out false on this rank (0
+    /// on one process): a C face compares it before and after a call to
+    /// know whether the other ranks have heard of the call's failure.
+    pub(crate) fn failed_verdicts(&self) -> u64 {
+        self.ranks.as_ref().map_or(0, |r| r.comm.failed_verdicts())
+    }
+
     /// `result` made collective over the ranks (`Ranks::agree`): called
     /// by every public call after its local checks and before its first
     /// collective step, so a bad argument on one rank fails the call on
@@ -88,6 +95,15 @@ impl ContextInner {
             Some(r) if r.partitioned() => crate::comm::extend::plaquette(r, field),
             _ => Ok(field.plaquette()),
         }
+    }
+
+    /// The whole lattice's Polyakov loop in time from this rank's links
+    /// (collective).
+    pub(crate) fn polyakov_loop(
+        &self,
+        field: &crate::field::GaugeField,
+    ) -> Result<num_complex::Complex64> {
+        crate::comm::polyakov::polyakov_loop(self.ranks.as_ref(), field)
     }
 
     /// The clover field of this rank's sites from its links (collective:

@@ -11,12 +11,14 @@
 //! - `extend`: a rank's links with its neighbours' around them (the
 //!   plaquette and the clover term reach a diagonal neighbour's corner);
 //! - `partition`: how the lattice is cut over the grid of ranks (QUDA's
-//!   semantics: local sub-lattices, the caller's rank map).
+//!   semantics: local sub-lattices, the caller's rank map);
+//! - `polyakov`: the Polyakov loop, whose lines cross the cut in time.
 
 pub mod extend;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
 pub mod partition;
+pub mod polyakov;
 mod ranks;
 mod single;
 
@@ -74,6 +76,12 @@ pub trait Comm: Send + Sync {
     fn max(&self, values: &mut [f64]) -> Result<()>;
     /// Whether `ok` holds on every rank: the verdict of a collective call.
     fn all_ok(&self, ok: bool) -> Result<bool>;
+    /// How many verdicts (`all_ok`) have come out false here: a C face
+    /// whose own checks fail a call tells the other ranks once, unless a
+    /// failed verdict in that call has told them already.
+    fn failed_verdicts(&self) -> u64 {
+        0
+    }
     /// Every message's send and receive at once (non-blocking underneath);
     /// returns when all have arrived.
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()>;

@@ -12,6 +12,7 @@
 //! Deterministic sums gather every rank's numbers and add them in rank
 //! order on every rank; fast sums are `MPI_Allreduce`'s.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
@@ -41,6 +42,8 @@ pub struct MpiComm {
     funnelled: bool,
     /// While a thread serves: that thread, and the queue of calls to it.
     funnel: Mutex<Option<(ThreadId, Sender<Served>)>>,
+    /// Verdicts (`all_ok`) that came out false.
+    failed_verdicts: AtomicU64,
 }
 
 // SAFETY: the communicator is a handle of the MPI library's, used by one
@@ -92,6 +95,13 @@ impl MpiComm {
 
     /// A duplicate of `MPI_COMM_WORLD` (QUDA's choice when the host hands
     /// no communicator).
+    /// The size of `MPI_COMM_WORLD` where the host runs MPI (initialised,
+    /// not finalised); None where it does not.
+    pub fn world_size() -> Option<usize> {
+        check_initialised().ok()?;
+        Some(SimpleCommunicator::world().size() as usize)
+    }
+
     pub fn duplicate_world() -> Result<MpiComm> {
         check_initialised()?;
         Ok(MpiComm::of(SimpleCommunicator::world().duplicate()))
@@ -103,6 +113,7 @@ impl MpiComm {
             size: comm.size() as usize,
             comm: Some(comm),
             calls: Mutex::new(()),
+            failed_verdicts: AtomicU64::new(0),
             funnelled: !matches!(
                 ::mpi::environment::threading_support(),
                 Threading::Serialized | Threading::Multiple
@@ -304,10 +315,18 @@ impl Comm for MpiComm {
     }
 
     fn all_ok(&self, ok: bool) -> Result<bool> {
-        match self.funnel_to()? {
-            None => self.all_ok_now(ok),
-            Some(queue) => MpiComm::through(queue, move |c| c.all_ok_now(ok)),
+        let all = match self.funnel_to()? {
+            None => self.all_ok_now(ok)?,
+            Some(queue) => MpiComm::through(queue, move |c| c.all_ok_now(ok))?,
+        };
+        if !all {
+            self.failed_verdicts.fetch_add(1, Ordering::Relaxed);
         }
+        Ok(all)
+    }
+
+    fn failed_verdicts(&self) -> u64 {
+        self.failed_verdicts.load(Ordering::Relaxed)
     }
 
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()> {

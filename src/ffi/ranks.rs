@@ -61,31 +61,76 @@ pub(crate) fn grid_of(grid: [i32; 4], what: &str) -> Result<Dims> {
     Ok(out)
 }
 
-/// The engine over the host's communicator (`*comm` an `MPI_Comm`), or a
-/// duplicate of `MPI_COMM_WORLD` where `comm` is NULL.
+/// A copy of the host's communicator handle (`MPI_Comm`, whatever its
+/// type in the host's MPI), read where the host hands a pointer to it.
+#[cfg(feature = "mpi")]
+pub(crate) struct HostComm(::mpi::ffi::MPI_Comm);
+
+/// Without MPI there is no handle to keep.
+#[cfg(not(feature = "mpi"))]
+pub(crate) struct HostComm;
+
+// SAFETY: a handle of the MPI library's (an integer or a pointer to the
+// library's own object), only duplicated, on the thread the host calls from.
+unsafe impl Send for HostComm {}
+
+/// The handle `*comm` (QUDA's `setMPICommHandleQuda` copies it at once
+/// too); None for NULL.
 ///
 /// # Safety
 /// `comm` is NULL or points to a live `MPI_Comm` of the host's.
+pub(crate) unsafe fn read_comm(comm: *const c_void) -> Option<HostComm> {
+    if comm.is_null() {
+        return None;
+    }
+    #[cfg(feature = "mpi")]
+    // SAFETY: the caller's promise; MPI_Comm is a plain handle.
+    return Some(HostComm(unsafe {
+        comm.cast::<::mpi::ffi::MPI_Comm>().read()
+    }));
+    #[cfg(not(feature = "mpi"))]
+    Some(HostComm)
+}
+
+/// The engine over a duplicate of the host's communicator, or of
+/// `MPI_COMM_WORLD` where it gave none.
 #[cfg(feature = "mpi")]
-pub(crate) unsafe fn host_comm(comm: *const c_void) -> Result<Arc<dyn Comm>> {
+pub(crate) fn engine(comm: Option<&HostComm>) -> Result<Arc<dyn Comm>> {
     use crate::comm::MpiComm;
-    Ok(if comm.is_null() {
-        Arc::new(MpiComm::duplicate_world()?)
-    } else {
-        // SAFETY: the caller's promise; MPI_Comm is a plain handle.
-        let raw = unsafe { comm.cast::<::mpi::ffi::MPI_Comm>().read() };
-        Arc::new(unsafe { MpiComm::duplicate_raw(raw)? })
+    Ok(match comm {
+        None => Arc::new(MpiComm::duplicate_world()?),
+        // SAFETY: a handle the host handed over as live.
+        Some(c) => Arc::new(unsafe { MpiComm::duplicate_raw(c.0)? }),
     })
 }
 
 #[cfg(not(feature = "mpi"))]
-pub(crate) unsafe fn host_comm(_comm: *const c_void) -> Result<Arc<dyn Comm>> {
+pub(crate) fn engine(_comm: Option<&HostComm>) -> Result<Arc<dyn Comm>> {
     Err(Error::Unsupported(
         "a communicator or a grid of several ranks, but this latsol was built without MPI: \
          rebuild with `cargo build --release --features mpi` (or `scripts/install.sh --mpi \
          PREFIX`)"
             .into(),
     ))
+}
+
+/// Whether the host runs MPI (initialised, not finalised) with more than
+/// one rank in `MPI_COMM_WORLD`; false without the `mpi` feature.
+pub(crate) fn world_has_ranks() -> bool {
+    #[cfg(feature = "mpi")]
+    return crate::comm::MpiComm::world_size().is_some_and(|n| n > 1);
+    #[cfg(not(feature = "mpi"))]
+    false
+}
+
+/// The engine over the host's communicator (`*comm` an `MPI_Comm`), or a
+/// duplicate of `MPI_COMM_WORLD` where `comm` is NULL.
+///
+/// # Safety
+/// `comm` is NULL or points to a live `MPI_Comm` of the host's.
+pub(crate) unsafe fn host_comm(comm: *const c_void) -> Result<Arc<dyn Comm>> {
+    // SAFETY: as the caller promises.
+    engine(unsafe { read_comm(comm) }.as_ref())
 }
 
 /// The ranks a context spans: None for one process (no communicator and a

@@ -6,7 +6,7 @@ use std::os::raw::c_void;
 
 use super::abi::*;
 use super::convert;
-use super::errors::quda_call;
+use super::errors::quda_collective;
 use super::host::{host_reals, host_reals_mut, not_null};
 use super::state;
 use super::wilson::{
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn MatQuda(
     h_in: *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_call("MatQuda", || {
+    quda_collective("MatQuda", || {
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
         let dagger = p.dagger == QUDA_DAG_YES;
@@ -143,7 +143,7 @@ pub unsafe extern "C" fn MatDagMatQuda(
     h_in: *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_call("MatDagMatQuda", || {
+    quda_collective("MatDagMatQuda", || {
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
         p.dagger = QUDA_DAG_NO;
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn dslashQuda(
     param: *mut QudaInvertParam,
     parity: QudaParity,
 ) {
-    quda_call("dslashQuda", || {
+    quda_collective("dslashQuda", || {
         let out_parity = match parity {
             QUDA_EVEN_PARITY => crate::lattice::Parity::Even,
             QUDA_ODD_PARITY => crate::lattice::Parity::Odd,

@@ -24,6 +24,24 @@ pub(crate) fn quda_call(function: &'static str, body: impl FnOnce() -> Result<()
     }
 }
 
+/// `quda_call` for an entry point that is collective over the ranks of a
+/// cut lattice (every rank calls it; its safe-API calls agree on their
+/// checks before their first collective step). Where `body` fails on this
+/// rank in the QUDA face's own code (a NULL pointer, a parameter refused
+/// here) and no failed verdict has told the others, this rank answers
+/// their next agreement with its failure once, so every rank fails the
+/// call and none waits for this one. One process: `quda_call`.
+pub(crate) fn quda_collective(function: &'static str, body: impl FnOnce() -> Result<()>) {
+    let before = state::failed_verdicts();
+    quda_call(function, || {
+        let result = body();
+        if let Err(e) = &result {
+            state::announce(before, e);
+        }
+        result
+    })
+}
+
 /// Whether a failed call returns (`LATSOL_QUDA_ON_ERROR=return`) rather
 /// than exiting.
 fn returns() -> bool {

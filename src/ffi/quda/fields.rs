@@ -14,7 +14,7 @@ use std::os::raw::c_void;
 
 use super::abi::*;
 use super::convert;
-use super::errors::quda_call;
+use super::errors::{quda_call, quda_collective};
 use super::host::{host_gauge, host_reals, not_null};
 use super::state;
 use crate::api::{CloverParams, CloverSource};
@@ -29,7 +29,7 @@ use crate::lattice::Lattice;
 #[no_mangle]
 pub unsafe extern "C" fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam) {
     // SAFETY: forwarded from the caller.
-    quda_call("loadGaugeQuda", || unsafe { load_gauge(h_gauge, param) })
+    quda_collective("loadGaugeQuda", || unsafe { load_gauge(h_gauge, param) })
 }
 
 /// The body of `loadGaugeQuda`, for the MILC interface too.
@@ -78,8 +78,10 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
         }
         // The caller's array as it is (the boundary sign in its last time
         // slice is taken out as the links are read: `gp`).
-        let gauge = s.context.load_gauge(&gp, &host)?;
+        // The copy first: a failure after the load's agreement would be
+        // this rank's alone.
         let links = state::HostLinks::copy(&host)?;
+        let gauge = s.context.load_gauge(&gp, &host)?;
         s.gauge = Some(state::LoadedGauge { gauge, links });
         // Naive staggered links made from the old field are stale.
         if let Some(h) = s.staggered.as_mut() {
@@ -143,7 +145,7 @@ pub unsafe extern "C" fn loadCloverQuda(
     inv_param: *mut QudaInvertParam,
 ) {
     // SAFETY: forwarded from the caller.
-    quda_call("loadCloverQuda", || unsafe {
+    quda_collective("loadCloverQuda", || unsafe {
         load_clover(h_clover, inv_param)
     })
 }

@@ -71,31 +71,45 @@ pub unsafe extern "C" fn setVerbosityQuda(
     })
 }
 
-/// `initCommsGridQuda(nDim, dims, func, fdata)`: latsol runs on one rank;
-/// a grid of more than one process is refused.
+/// `initCommsGridQuda(nDim, dims, func, fdata)`: the grid of ranks (4
+/// extents, their product the number of ranks) and `func`, the rank at
+/// grid coordinates (NULL: QUDA's order, t fastest), for the context of
+/// the next `initQuda`; the first call counts until `endQuda` (`comms`).
 ///
 /// # Safety
-/// `dims` points to `nDim` ints.
+/// `dims` points to `nDim` ints; `func`, if set, is callable with `fdata`
+/// during this call.
 #[no_mangle]
 pub unsafe extern "C" fn initCommsGridQuda(
     n_dim: c_int,
     dims: *const c_int,
-    _func: QudaCommsMap,
-    _fdata: *mut c_void,
+    func: QudaCommsMap,
+    fdata: *mut c_void,
 ) {
     quda_call("initCommsGridQuda", || {
-        if !(1..=QUDA_MAX_DIM).contains(&n_dim) || dims.is_null() {
+        if n_dim != 4 || dims.is_null() {
             return Err(Error::InvalidArgument(format!(
-                "nDim = {n_dim}, dims = {dims:?}: a grid of 1 to {QUDA_MAX_DIM} dimensions"
+                "nDim = {n_dim}, dims = {dims:?}: a grid of 4 dimensions (as QUDA requires)"
             )));
         }
         // SAFETY: the caller passes nDim ints.
-        let d = unsafe { std::slice::from_raw_parts(dims, n_dim as usize) };
-        if d.iter().any(|&x| x != 1) {
-            return Err(Error::Unsupported(format!(
-                "dims = {d:?}: latsol's QUDA interface runs on one process (every extent 1)"
-            )));
-        }
+        let d = unsafe { std::slice::from_raw_parts(dims, 4) };
+        let grid = crate::ffi::ranks::grid_of([d[0], d[1], d[2], d[3]], "dims")?;
+        super::comms::set_grid(grid, crate::ffi::ranks::rank_map(func, fdata))
+    })
+}
+
+/// `setMPICommHandleQuda(mycomm)`: the host's communicator (`mycomm`
+/// points to its `MPI_Comm`), for the next `initCommsGridQuda`.
+///
+/// # Safety
+/// `mycomm` is NULL or points to an `MPI_Comm` of the host's.
+#[no_mangle]
+pub unsafe extern "C" fn setMPICommHandleQuda(mycomm: *mut c_void) {
+    // SAFETY: as the caller promises.
+    quda_call("setMPICommHandleQuda", || {
+        // SAFETY: as the caller promises.
+        unsafe { super::comms::set_handle(mycomm) };
         Ok(())
     })
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use super::abi::*;
 use super::convert;
-use super::errors::quda_call;
+use super::errors::quda_collective;
 use super::host::{host_reals, host_reals_mut, not_null};
 use super::state;
 use super::wilson::{
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn invertQuda(
     param: *mut QudaInvertParam,
 ) {
     // SAFETY: forwarded from the caller.
-    quda_call("invertQuda", || unsafe { invert(h_x, h_b, param) })
+    quda_collective("invertQuda", || unsafe { invert(h_x, h_b, param) })
 }
 
 /// The body of `invertQuda`, for the MILC interface too.
@@ -175,7 +175,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
     hp_b: *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_call("invertMultiShiftQuda", || {
+    quda_collective("invertMultiShiftQuda", || {
         not_null(param, "param")?;
         not_null(hp_x, "_hp_x")?;
         not_null(hp_b, "_hp_b")?;
@@ -282,7 +282,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
 }
 
 /// `invertMultiSrcQuda(_hp_x, _hp_b, param)`: `invertQuda` for each of the
-/// `num_src` sources in turn (one process: no split grid);
+/// `num_src` sources in turn (no split grid: every rank takes part in every solve);
 /// `true_res[i]`, `true_res_hq[i]` per source, `iter` and `secs` of all.
 ///
 /// # Safety
@@ -294,7 +294,7 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
     hp_b: *mut *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_call("invertMultiSrcQuda", || {
+    quda_collective("invertMultiSrcQuda", || {
         not_null(param, "param")?;
         not_null(hp_x, "_hp_x")?;
         not_null(hp_b, "_hp_b")?;
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
         }
         if p.split_grid.iter().any(|&g| g > 1) {
             return Err(Error::Unsupported(format!(
-                "param->split_grid = {:?}: latsol's QUDA interface runs on one process",
+                "param->split_grid = {:?}: latsol solves the sources on the whole grid of ranks in turn (no split grid)",
                 p.split_grid
             )));
         }

@@ -30,6 +30,7 @@
 #[rustfmt::skip]
 pub mod abi;
 pub(crate) mod apply;
+pub(crate) mod comms;
 pub(crate) mod convert;
 pub(crate) mod errors;
 pub(crate) mod extensions;

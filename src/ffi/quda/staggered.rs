@@ -30,11 +30,14 @@ use crate::lattice::{Lattice, Parity};
 use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 
-/// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
+/// The caller's staggered links, checked and copied (`load_links`).
 ///
 /// # Safety
-/// `h_gauge` holds the links in `p.gauge_order`.
-pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Result<()> {
+/// As `load_links`.
+unsafe fn read_links(
+    h_gauge: *mut c_void,
+    p: &QudaGaugeParam,
+) -> Result<([usize; 4], HostLinks, LongReconstruct)> {
     let mut dims = [0usize; 4];
     for (d, &x) in dims.iter_mut().zip(&p.X) {
         if x <= 0 {
@@ -81,7 +84,19 @@ pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Res
             ))
         }
     };
+    Ok((dims, links, long_reconstruct))
+}
+
+/// `loadGaugeQuda` for ASQTAD_FAT_LINKS and ASQTAD_LONG_LINKS.
+///
+/// # Safety
+/// `h_gauge` holds the links in `p.gauge_order`.
+pub(crate) unsafe fn load_links(h_gauge: *mut c_void, p: &QudaGaugeParam) -> Result<()> {
+    // SAFETY: forwarded.
+    let read = unsafe { read_links(h_gauge, p) };
     state::with(|s| {
+        // Agreed over the ranks: a load refused on one is refused on all.
+        let (dims, links, long_reconstruct) = s.context.agree(read)?;
         if s.staggered.as_ref().is_none_or(|h| h.dims != dims) {
             s.staggered = Some(StaggeredHost::empty(dims));
         }

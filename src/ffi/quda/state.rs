@@ -187,6 +187,7 @@ pub(crate) fn init() -> Result<()> {
         let verbosity = VERBOSITY.lock().map(|v| *v).unwrap_or(Verbosity::Summarize);
         let context = Context::new(InitParams {
             verbosity,
+            ranks: super::comms::for_context()?,
             ..Default::default()
         })?;
         *s = Some(State {
@@ -200,10 +201,29 @@ pub(crate) fn init() -> Result<()> {
     Ok(())
 }
 
-/// Ends the context and frees its fields.
+/// Ends the context and frees its fields; the grid of ranks is given
+/// again before the next start.
 pub(crate) fn end() -> Result<()> {
     lock()?.take();
+    super::comms::end();
     Ok(())
+}
+
+/// How many collective verdicts have failed on this rank, where there is
+/// a context (`errors::quda_collective`).
+pub(crate) fn failed_verdicts() -> Option<u64> {
+    lock().ok()?.as_ref().map(|s| s.context.failed_verdicts())
+}
+
+/// Tells the other ranks that this rank's call failed (`error`), where
+/// there is a context and no failed verdict since `before` has told them.
+pub(crate) fn announce(before: Option<u64>, error: &Error) {
+    let Ok(s) = lock() else { return };
+    if let (Some(s), Some(before)) = (s.as_ref(), before) {
+        if s.context.failed_verdicts() == before {
+            let _ = s.context.agree(Err::<(), _>(error.clone()));
+        }
+    }
 }
 
 /// Runs `f` on the state, which `initQuda` must have created.

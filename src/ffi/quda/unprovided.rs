@@ -400,12 +400,6 @@ pub extern "C" fn destroyDeflationQuda(_df_instance: *mut c_void) {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn setMPICommHandleQuda(_mycomm: *mut c_void) {
-    super::errors::unprovided("setMPICommHandleQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn performTwoLinkGaussianSmearNStep(_h_in: *mut c_void, _smear_param: *mut QudaQuarkSmearParam) {
     super::errors::unprovided("performTwoLinkGaussianSmearNStep");
 }

@@ -6,7 +6,7 @@ use std::os::raw::{c_int, c_void};
 
 use super::layout::{dims, host_double};
 use crate::ffi::quda::abi::*;
-use crate::ffi::quda::errors::quda_call;
+use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::{fields, init, invert, state};
 
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn qudaCloverInvert(
     final_fermilab_residual: *mut f64,
     num_iters: *mut c_int,
 ) {
-    quda_call("qudaCloverInvert", || {
+    quda_collective("qudaCloverInvert", || {
         not_null(milc_clover, "milc_clover")?;
         for (p, name) in [
             (final_residual, "final_residual"),

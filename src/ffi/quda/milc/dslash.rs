@@ -6,7 +6,7 @@ use std::os::raw::{c_int, c_void};
 use super::layout::host_double;
 use super::staggered::{load_links, offset_reals, offset_reals_mut, parity};
 use crate::ffi::quda::abi::*;
-use crate::ffi::quda::errors::quda_call;
+use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::state;
 use crate::layout::{HostReals, HostRealsMut};
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn qudaDslash(
     solution: *mut c_void,
     _num_iters: *mut c_int,
 ) {
-    quda_call("qudaDslash", || {
+    quda_collective("qudaDslash", || {
         not_null(source, "source")?;
         not_null(solution, "solution")?;
         let p = parity(inv_args.evenodd)?;

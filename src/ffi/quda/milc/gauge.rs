@@ -6,8 +6,10 @@ use std::os::raw::c_int;
 use super::layout::dims;
 use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
-use crate::ffi::quda::errors::quda_call;
+use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
+use crate::ffi::quda::state;
+use crate::field::GaugeField;
 use crate::lattice::Lattice;
 use crate::layout::{HostGauge, HostReals};
 use crate::precision::TBoundary;
@@ -28,27 +30,38 @@ pub unsafe extern "C" fn qudaPlaquettePhased(
     arg: *mut QudaMILCSiteArg_t,
     phase_in: c_int,
 ) {
-    quda_call("qudaPlaquettePhased", || {
+    quda_collective("qudaPlaquettePhased", || {
         not_null(plaq, "plaq")?;
         not_null(arg, "arg")?;
         // SAFETY: checked non-null.
         let a = unsafe { &*arg };
         let d = dims()?;
-        let lat = std::sync::Arc::new(Lattice::new(d)?);
         // Single precision is code 1 here (QUDA's site-argument functions).
         let double = precision != 1;
         // SAFETY: the caller's site structs or links.
-        let links = unsafe { site_links(a, lat.volume(), double)? };
-        let mut field =
-            crate::layout::gauge::import(&lat, &HostGauge::Milc(HostReals::F64(&links)))?;
-        if phase_in != 0 {
-            crate::api::staggered_fold(&mut field, 1, TBoundary::AntiPeriodic, 1.0);
-        }
-        let v = field.plaquette();
+        let field = unsafe { milc_field(a, d, double) }.map(|mut field| {
+            if phase_in != 0 {
+                crate::api::staggered_fold(&mut field, 1, TBoundary::AntiPeriodic, 1.0);
+            }
+            field
+        });
+        // The whole lattice's, from every rank's part.
+        let v = state::with(|s| s.context.plaquette_of(&s.context.agree(field)?))?;
         // SAFETY: 3 doubles.
         unsafe { std::slice::from_raw_parts_mut(plaq, 3) }.copy_from_slice(&v);
         Ok(())
     })
+}
+
+/// This rank's links from `arg` (`site_links`) as a gauge field.
+///
+/// # Safety
+/// As `qudaPlaquettePhased`.
+unsafe fn milc_field(a: &QudaMILCSiteArg_t, d: [usize; 4], double: bool) -> Result<GaugeField> {
+    let lat = std::sync::Arc::new(Lattice::new(d)?);
+    // SAFETY: forwarded.
+    let links = unsafe { site_links(a, lat.volume(), double)? };
+    crate::layout::gauge::import(&lat, &HostGauge::Milc(HostReals::F64(&links)))
 }
 
 /// The links of `arg` in MILC order (V·4·18 reals, double): from the site
@@ -101,7 +114,7 @@ pub unsafe extern "C" fn qudaPolyakovLoopPhased(
     arg: *mut QudaMILCSiteArg_t,
     _phase_in: c_int,
 ) {
-    quda_call("qudaPolyakovLoopPhased", || {
+    quda_collective("qudaPolyakovLoopPhased", || {
         not_null(ploop, "ploop")?;
         not_null(arg, "arg")?;
         if dir != 3 {
@@ -112,27 +125,14 @@ pub unsafe extern "C" fn qudaPolyakovLoopPhased(
         // SAFETY: checked non-null.
         let a = unsafe { &*arg };
         let d = dims()?;
-        let lat = std::sync::Arc::new(Lattice::new(d)?);
         // SAFETY: the caller's site structs or links.
-        let links = unsafe { site_links(a, lat.volume(), precision != 1)? };
-        let field = crate::layout::gauge::import(&lat, &HostGauge::Milc(HostReals::F64(&links)))?;
-        let mut sum = num_complex::Complex64::new(0.0, 0.0);
-        for z in 0..d[2] {
-            for y in 0..d[1] {
-                for x in 0..d[0] {
-                    let mut p = *field.link_at([x, y, z, 0], 3);
-                    for t in 1..d[3] {
-                        p = p.mul(field.link_at([x, y, z, t], 3));
-                    }
-                    sum += p.trace();
-                }
-            }
-        }
-        let v3 = (d[0] * d[1] * d[2]) as f64;
+        let field = unsafe { milc_field(a, d, precision != 1) };
+        // The whole lattice's lines, across the ranks along t.
+        let sum = state::with(|s| s.context.polyakov_loop_of(&s.context.agree(field)?))?;
         // SAFETY: 2 doubles.
         unsafe {
-            *ploop = -sum.re / v3;
-            *ploop.add(1) = -sum.im / v3;
+            *ploop = -sum.re;
+            *ploop.add(1) = -sum.im;
         }
         Ok(())
     })

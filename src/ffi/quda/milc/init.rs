@@ -8,24 +8,34 @@ use super::layout::set_layout;
 use crate::error::Error;
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_call;
-use crate::ffi::quda::{convert, state};
+use crate::ffi::quda::{comms, convert, state};
 
-/// `qudaSetMPICommHandle(mycomm)`: one process; nothing to keep.
+/// `qudaSetMPICommHandle(mycomm)`: `setMPICommHandleQuda`.
+///
+/// # Safety
+/// `mycomm` points to the host's `MPI_Comm`.
 #[no_mangle]
-pub extern "C" fn qudaSetMPICommHandle(_mycomm: *mut c_void) {}
+pub unsafe extern "C" fn qudaSetMPICommHandle(mycomm: *mut c_void) {
+    // SAFETY: as the caller promises.
+    quda_call("qudaSetMPICommHandle", || {
+        // SAFETY: as the caller promises.
+        unsafe { comms::set_handle(mycomm) };
+        Ok(())
+    })
+}
 
-/// `qudaInit(input)`: the verbosity and the layout, then the context.
+/// `qudaInit(input)`: the verbosity, then the layout and the context.
 #[no_mangle]
 pub extern "C" fn qudaInit(input: QudaInitArgs_t) {
     quda_call("qudaInit", || {
         state::set_verbosity(convert::verbosity(input.verbosity));
         // SAFETY: MILC's layout arrays.
-        unsafe { set_layout(&input.layout)? };
-        state::init()
+        unsafe { set_layout(&input.layout) }
     })
 }
 
-/// `qudaSetLayout(layout)`.
+/// `qudaSetLayout(layout)`: this rank's part of the lattice, the grid of
+/// ranks, and the context (as QUDA's, it starts it).
 #[no_mangle]
 pub extern "C" fn qudaSetLayout(layout: QudaLayout_t) {
     // SAFETY: MILC's layout arrays.

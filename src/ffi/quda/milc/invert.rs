@@ -9,7 +9,7 @@ use super::staggered::{
 };
 use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
-use crate::ffi::quda::errors::quda_call;
+use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::state;
 use crate::layout::{HostReals, HostRealsMut};
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn qudaInvert(
     final_rel_resid: *mut f64,
     num_iters: *mut c_int,
 ) {
-    quda_call("qudaInvert", || {
+    quda_collective("qudaInvert", || {
         not_null(final_resid, "final_resid")?;
         not_null(final_rel_resid, "final_rel_resid")?;
         not_null(num_iters, "num_iters")?;
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn qudaInvertMsrc(
     num_iters: *mut c_int,
     num_src: c_int,
 ) {
-    quda_call("qudaInvertMsrc", || {
+    quda_collective("qudaInvertMsrc", || {
         if num_src <= 0 {
             return Err(Error::InvalidArgument(format!(
                 "num_src = {num_src}: must be positive"
@@ -255,7 +255,7 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
     final_fermilab_residual: *mut f64,
     num_iters: *mut c_int,
 ) {
-    quda_call("qudaMultishiftInvert", || {
+    quda_collective("qudaMultishiftInvert", || {
         if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&num_offsets) {
             return Err(Error::InvalidArgument(format!(
                 "num_offsets = {num_offsets}: 1 to {QUDA_MAX_MULTI_SHIFT}"
