@@ -23,6 +23,10 @@
 //!   a NULL source on the last rank, a bad precision on rank 0, each
 //!   failing the call on every rank, none hanging (the test runs under
 //!   `timeout`), after which a solve works.
+//! - `--staggered` (a grid cutting t only: the golden staggered set is
+//!   6x4x4x8): the asqtad links of the golden staggered set through
+//!   `loadGaugeQuda` and `invertQuda` (CG, even-odd) against the golden χ
+//!   and the same solve on one rank.
 //! - MILC's face (`--face milc`): `qudaSetMPICommHandle`, `qudaInit` with
 //!   the *global* size and the machine grid (ranks x fastest), MILC-order
 //!   local links; `qudaPlaquettePhased`, `qudaPolyakovLoopPhased` (the
@@ -97,12 +101,19 @@ use ranks_common::{eo, parse_grid, rel_diff, sites, volume, Checks};
 
 const GLOBAL: [usize; 4] = [6, 4, 4, 8];
 const KAPPA: f64 = 0.12;
+/// The golden staggered set's mass (its meta.json).
+const STAGGERED_MASS: f64 = 0.05;
 /// latsol's status for a call failed on another rank (latsol.h).
 const OTHER_RANK: i32 = 11;
 
 fn golden(name: &str) -> Vec<f64> {
+    golden_in("golden-clover-6x4x4x8", name)
+}
+
+fn golden_in(set: &str, name: &str) -> Vec<f64> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/golden-clover-6x4x4x8")
+        .join("tests/data")
+        .join(set)
         .join(name);
     std::fs::read(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -475,6 +486,39 @@ fn same_plaquette(checks: &mut Checks, cut: [f64; 3], alone: [f64; 3]) {
     );
 }
 
+/// The golden staggered set (6x4x4x8, phases and signs in the links)
+/// through quda.h on this rank's part: ASQTAD_FAT_LINKS and
+/// ASQTAD_LONG_LINKS, then `invertQuda` (CG, even-odd) on `M x = M χ`;
+/// the solution and the iterations.
+fn staggered_face(part: &Part, checks: &mut Checks) -> (Vec<f64>, c_int) {
+    let set = "golden-staggered-6x4x4x8";
+    for (file, kind) in [
+        ("fat_qdp.f64", QUDA_ASQTAD_FAT_LINKS),
+        ("long_qdp.f64", QUDA_ASQTAD_LONG_LINKS),
+    ] {
+        let mut links = part.links_qdp(&golden_in(set, file), false);
+        let mut ptrs: Vec<*mut c_void> = links.iter_mut().map(|l| l.as_mut_ptr().cast()).collect();
+        let mut gp = gauge_param(part);
+        gp.r#type = kind;
+        gp.t_boundary = QUDA_PERIODIC_T;
+        gp.reconstruct = QUDA_RECONSTRUCT_NO;
+        gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
+        unsafe { loadGaugeQuda(ptrs.as_mut_ptr().cast(), &mut gp) };
+        checks.check(status() == 0, format!("loadGaugeQuda {file}"));
+    }
+    let mut ip = invert_param(QUDA_MAT_SOLUTION, QUDA_CG_INVERTER);
+    ip.dslash_type = QUDA_ASQTAD_DSLASH;
+    ip.mass = STAGGERED_MASS;
+    ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+    ip.mass_normalization = QUDA_MASS_NORMALIZATION;
+    ip.maxiter = 5000;
+    let mut b = part.of(&golden_in(set, "M_chi.f64"), 6, false);
+    let mut x = vec![0.0; b.len()];
+    unsafe { invertQuda(x.as_mut_ptr().cast(), b.as_mut_ptr().cast(), &mut ip) };
+    checks.check(status() == 0, "invertQuda (asqtad)".into());
+    (x, ip.iter)
+}
+
 /// Grid coordinates of `rank` under `map`.
 fn coords_of(rank: usize, grid: [usize; 4], map: impl Fn([usize; 4]) -> usize) -> [usize; 4] {
     sites(grid)
@@ -490,6 +534,7 @@ fn main() {
     let grid = parse_grid(&args);
     let cart_map = args.windows(2).any(|w| w[0] == "--map" && w[1] == "cart");
     let milc = args.windows(2).any(|w| w[0] == "--face" && w[1] == "milc");
+    let staggered = args.iter().any(|a| a == "--staggered");
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
@@ -553,15 +598,16 @@ fn main() {
     }
 
     // One rank first: the whole lattice on MPI_COMM_SELF.
-    unsafe { setMPICommHandleQuda((&raw mut self_raw).cast()) };
-    unsafe { initCommsGridQuda(4, ones.as_mut_ptr(), None, ptr::null_mut()) };
-    unsafe { initQuda(-1) };
-    checks.check(status() == 0, "initQuda on MPI_COMM_SELF".into());
     let whole = Part {
         local: GLOBAL,
         origin: [0; 4],
     };
+    unsafe { setMPICommHandleQuda((&raw mut self_raw).cast()) };
+    unsafe { initCommsGridQuda(4, ones.as_mut_ptr(), None, ptr::null_mut()) };
+    unsafe { initQuda(-1) };
+    checks.check(status() == 0, "initQuda on MPI_COMM_SELF".into());
     let alone = quda_face(&whole, None, &mut checks);
+    let alone_ks = staggered.then(|| staggered_face(&whole, &mut checks));
     unsafe { endQuda() };
 
     // Then the grid of ranks, in QUDA's order or tmLQCD's.
@@ -596,8 +642,33 @@ fn main() {
     unsafe { initQuda(-1) };
     checks.check(status() == 0, "initQuda on the grid".into());
     let cut = quda_face(&part, Some(&world), &mut checks);
-    same_plaquette(&mut checks, cut.plaquette, alone.plaquette);
     let slack = 1;
+    same_plaquette(&mut checks, cut.plaquette, alone.plaquette);
+    if let Some((y, l)) = alone_ks {
+        // ‖x − χ‖/‖χ‖ ≤ κ · tol, κ(2m − D) ≤ (2m + 25)/2m for the golden
+        // links (tests/quda_face_asqtad.rs): the bound for either solve
+        // against χ, and for the two solves against each other.
+        let bound = 1e-12 * (2.0 * STAGGERED_MASS + 25.0) / (2.0 * STAGGERED_MASS);
+        let (x, k) = staggered_face(&part, &mut checks);
+        let chi = golden_in("golden-staggered-6x4x4x8", "chi.f64");
+        let d_chi = rel_diff(&world, &x, &part.of(&chi, 6, false));
+        let d = rel_diff(&world, &x, &part.of(&y, 6, false));
+        checks.check(
+            d_chi <= bound,
+            format!("asqtad invertQuda against the golden χ: {d_chi:e}"),
+        );
+        checks.check(
+            d <= bound,
+            format!("asqtad invertQuda: solutions differ by {d:e}"),
+        );
+        checks.check(
+            (k - l).abs() <= slack,
+            format!("asqtad invertQuda: {k} iterations on the ranks, {l} alone"),
+        );
+        if rank == 0 {
+            println!("quda_ranks: asqtad CG {k} iterations on the ranks, {l} alone, |dx|/|x| {d:.1e}, |x - χ|/|χ| {d_chi:.1e}");
+        }
+    }
     for (name, half, (x, k), (y, l)) in [
         (
             "BiCGstab",

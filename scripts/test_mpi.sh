@@ -21,13 +21,15 @@ if [ -n "$missing" ]; then
   exit 0
 fi
 
-examples=(--example comm_ranks --example cpu_ranks --example abi_ranks --example quda_ranks)
+examples=(--example comm_ranks --example cpu_ranks --example abi_ranks --example quda_ranks
+  --example staggered_ranks)
 cargo clippy --release --features mpi --lib "${examples[@]}" -- -D warnings
 cargo build --release --features mpi "${examples[@]}"
 bin=target/release/examples/comm_ranks
 cpu=target/release/examples/cpu_ranks
 abi=target/release/examples/abi_ranks
 quda=target/release/examples/quda_ranks
+ks=target/release/examples/staggered_ranks
 # Open MPI refuses root unless told; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # No network probing on a sandboxed machine: shared memory and self only.
@@ -63,14 +65,23 @@ run 4 "$abi" --grid 1,1,2,2
 run 4 "$abi" --grid 2,1,1,2 --deterministic
 run 8 "$abi" --grid 2,1,2,2
 run 8 "$abi" --grid 2,2,2,1 --map x
+# The staggered operators through latsol.h on cut lattices (4^4 a rank,
+# phases folded by latsol with global coordinates, long links |s| x U(3)):
+# M, CG in double and double-half, multi-shift CG, improved and naive,
+# against one process; local extent 2 refused in a cut direction.
+run 1 "$ks" --grid 1,1,1,1
+run 2 "$ks" --grid 2,1,1,1 --deterministic
+run 4 "$ks" --grid 1,1,2,2
+run 8 "$ks" --grid 1,2,2,2 --deterministic
 # QUDA's interface on cut lattices, the golden clover set (6x4x4x8) in
 # local parts: quda.h with QUDA's default rank order and tmLQCD's Cartesian
 # map (plaquette, MatQuda against the golden data, invertQuda and
 # invertMultiShiftQuda against one rank, collective errors), and MILC's face
 # (qudaInit with the global size and machine grid; plaquette, Polyakov
-# loop, qudaCloverInvert). Local extents of 2 in x (grid 3) and in t (4).
+# loop, qudaCloverInvert); the golden staggered set (asqtad) through
+# invertQuda on a grid cutting t. Local extents of 2 in x (grid 3), t (4).
 run 1 "$quda" --grid 1,1,1,1
-run 2 "$quda" --grid 1,1,1,2
+run 2 "$quda" --grid 1,1,1,2 --staggered
 run 4 "$quda" --grid 1,1,2,2 --map cart
 run 4 "$quda" --grid 1,1,1,4
 run 6 "$quda" --grid 3,1,1,2 --map cart

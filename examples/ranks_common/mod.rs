@@ -1,10 +1,68 @@
-//! What the multi-rank example programs share: the command line's grid,
-//! the host's site order (docs/conventions.md), a difference over all
-//! ranks, and the checks every rank keeps and reports together.
+//! What the multi-rank example programs share: random numbers and links
+//! that depend on the global site only (so every rank makes its part of
+//! the same field), the command line's grid, the host's site order
+//! (docs/conventions.md), a difference over all ranks, and the checks
+//! every rank keeps and reports together.
 #![allow(dead_code)]
 
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
+
+/// splitmix64 of a seed: the same numbers on every rank for a global site.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+pub fn uniform(seed: u64, k: u64) -> f64 {
+    (mix(seed.wrapping_mul(0x1000_0001).wrapping_add(k)) >> 11) as f64 / (1u64 << 52) as f64 * 2.0
+        - 1.0
+}
+
+/// A unitary-ish link near 1 (1 + ε H, projected by Gram–Schmidt and a
+/// conjugated cross product: exactly SU(3) up to rounding).
+pub fn link(seed: u64) -> [f64; 18] {
+    let mut m = [[(0.0, 0.0); 3]; 3];
+    for (i, row) in m.iter_mut().enumerate() {
+        for (j, z) in row.iter_mut().enumerate() {
+            let k = (3 * i + j) as u64;
+            *z = (
+                f64::from(u8::from(i == j)) + 0.4 * uniform(seed, 2 * k),
+                0.4 * uniform(seed, 2 * k + 1),
+            );
+        }
+    }
+    let mul = |a: (f64, f64), b: (f64, f64)| (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0);
+    let norm = |r: &[(f64, f64); 3]| r.iter().map(|z| z.0 * z.0 + z.1 * z.1).sum::<f64>().sqrt();
+    let n0 = norm(&m[0]);
+    m[0] = m[0].map(|z| (z.0 / n0, z.1 / n0));
+    let d = (0..3).fold((0.0, 0.0), |s, k| {
+        let p = mul((m[0][k].0, -m[0][k].1), m[1][k]);
+        (s.0 + p.0, s.1 + p.1)
+    });
+    let first = m[0];
+    for (v, u) in m[1].iter_mut().zip(first) {
+        let p = mul(d, u);
+        *v = (v.0 - p.0, v.1 - p.1);
+    }
+    let n1 = norm(&m[1]);
+    m[1] = m[1].map(|z| (z.0 / n1, z.1 / n1));
+    for k in 0..3 {
+        let (i, j) = ((k + 1) % 3, (k + 2) % 3);
+        let (x, y) = (mul(m[0][i], m[1][j]), mul(m[0][j], m[1][i]));
+        m[2][k] = (x.0 - y.0, -(x.1 - y.1));
+    }
+    let mut out = [0.0; 18];
+    for (i, row) in m.iter().enumerate() {
+        for (j, z) in row.iter().enumerate() {
+            out[2 * (3 * i + j)] = z.0;
+            out[2 * (3 * i + j) + 1] = z.1;
+        }
+    }
+    out
+}
 
 /// `--grid X,Y,Z,T`.
 pub fn parse_grid(args: &[String]) -> [usize; 4] {

@@ -51,6 +51,12 @@ impl Context {
         self.inner.plaquette(field)
     }
 
+    /// Where this rank's part of extents `local` sits: its first site's
+    /// global coordinates and the whole lattice's extents.
+    pub(crate) fn place(&self, local: [usize; 4]) -> ([usize; 4], [usize; 4]) {
+        self.inner.place(local)
+    }
+
     /// The whole lattice's Polyakov loop in time (collective; as
     /// `plaquette_of`).
     pub(crate) fn polyakov_loop_of(

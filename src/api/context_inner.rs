@@ -83,6 +83,21 @@ impl ContextInner {
         }
     }
 
+    /// Where this rank's part of extents `local` sits in the whole lattice:
+    /// its first site's global coordinates and the global extents.
+    pub(crate) fn place(&self, local: [usize; 4]) -> ([usize; 4], [usize; 4]) {
+        match &self.ranks {
+            Some(r) => {
+                let (g, c) = (r.grid.grid(), r.grid.coords());
+                (
+                    [0, 1, 2, 3].map(|mu| c[mu] * local[mu]),
+                    [0, 1, 2, 3].map(|mu| g[mu] * local[mu]),
+                )
+            }
+            None => ([0; 4], local),
+        }
+    }
+
     /// Whether this rank holds the whole lattice's last time slice (where
     /// the anti-periodic sign lives).
     pub(crate) fn holds_last_t(&self) -> bool {

@@ -29,6 +29,16 @@ fn named(e: Error, what: &str) -> Error {
     }
 }
 
+/// What `StaggeredLinks::prepare` leaves for the upload: the links the
+/// backend stored itself (precise, sloppy), or the host's fields.
+enum Prepared {
+    Stored(
+        Box<dyn Any + Send + Sync>,
+        Option<Box<dyn Any + Send + Sync>>,
+    ),
+    OnHost(GaugeField, Option<GaugeField>),
+}
+
 /// Fat and long links (or thin links) loaded into a context.
 pub struct StaggeredLinks {
     context: Arc<ContextInner>,
@@ -47,7 +57,64 @@ impl StaggeredLinks {
         long: Option<&HostGauge>,
     ) -> Result<StaggeredLinks> {
         let start = std::time::Instant::now();
-        let lattice = Arc::new(Lattice::new(params.dims)?);
+        let lattice = ctx.inner.agree(Lattice::new(params.dims).map(Arc::new))?;
+        let improved = long.is_some();
+        let done = |storage, sloppy, path: &str| {
+            ctx.inner.log(
+                Verbosity::Verbose,
+                &format!(
+                    "{} staggered links {:?} converted {path}, loaded in {:.3} s",
+                    if improved { "improved" } else { "naive" },
+                    params.dims,
+                    start.elapsed().as_secs_f64()
+                ),
+            );
+            StaggeredLinks {
+                context: ctx.inner.clone(),
+                params: *params,
+                lattice: lattice.clone(),
+                improved,
+                storage,
+                sloppy,
+            }
+        };
+        // This rank's checks and conversions, agreed over the ranks before
+        // the upload's first collective step.
+        let prepared = Self::prepare(ctx, params, &lattice, fat, long);
+        let (fat, long) = match ctx.inner.agree(prepared)? {
+            Prepared::Stored(storage, sloppy) => {
+                return Ok(done(storage, sloppy, "on the backend"))
+            }
+            Prepared::OnHost(fat, long) => (fat, long),
+        };
+        ctx.inner.check_same_local(params.dims)?;
+        let upload = |p: Precision, r: LongReconstruct| {
+            ctx.inner.upload_staggered(&fat, long.as_ref(), p, r)
+        };
+        let storage = upload(params.precision, params.long_reconstruct)?;
+        let sloppy = if (params.precision_sloppy, params.long_reconstruct_sloppy)
+            != (params.precision, params.long_reconstruct)
+        {
+            Some(upload(
+                params.precision_sloppy,
+                params.long_reconstruct_sloppy,
+            )?)
+        } else {
+            None
+        };
+        Ok(done(storage, sloppy, "on the host"))
+    }
+
+    /// `load`'s local part: the parameters and the links checked, and
+    /// either stored by the backend's own path or converted on the host
+    /// (the phases folded with the whole lattice's coordinates).
+    fn prepare(
+        ctx: &Context,
+        params: &StaggeredParams,
+        lattice: &Arc<Lattice>,
+        fat: &HostGauge,
+        long: Option<&HostGauge>,
+    ) -> Result<Prepared> {
         if params.order == GaugeOrder::CpsWilson {
             return Err(Error::InvalidArgument(
                 "order = CpsWilson: staggered links are given in QDP or MILC order".into(),
@@ -79,30 +146,10 @@ impl StaggeredLinks {
                 )));
             }
             // The import refuses non-finite links, naming the site.
-            layout::gauge::import(&lattice, host).map_err(|e| match e {
+            layout::gauge::import(lattice, host).map_err(|e| match e {
                 Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
                 other => other,
             })
-        };
-        let improved = long.is_some();
-        let done = |storage, sloppy, path: &str| {
-            ctx.inner.log(
-                Verbosity::Verbose,
-                &format!(
-                    "{} staggered links {:?} converted {path}, loaded in {:.3} s",
-                    if improved { "improved" } else { "naive" },
-                    params.dims,
-                    start.elapsed().as_secs_f64()
-                ),
-            );
-            StaggeredLinks {
-                context: ctx.inner.clone(),
-                params: *params,
-                lattice: lattice.clone(),
-                improved,
-                storage,
-                sloppy,
-            }
         };
         // The backend's own path first (the CUDA backend folds the phases,
         // converts and compresses on the device); the host path where it has
@@ -143,26 +190,29 @@ impl StaggeredLinks {
                         host.order()
                     )));
                 }
-                layout::gauge::check_lengths(&lattice, host).map_err(|e| match e {
+                layout::gauge::check_lengths(lattice, host).map_err(|e| match e {
                     Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
                     other => other,
                 })?;
             }
             if let Some(mut stored) = ctx
                 .inner
-                .import_staggered(&lattice, fat, long, fold, &formats)?
+                .import_staggered(lattice, fat, long, fold, &formats)?
             {
                 let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
                 let storage = stored.pop().expect("one stored");
-                return Ok(done(storage, sloppy, "on the backend"));
+                return Ok(Prepared::Stored(storage, sloppy));
             }
         }
         let mut fat = import(fat, "fat links")?;
         let mut long = long.map(|l| import(l, "long links")).transpose()?;
         if let Some(f) = fold {
-            fold_phases(&mut fat, 1, f.t_boundary, 1.0);
+            // MILC's phases and the boundary sign belong to the whole
+            // lattice's coordinates (this rank's part starts at `origin`).
+            let (origin, global) = ctx.inner.place(params.dims);
+            fold_phases(&mut fat, origin, global, 1, f.t_boundary, 1.0);
             if let Some(l) = long.as_mut() {
-                fold_phases(l, 3, f.t_boundary, f.long_coefficient);
+                fold_phases(l, origin, global, 3, f.t_boundary, f.long_coefficient);
             }
         }
         // Compressed long links must be |s| × U(3) to the stored precision.
@@ -198,21 +248,7 @@ impl StaggeredLinks {
                 }
             }
         }
-        let upload = |p: Precision, r: LongReconstruct| {
-            ctx.inner.upload_staggered(&fat, long.as_ref(), p, r)
-        };
-        let storage = upload(params.precision, params.long_reconstruct)?;
-        let sloppy = if (params.precision_sloppy, params.long_reconstruct_sloppy)
-            != (params.precision, params.long_reconstruct)
-        {
-            Some(upload(
-                params.precision_sloppy,
-                params.long_reconstruct_sloppy,
-            )?)
-        } else {
-            None
-        };
-        Ok(done(storage, sloppy, "on the host"))
+        Ok(Prepared::OnHost(fat, long))
     }
 
     pub fn lattice(&self) -> &Arc<Lattice> {
@@ -311,8 +347,9 @@ impl Context {
         solution: HostRealsMut,
     ) -> Result<InvertResult> {
         self.inner.install(|| {
-            params.validate()?;
-            self.check_links(links)?;
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = params.validate().and_then(|()| self.check_links(links));
+            self.inner.agree(checked)?;
             let (hi, lo) = (params.precision, params.precision_sloppy);
             let lat = links.lattice.clone();
             // `solve_on` scales the source to norm near 1 (solves are
@@ -365,13 +402,17 @@ impl Context {
         solution: HostRealsMut,
     ) -> Result<InvertResult> {
         self.inner.install(|| {
-            params.validate()?;
-            self.check_links(links)?;
-            let StaggeredSolve::EvenOdd(p) = params.solve else {
-                return Err(Error::InvalidArgument(
-                    "solve = Full: invert_staggered_parity solves an even-odd system".into(),
-                ));
-            };
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = params.validate().and_then(|()| {
+                self.check_links(links)?;
+                match params.solve {
+                    StaggeredSolve::EvenOdd(p) => Ok(p),
+                    StaggeredSolve::Full => Err(Error::InvalidArgument(
+                        "solve = Full: invert_staggered_parity solves an even-odd system".into(),
+                    )),
+                }
+            });
+            let p = self.inner.agree(checked)?;
             let (hi, lo) = (params.precision, params.precision_sloppy);
             let lat = links.lattice.clone();
             let sub = Subset::Single(p);
@@ -417,35 +458,40 @@ impl Context {
     ) -> Result<crate::api::MultiResult> {
         use crate::api::multi;
         self.inner.install(|| {
-            params.validate()?;
-            self.check_links(links)?;
-            multi::validate_systems(shifts, "shifts")?;
-            if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
-                return Err(Error::InvalidArgument(format!(
-                    "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs σ ≥ 0)"
-                )));
-            }
-            let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
-            let eps = params.precision.epsilon();
-            if let Some((i, t)) = tols.iter().enumerate().find(|(_, t)| **t < eps) {
-                return Err(Error::InvalidArgument(format!(
-                    "tol_shifts[{i}] = {t:e} cannot be reached with precision = {:?} (unit \
-                     roundoff {eps:.1e})",
-                    params.precision
-                )));
-            }
-            let lat = links.lattice.clone();
-            let sub = match params.solve {
-                StaggeredSolve::EvenOdd(p) => Subset::Single(p),
-                StaggeredSolve::Full => Subset::Full,
-            };
-            multi::check_solution_lengths(
-                solutions.iter().map(|s| s.len()),
-                shifts.len(),
-                lat.sites(sub),
-                Fermion::Staggered.reals(),
-                &format!("the system ({sub:?})"),
-            )?;
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = (|| {
+                params.validate()?;
+                self.check_links(links)?;
+                multi::validate_systems(shifts, "shifts")?;
+                if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {
+                    return Err(Error::InvalidArgument(format!(
+                        "shifts[{i}] = {s}: a negative shift can make A + σ indefinite (CG needs σ ≥ 0)"
+                    )));
+                }
+                let tols = multi::tolerances(tols, shifts.len(), params.tol, "tol_shifts")?;
+                let eps = params.precision.epsilon();
+                if let Some((i, t)) = tols.iter().enumerate().find(|(_, t)| **t < eps) {
+                    return Err(Error::InvalidArgument(format!(
+                        "tol_shifts[{i}] = {t:e} cannot be reached with precision = {:?} (unit \
+                         roundoff {eps:.1e})",
+                        params.precision
+                    )));
+                }
+                let lat = links.lattice.clone();
+                let sub = match params.solve {
+                    StaggeredSolve::EvenOdd(p) => Subset::Single(p),
+                    StaggeredSolve::Full => Subset::Full,
+                };
+                multi::check_solution_lengths(
+                    solutions.iter().map(|s| s.len()),
+                    shifts.len(),
+                    lat.sites(sub),
+                    Fermion::Staggered.reals(),
+                    &format!("the system ({sub:?})"),
+                )?;
+                Ok((lat, sub, tols))
+            })();
+            let (lat, sub, tols) = self.inner.agree(checked)?;
             let inner = &self.inner;
             let monitor = |solver: &str, k: usize, res: f64| inner.progress(solver, k, res);
             let (hi, lo) = (params.precision, params.precision_sloppy);
@@ -506,10 +552,12 @@ impl Context {
         out: HostRealsMut,
     ) -> Result<()> {
         self.inner.install(|| {
-            self.check_links(links)?;
-            if op != StaggeredOp::Dslash {
-                check_mass(mass)?;
-            }
+            // Agreed over the ranks: a bad argument on one fails all.
+            let checked = self.check_links(links).and_then(|()| match op {
+                StaggeredOp::Dslash => Ok(()),
+                _ => check_mass(mass),
+            });
+            self.inner.agree(checked)?;
             let lat = links.lattice.clone();
             let sub = match op {
                 StaggeredOp::MPc(p) => Subset::Single(p),

@@ -193,8 +193,13 @@ fn main() -> latsol::Result<()> {
     // it loads them: the load's cost with `PhaseFolding::Fold`.
     {
         let (mut fat_bare, mut long_bare) = (links.fat.clone(), links.long.clone());
-        latsol::dirac::staggered::fold_phases(&mut fat_bare, 1, TBoundary::AntiPeriodic, 1.0);
-        latsol::dirac::staggered::fold_phases(&mut long_bare, 3, TBoundary::AntiPeriodic, 1.0);
+        latsol::dirac::staggered::fold_phases_whole(&mut fat_bare, 1, TBoundary::AntiPeriodic, 1.0);
+        latsol::dirac::staggered::fold_phases_whole(
+            &mut long_bare,
+            3,
+            TBoundary::AntiPeriodic,
+            1.0,
+        );
         let (fat_bare, long_bare) = (qdp(&fat_bare)?, qdp(&long_bare)?);
         let t = std::time::Instant::now();
         ctx.load_staggered(

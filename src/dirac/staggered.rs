@@ -43,22 +43,27 @@ pub fn milc_phase(x: [usize; 4], mu: usize) -> f64 {
 
 /// Multiplies `field` by MILC's phases (`milc_phase`) and `coefficient`,
 /// and, with an anti-periodic `t_boundary`, negates the T links whose hop of
-/// `hops` sites crosses t = T − 1 (1 for one-hop links, 3 for the Naik
-/// links): what `PhaseFolding::Fold` asks of a load.
+/// `hops` sites crosses the last time slice (1 for one-hop links, 3 for the
+/// Naik links): what `PhaseFolding::Fold` asks of a load. `field` is the
+/// part of a lattice of extents `global` whose site 0 is the global site
+/// `origin` (`[0; 4]` and its own extents on one rank): the phases and the
+/// boundary belong to the global coordinates.
 pub fn fold_phases(
     field: &mut crate::field::GaugeField,
+    origin: [usize; 4],
+    global: [usize; 4],
     hops: usize,
     t_boundary: crate::precision::TBoundary,
     coefficient: f64,
 ) {
     let lat = field.lattice().clone();
-    let t_extent = lat.dims()[3];
     for p in [Parity::Even, Parity::Odd] {
         for cb in 0..lat.half_volume() {
-            let x = lat.coords(p, cb);
+            let local = lat.coords(p, cb);
+            let x = [0, 1, 2, 3].map(|mu| origin[mu] + local[mu]);
             for mu in 0..4 {
                 let mut s = milc_phase(x, mu) * coefficient;
-                if mu == 3 && x[3] + hops >= t_extent {
+                if mu == 3 && x[3] + hops >= global[3] {
                     s *= t_boundary.sign();
                 }
                 let u = field.link_mut(p, cb, mu);
@@ -66,6 +71,17 @@ pub fn fold_phases(
             }
         }
     }
+}
+
+/// `fold_phases` on a whole lattice (one rank).
+pub fn fold_phases_whole(
+    field: &mut crate::field::GaugeField,
+    hops: usize,
+    t_boundary: crate::precision::TBoundary,
+    coefficient: f64,
+) {
+    let dims = field.lattice().dims();
+    fold_phases(field, [0; 4], dims, hops, t_boundary, coefficient);
 }
 
 fn dslash_flops<B: Backend>(links: &B::StaggeredLinks) -> f64 {

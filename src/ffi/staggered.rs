@@ -17,6 +17,7 @@ use super::enums::{
 use super::gauge::host_gauge_arrays;
 use super::invert::{latsol_invert_result, write_result};
 use super::multishift::{latsol_multishift_result, not_converged, read_systems, solution_arrays};
+use super::ranks::collective;
 use super::status::latsol_status;
 use crate::api::{
     GaugeParams, PhaseFolding, StaggeredInvertParams, StaggeredLinks, StaggeredOp, StaggeredParams,
@@ -239,20 +240,24 @@ pub unsafe extern "C" fn latsol_staggered_load(
 ) -> latsol_status {
     call("latsol_staggered_load", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        boundary::check_ptr(links.cast_const(), "links")?;
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        // The host arrays are shaped as a gauge field's of this order.
-        let shape = GaugeParams {
-            dims: params.dims,
-            order: params.order,
-            ..Default::default()
-        };
-        let fat = unsafe { host_gauge_arrays(&shape, host, host_fat)? };
-        let long = if host_long.is_null() {
-            None
-        } else {
-            Some(unsafe { host_gauge_arrays(&shape, host, host_long)? })
-        };
+        let checked = (|| {
+            boundary::check_ptr(links.cast_const(), "links")?;
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            // The host arrays are shaped as a gauge field's of this order.
+            let shape = GaugeParams {
+                dims: params.dims,
+                order: params.order,
+                ..Default::default()
+            };
+            let fat = unsafe { host_gauge_arrays(&shape, host, host_fat)? };
+            let long = if host_long.is_null() {
+                None
+            } else {
+                Some(unsafe { host_gauge_arrays(&shape, host, host_long)? })
+            };
+            Ok((params, fat, long))
+        })();
+        let (params, fat, long) = collective(context, checked)?;
         let loaded = context.load_staggered(&params, &fat, long.as_ref())?;
         unsafe { links.write(boundary::into_handle::<latsol_staggered>(loaded)) };
         Ok(())
@@ -407,18 +412,24 @@ pub unsafe extern "C" fn latsol_invert_staggered(
 ) -> latsol_status {
     call("latsol_invert_staggered", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let links = unsafe { boundary::borrow(links, "links")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-        let len = links.lattice().volume() * COLOUR_REALS;
-        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-        boundary::check_disjoint(
-            (source, "source"),
-            (solution.cast_const(), "solution"),
-            len,
-            host,
-        )?;
-        let solution_reals = unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
+        let checked = (|| {
+            let links = unsafe { boundary::borrow(links, "links")? };
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+            let len = links.lattice().volume() * COLOUR_REALS;
+            let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+            boundary::check_disjoint(
+                (source, "source"),
+                (solution.cast_const(), "solution"),
+                len,
+                host,
+            )?;
+            let solution_reals =
+                unsafe { boundary::host_reals_mut(solution, len, host, "solution")? };
+            Ok((links, params, result_size, source_reals, solution_reals))
+        })();
+        let (links, params, result_size, source_reals, solution_reals) =
+            collective(context, checked)?;
         let r = context.invert_staggered(links, &params, source_reals, solution_reals)?;
         unsafe { write_result(result, result_size, &r, params.maxiter, params.tol) }
     })
@@ -449,33 +460,37 @@ pub unsafe extern "C" fn latsol_apply_staggered(
 ) -> latsol_status {
     call("latsol_apply_staggered", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let links = unsafe { boundary::borrow(links, "links")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let op = match (op, params.solve) {
-            (LATSOL_OP_DSLASH, _) => StaggeredOp::Dslash,
-            (LATSOL_OP_M, _) => StaggeredOp::M,
-            (LATSOL_OP_MDAG, _) => StaggeredOp::MDag,
-            (LATSOL_OP_MPC, StaggeredSolve::EvenOdd(p)) => StaggeredOp::MPc(p),
-            (LATSOL_OP_MPC, StaggeredSolve::Full) => {
-                return Err(Error::InvalidArgument(
-                    "op = LATSOL_OP_MPC needs param->solve EVEN or ODD (its parity)".into(),
-                ))
-            }
-            (other, _) => {
-                return Err(Error::InvalidArgument(format!(
-                    "op = {other}: a staggered operator is LATSOL_OP_DSLASH, _M, _MDAG or _MPC"
-                )))
-            }
-        };
-        let lat: &Lattice = links.lattice();
-        let sites = match op {
-            StaggeredOp::MPc(_) => lat.half_volume(),
-            _ => lat.volume(),
-        };
-        let len = sites * COLOUR_REALS;
-        let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
-        boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
-        let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
+        let checked = (|| {
+            let links = unsafe { boundary::borrow(links, "links")? };
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let op = match (op, params.solve) {
+                (LATSOL_OP_DSLASH, _) => StaggeredOp::Dslash,
+                (LATSOL_OP_M, _) => StaggeredOp::M,
+                (LATSOL_OP_MDAG, _) => StaggeredOp::MDag,
+                (LATSOL_OP_MPC, StaggeredSolve::EvenOdd(p)) => StaggeredOp::MPc(p),
+                (LATSOL_OP_MPC, StaggeredSolve::Full) => {
+                    return Err(Error::InvalidArgument(
+                        "op = LATSOL_OP_MPC needs param->solve EVEN or ODD (its parity)".into(),
+                    ))
+                }
+                (other, _) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "op = {other}: a staggered operator is LATSOL_OP_DSLASH, _M, _MDAG or _MPC"
+                    )))
+                }
+            };
+            let lat: &Lattice = links.lattice();
+            let sites = match op {
+                StaggeredOp::MPc(_) => lat.half_volume(),
+                _ => lat.volume(),
+            };
+            let len = sites * COLOUR_REALS;
+            let input = unsafe { boundary::host_reals(r#in, len, host, "in")? };
+            boundary::check_disjoint((r#in, "in"), (out.cast_const(), "out"), len, host)?;
+            let output = unsafe { boundary::host_reals_mut(out, len, host, "out")? };
+            Ok((links, params, op, input, output))
+        })();
+        let (links, params, op, input, output) = collective(context, checked)?;
         context.apply_staggered(links, params.mass, op, input, output)
     })
 }
@@ -521,19 +536,25 @@ pub unsafe extern "C" fn latsol_invert_multishift_staggered(
 ) -> latsol_status {
     call("latsol_invert_multishift_staggered", || {
         let context = unsafe { boundary::borrow(ctx.cast_const(), "ctx")? };
-        let links = unsafe { boundary::borrow(links, "links")? };
-        let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
-        let names = ("num_shifts", "shifts", "tol_shifts");
-        let (shifts, tols) = unsafe { read_systems(num_shifts, shifts, tol_shifts, names)? };
-        let result_size = unsafe { boundary::check_out_struct(result, "result")? };
-        let sites = match params.solve {
-            StaggeredSolve::EvenOdd(_) => links.lattice().half_volume(),
-            StaggeredSolve::Full => links.lattice().volume(),
-        };
-        let len = sites * COLOUR_REALS;
-        let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
-        let outs =
-            unsafe { solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)? };
+        let checked = (|| {
+            let links = unsafe { boundary::borrow(links, "links")? };
+            let (params, host) = unsafe { boundary::read_versioned(param, "param")? }.to_safe()?;
+            let names = ("num_shifts", "shifts", "tol_shifts");
+            let (shifts, tols) = unsafe { read_systems(num_shifts, shifts, tol_shifts, names)? };
+            let result_size = unsafe { boundary::check_out_struct(result, "result")? };
+            let sites = match params.solve {
+                StaggeredSolve::EvenOdd(_) => links.lattice().half_volume(),
+                StaggeredSolve::Full => links.lattice().volume(),
+            };
+            let len = sites * COLOUR_REALS;
+            let source_reals = unsafe { boundary::host_reals(source, len, host, "source")? };
+            let outs = unsafe {
+                solution_arrays(solutions.cast_const(), shifts.len(), len, host, source)?
+            };
+            Ok((links, params, shifts, tols, result_size, source_reals, outs))
+        })();
+        let (links, params, shifts, tols, result_size, source_reals, outs) =
+            collective(context, checked)?;
         let r = context.invert_multishift_staggered(
             links,
             &params,

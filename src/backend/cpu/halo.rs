@@ -1,20 +1,20 @@
 //! The CPU backend on a partitioned lattice (issue 34): this rank's place
-//! among the others (`Ranks`) and the faces its hopping term reads from
+//! among the others (`Ranks`) and the faces its hopping terms read from
 //! them, exchanged through the communication layer (`crate::comm`).
 //!
-//! A field here is the rank's local sub-lattice. The Wilson hop at a site
-//! on the forward face of a partitioned direction μ (`x_μ = L_μ − 1`)
-//! reads `ψ(x + μ̂)` from the rank ahead, on the backward face (`x_μ = 0`)
-//! `ψ(x − μ̂)` and the link `U_μ(x − μ̂)` from the rank behind. The
-//! spinor faces travel at every application (depth 1, the decoded site
-//! numbers: exactly what a single rank's hop loads), the links' once, at
-//! the gauge field's upload. A site of a face is found by its coordinates
+//! A field here is the rank's local sub-lattice. A hop of length `d` (1;
+//! 3 for the staggered Naik term) from a site within `d` layers of the
+//! forward end of a partitioned direction μ reads `ψ(x + d μ̂)` from the
+//! rank ahead; within `d` layers of the backward end, `ψ(x − d μ̂)` and the
+//! link `U_μ(x − d μ̂)` from the rank behind. The spinor faces travel at
+//! every application (the decoded site numbers: exactly what a single
+//! rank's hop loads), the links' once, at the gauge field's upload. A site of a face is found by its coordinates
 //! in the three other directions, lexicographic and halved (`face_index`:
 //! every local extent is even, so the halving is a bijection on the sites
 //! of one parity); a site and its neighbour across the face share them.
 
 use super::links::Links;
-use super::storage::{Sites, SITE};
+use super::storage::Sites;
 pub use crate::comm::Ranks;
 use crate::comm::{Dims, Message};
 use crate::error::Result;
@@ -62,12 +62,25 @@ fn layer_sites(
     })
 }
 
-/// The links `U_μ(x − μ̂)` for the sites `x` on the backward face of every
-/// partitioned direction: `[μ][parity of x][face index]` (empty where μ
-/// is not cut). An implicit unit link (temporal gauge) is the unit matrix.
+/// The links `U_μ(x − d μ̂)` of the hops of length `d` (the depth: 1, or 3
+/// for the Naik term's long links) from the sites `x` of the first `d`
+/// layers of every partitioned direction, which the rank behind holds:
+/// `[μ][parity of x]`, by `layer · face_len + face index` (empty where μ is
+/// not cut). An implicit unit link (temporal gauge) is the unit matrix.
 #[derive(Debug, Clone, Default)]
 pub struct GaugeFaces {
     pub(crate) backward: [[Vec<Su3>; 2]; 4],
+    /// Sites of one parity in a layer, per direction.
+    len: [usize; 4],
+}
+
+impl GaugeFaces {
+    /// The link of the hop into the site of face index `i` in layer
+    /// `layer` (< depth) of direction `mu`, parity `p`.
+    #[inline(always)]
+    pub(crate) fn behind(&self, mu: usize, p: Parity, layer: usize, i: usize) -> Su3 {
+        self.backward[mu][p.index()][layer * self.len[mu] + i]
+    }
 }
 
 fn su3_reals(u: &Su3) -> [f64; 18] {
@@ -91,28 +104,33 @@ fn su3_of(r: &[f64]) -> Su3 {
     u
 }
 
-/// Sends each partitioned direction's forward face of the links to the rank
-/// ahead and receives the rank behind's: the gauge field's faces.
+/// Sends the last `depth` layers of the links in each partitioned
+/// direction to the rank ahead and receives the rank behind's: the links
+/// of the hops of length `depth` that enter this rank (`GaugeFaces`).
 pub(crate) fn exchange_gauge_faces(
     ranks: &Ranks,
     lat: &Lattice,
     links: &Links,
+    depth: usize,
 ) -> Result<GaugeFaces> {
     let p = &ranks.grid;
     let local = lat.dims();
     let mut faces = GaugeFaces::default();
     for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {
         let n = face_len(local, mu);
-        // [parity of the receiving site][face index][18 reals]: a link at
-        // y (parity q) on this forward face serves the site y + μ̂ (parity
-        // q̄) ahead.
-        let mut send = vec![0.0f64; 2 * n * 18];
+        faces.len[mu] = n;
+        // [parity of the receiving site][layer][face index][18 reals]: a
+        // link at y (parity q) in layer L − depth + j serves the site
+        // y + depth μ̂ (parity q̄, depth being odd) in layer j ahead.
+        let mut send = vec![0.0f64; 2 * depth * n * 18];
         for q in [Parity::Even, Parity::Odd] {
             let slot = q.other().index();
-            for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1) {
-                let u = links.link(q, cb, mu).unwrap_or_else(Su3::identity);
-                let at = (slot * n + i) * 18;
-                send[at..at + 18].copy_from_slice(&su3_reals(&u));
+            for j in 0..depth {
+                for (i, cb) in layer_sites(lat, q, mu, local[mu] - depth + j) {
+                    let u = links.link(q, cb, mu).unwrap_or_else(Su3::identity);
+                    let at = ((slot * depth + j) * n + i) * 18;
+                    send[at..at + 18].copy_from_slice(&su3_reals(&u));
+                }
             }
         }
         let mut recv = vec![0.0f64; send.len()];
@@ -123,8 +141,9 @@ pub(crate) fn exchange_gauge_faces(
             recv: bytemuck::cast_slice_mut(&mut recv),
             tag: 100 + mu as i32,
         }])?;
+        let per_parity = depth * n * 18;
         faces.backward[mu] = [0, 1].map(|slot| {
-            recv[slot * n * 18..(slot + 1) * n * 18]
+            recv[slot * per_parity..(slot + 1) * per_parity]
                 .chunks(18)
                 .map(su3_of)
                 .collect()
@@ -134,42 +153,75 @@ pub(crate) fn exchange_gauge_faces(
 }
 
 /// What the rank ahead and the rank behind hold next to this rank's faces,
-/// for one application of the hopping term on parity `p`: `forward[μ]`
-/// holds `ψ(x + μ̂)` for the sites `x` of parity `p` on the forward face,
-/// `backward[μ]` `ψ(x − μ̂)` on the backward face, by face index.
+/// for one application of a hopping term of depth `d` on parity `p`: the
+/// input (parity p̄) of the first `d` layers of the rank ahead and of the
+/// last `d` layers of the rank behind, `reals` numbers a site, by
+/// `layer · face_len + face index`.
 #[derive(Debug, Default)]
 pub struct SpinorFaces {
-    pub(crate) forward: [Vec<[f64; SITE]>; 4],
-    pub(crate) backward: [Vec<[f64; SITE]>; 4],
+    forward: [Vec<f64>; 4],
+    backward: [Vec<f64>; 4],
+    len: [usize; 4],
+    reals: usize,
+}
+
+impl SpinorFaces {
+    /// The site of face index `i` in layer `layer` of the rank ahead in
+    /// direction `mu` (layer 0 touches this rank).
+    #[inline(always)]
+    pub(crate) fn ahead(&self, mu: usize, layer: usize, i: usize) -> &[f64] {
+        let at = (layer * self.len[mu] + i) * self.reals;
+        &self.forward[mu][at..at + self.reals]
+    }
+
+    /// The site of face index `i` `from_end` layers before the last one of
+    /// the rank behind in direction `mu` (0: the layer touching this rank).
+    #[inline(always)]
+    pub(crate) fn behind(&self, mu: usize, from_end: usize, i: usize) -> &[f64] {
+        let at = (from_end * self.len[mu] + i) * self.reals;
+        &self.backward[mu][at..at + self.reals]
+    }
 }
 
 /// Exchanges the faces of `inp` (the sites of parity `p̄`, the hopping
-/// term's input on parity `p`) in every partitioned direction: each rank
-/// sends its first layer back and its last layer ahead.
+/// term's input on parity `p`), `depth` layers deep, the first `reals`
+/// numbers of each site (24 a Wilson spinor, 6 a colour vector), in every
+/// partitioned direction: each rank sends its first layers back and its
+/// last layers ahead.
 pub(crate) fn exchange_spinor_faces(
     ranks: &Ranks,
     lat: &Lattice,
     p: Parity,
     inp: &Sites,
+    depth: usize,
+    reals: usize,
 ) -> Result<SpinorFaces> {
     let part = &ranks.grid;
     let local = lat.dims();
     let q = p.other();
-    let mut faces = SpinorFaces::default();
+    let mut faces = SpinorFaces {
+        reals,
+        ..Default::default()
+    };
     for mu in (0..4).filter(|&mu| part.is_partitioned(mu)) {
         let n = face_len(local, mu);
-        let mut first = vec![[0.0; SITE]; n];
-        let mut last = vec![[0.0; SITE]; n];
-        for (i, cb) in layer_sites(lat, q, mu, 0) {
-            first[i] = inp.load(cb);
+        faces.len[mu] = n;
+        let mut first = vec![0.0; depth * n * reals];
+        let mut last = vec![0.0; depth * n * reals];
+        for j in 0..depth {
+            for (i, cb) in layer_sites(lat, q, mu, j) {
+                let at = (j * n + i) * reals;
+                first[at..at + reals].copy_from_slice(&inp.load(cb)[..reals]);
+            }
+            for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1 - j) {
+                let at = (j * n + i) * reals;
+                last[at..at + reals].copy_from_slice(&inp.load(cb)[..reals]);
+            }
         }
-        for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1) {
-            last[i] = inp.load(cb);
-        }
-        let mut ahead = vec![[0.0; SITE]; n];
-        let mut behind = vec![[0.0; SITE]; n];
+        let mut ahead = vec![0.0; first.len()];
+        let mut behind = vec![0.0; last.len()];
         ranks.comm.exchange(&mut [
-            // The rank behind reads this first layer as its ψ(x + μ̂).
+            // The rank behind reads these first layers as its ahead ones.
             Message {
                 to: part.neighbour(mu, false),
                 send: bytemuck::cast_slice(&first),
@@ -177,7 +229,7 @@ pub(crate) fn exchange_spinor_faces(
                 recv: bytemuck::cast_slice_mut(&mut ahead),
                 tag: 2 * mu as i32,
             },
-            // The rank ahead reads this last layer as its ψ(x − μ̂).
+            // The rank ahead reads these last layers as its behind ones.
             Message {
                 to: part.neighbour(mu, true),
                 send: bytemuck::cast_slice(&last),

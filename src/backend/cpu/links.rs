@@ -156,26 +156,33 @@ impl Compressed {
     }
 }
 
-impl Links {
-    /// Stores the links of a staggered operator, which are not unitary:
-    /// all 18 reals (`long` None: fat or thin links), or long links
-    /// compressed as `|s|` × U(3) (`long_links`; the caller has checked
-    /// the field with `long_links::check`). The fixed-point formats scale
-    /// by the largest stored magnitude, not by 1.
-    pub fn new_staggered(
+/// A staggered operator's links, which are not unitary, as the reals they
+/// are stored from: all 18 (fat or thin links), or long links compressed
+/// as `|s|` × U(3) with a given `|s|` (`long_links`; the caller has
+/// checked the field with `long_links::check`), before the storage format
+/// rounds them. The fixed-point formats scale by the largest stored
+/// magnitude, not by 1; on many ranks `|s|` and that scale are the whole
+/// lattice's, as one rank would choose them.
+pub struct StaggeredReals {
+    reals: Vec<f64>,
+    long: Option<(LongReconstruct, f64)>,
+    vh: usize,
+    what: String,
+}
+
+impl StaggeredReals {
+    /// The links of `field`: long links compressed (`long`) with `|s| =
+    /// u3_scale`.
+    pub fn of(
         field: &GaugeField,
-        precision: Precision,
         long: Option<LongReconstruct>,
-    ) -> Result<Links> {
+        u3_scale: f64,
+    ) -> Result<StaggeredReals> {
         let lat: &Lattice = field.lattice();
         let vh = lat.half_volume();
         let r = long.map_or(18, LongReconstruct::reals);
-        let u3_scale = long_links::scale_of(field.links());
-        let what = &format!(
-            "the {precision:?} staggered links of a {:?} lattice",
-            lat.dims()
-        );
-        let mut reals = crate::alloc::filled(8 * vh * r, 0.0f64, what)?;
+        let what = format!("the staggered links of a {:?} lattice", lat.dims());
+        let mut reals = crate::alloc::filled(8 * vh * r, 0.0f64, &what)?;
         let mut buf = [0.0; 18];
         for (i, u) in field.links().iter().enumerate() {
             // GaugeField links are ordered [parity][cb][mu], as `slot`.
@@ -185,8 +192,28 @@ impl Links {
             }
             reals[i * r..(i + 1) * r].copy_from_slice(&buf[..r]);
         }
-        let max = reals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let scale = if max > 0.0 { max } else { 1.0 };
+        Ok(StaggeredReals {
+            reals,
+            long: long.map(|lr| (lr, u3_scale)),
+            vh,
+            what,
+        })
+    }
+
+    /// The largest stored magnitude (1 if all are zero).
+    pub fn largest(&self) -> f64 {
+        let max = self.reals.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if max > 0.0 {
+            max
+        } else {
+            1.0
+        }
+    }
+
+    /// The links in `precision`, fixed point relative to `scale` (at
+    /// least `largest()`).
+    pub fn store(self, precision: Precision, scale: f64) -> Result<Links> {
+        let (reals, what) = (self.reals, &self.what);
         let data = match precision {
             Precision::Double => LinkData::F64(reals),
             Precision::Single => LinkData::F32(crate::alloc::collect(
@@ -208,11 +235,13 @@ impl Links {
             reconstruct: Reconstruct::Full18,
             scale,
             temporal: None,
-            vh,
-            long: long.map(|lr| (lr, u3_scale)),
+            vh: self.vh,
+            long: self.long,
         })
     }
+}
 
+impl Links {
     /// Whether the T links off the last slice are implicit unit matrices.
     pub fn temporal_gauge(&self) -> bool {
         self.temporal.is_some()

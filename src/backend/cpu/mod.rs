@@ -1,13 +1,15 @@
 //! The CPU backend: multi-threaded (a rayon pool owned by the context, so
 //! contexts in different threads share nothing), every storage format of
 //! the library (`storage`, `links`), one format-agnostic BLAS (`blas`) and
-//! dslash (`wilson`).
+//! dslash (`wilson`, `staggered` with its links in `staggered_links`), on
+//! one rank or one rank's part of a cut lattice (`halo`).
 
 mod blas;
 mod halo;
 mod links;
 // The CUDA backend stores the same site bit strings and link integers.
 mod staggered;
+mod staggered_links;
 mod storage;
 mod wilson;
 
@@ -16,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use num_complex::Complex64 as C64;
 
 pub use halo::Ranks;
+pub use staggered_links::CpuStaggeredLinks;
 pub use storage::{Data, Sites, SitesMut, Values};
 
 use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField, StaggeredStorage};
@@ -116,27 +119,6 @@ impl CpuClover {
     }
 }
 
-/// The links of a staggered operator in CPU memory: one-hop (fat or thin)
-/// and, improved, three-hop (long) links, 18 reals each.
-pub struct CpuStaggeredLinks {
-    lattice: Arc<Lattice>,
-    fat: Links,
-    /// The long links with the neighbour table of their hops.
-    long: Option<(Links, staggered::ThreeHopTable)>,
-}
-
-impl StaggeredStorage for CpuStaggeredLinks {
-    fn lattice(&self) -> &Arc<Lattice> {
-        &self.lattice
-    }
-    fn precision(&self) -> Precision {
-        self.fat.precision()
-    }
-    fn improved(&self) -> bool {
-        self.long.is_some()
-    }
-}
-
 /// The CPU backend with its own thread pool.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
@@ -164,9 +146,9 @@ impl CpuBackend {
     }
 
     /// A backend for one rank of a partitioned lattice: its fields are the
-    /// rank's sub-lattice, its sums global, its
-    /// Wilson hopping term reaches across the cut faces (issue 34: the
-    /// staggered operators are refused on a cut lattice for now).
+    /// rank's sub-lattice, its sums global, its hopping terms (Wilson,
+    /// depth 1; staggered, depth 3 with the Naik term) reach across the
+    /// cut faces.
     pub fn on_ranks(num_threads: usize, ranks: Ranks) -> Result<CpuBackend> {
         let mut b = CpuBackend::new(num_threads)?;
         b.ranks = Some(ranks);
@@ -205,7 +187,7 @@ impl CpuBackend {
             None => Ok(None),
             Some(r) => {
                 crate::backend::agreed(self, r.check_local(lattice, "upload_gauge"))?;
-                Ok(Some(halo::exchange_gauge_faces(r, lattice, links)?))
+                Ok(Some(halo::exchange_gauge_faces(r, lattice, links, 1)?))
             }
         }
     }
@@ -620,24 +602,8 @@ impl Backend for CpuBackend {
         precision: Precision,
         long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CpuStaggeredLinks> {
-        use crate::long_links::LongReconstruct;
-        fat.lattice().build_neighbour_tables()?;
-        let compression = (long_reconstruct != LongReconstruct::Full18).then_some(long_reconstruct);
-        let (fat_links, long_links) = self.pool.install(|| {
-            let long = match long {
-                Some(l) => Some((
-                    Links::new_staggered(l, precision, compression)?,
-                    staggered::ThreeHopTable::new(l.lattice())?,
-                )),
-                None => None,
-            };
-            Ok::<_, Error>((Links::new_staggered(fat, precision, None)?, long))
-        })?;
-        Ok(CpuStaggeredLinks {
-            lattice: fat.lattice().clone(),
-            fat: fat_links,
-            long: long_links,
-        })
+        let ranks = self.ranks.as_ref();
+        CpuStaggeredLinks::upload(&self.pool, ranks, fat, long, precision, long_reconstruct)
     }
 
     fn staggered_dslash(
@@ -649,12 +615,7 @@ impl Backend for CpuBackend {
         a: f64,
         x: Option<(f64, &CpuSpinor)>,
     ) -> Result<()> {
-        if self.cut().is_some() {
-            return Err(Error::Unsupported(
-                "the staggered operators on a partitioned lattice (issue 34: next)".into(),
-            ));
-        }
-        let lat = links.lattice.clone();
+        let lat = links.lattice().clone();
         let fields = [Some(&*out), Some(inp), x.map(|x| x.1)];
         for f in fields.into_iter().flatten() {
             if f.lattice != lat || f.fermion() != Fermion::Staggered {
@@ -672,11 +633,7 @@ impl Backend for CpuBackend {
         };
         let iv = inp.data.view(i0, vh);
         let ov = out.data.view_mut(o0, vh);
-        self.pool.install(|| {
-            let long = links.long.as_ref().map(|(l, t)| (l, t));
-            staggered::dslash(&lat, parity, &links.fat, long, ov, iv, a, xv)
-        });
-        Ok(())
+        links.dslash(&self.pool, self.cut(), parity, ov, iv, a, xv)
     }
 
     fn upload_clover(
@@ -816,7 +773,14 @@ impl CpuBackend {
         let links = &gauge.links;
         // On a cut lattice the faces of the input travel first.
         let spinor_faces = match self.cut() {
-            Some(r) => Some(halo::exchange_spinor_faces(r, &lat, parity, &iv)?),
+            Some(r) => Some(halo::exchange_spinor_faces(
+                r,
+                &lat,
+                parity,
+                &iv,
+                1,
+                storage::SITE,
+            )?),
             None => None,
         };
         let faces = match (self.cut(), &spinor_faces, &gauge.faces) {

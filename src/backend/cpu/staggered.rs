@@ -11,6 +11,7 @@
 
 use num_complex::Complex64 as C64;
 
+use super::halo::{face_index, GaugeFaces, SpinorFaces};
 use super::links::Links;
 use super::storage::{Sites, SitesMut, SITE};
 use crate::lattice::{Lattice, Parity};
@@ -99,8 +100,80 @@ fn hop_site(
     acc
 }
 
+/// What the staggered hops across the cut faces of a partitioned lattice
+/// read from the other ranks (`halo.rs`): the input's sites beyond the
+/// faces (3 layers deep for the improved operator, 1 for the naive), the
+/// fat links of the one-hops and the long links of the three-hops that
+/// enter this rank. The phases and boundary signs are in the links.
+pub(crate) struct Faces<'a> {
+    pub local: [usize; 4],
+    pub partitioned: [bool; 4],
+    pub spinors: &'a SpinorFaces,
+    pub fat: &'a GaugeFaces,
+    pub long: Option<&'a GaugeFaces>,
+}
+
+fn vector_of(b: &[f64]) -> ColorVector {
+    std::array::from_fn(|c| C64::new(b[2 * c], b[2 * c + 1]))
+}
+
+/// `hop_site` on a partitioned lattice: a hop of length `d` that leaves
+/// the local lattice through a cut face reads the received site and (for
+/// a backward hop) the received link; the same arithmetic in the same
+/// order as one rank's.
+fn hop_site_with_faces(
+    lat: &Lattice,
+    p: Parity,
+    cb: usize,
+    fat: &Links,
+    long: Option<(&Links, &ThreeHopTable)>,
+    inp: &Sites,
+    f: &Faces,
+) -> ColorVector {
+    let q = p.other();
+    let x = lat.coords(p, cb);
+    let mut acc = [C64::new(0.0, 0.0); 3];
+    let mut add = |v: ColorVector, sign: f64| {
+        for c in 0..3 {
+            acc[c] += sign * v[c];
+        }
+    };
+    for mu in 0..4 {
+        let (l, cut) = (f.local[mu], f.partitioned[mu]);
+        let fi = || face_index(f.local, mu, x);
+        // A hop of `len` forward and back with `links`; `table`: the
+        // neighbours `len` sites away; `faces`: the links entering here.
+        let mut hop = |len: usize, links: &Links, table: [&[u32]; 2], faces: &GaugeFaces| {
+            let ahead = if cut && x[mu] + len >= l {
+                vector_of(f.spinors.ahead(mu, x[mu] + len - l, fi()))
+            } else {
+                load_vector(inp, table[0][cb] as usize)
+            };
+            add(link(links, p, cb, mu).mul_vec(&ahead), 1.0);
+            let (u, behind) = if cut && x[mu] < len {
+                let i = fi();
+                let v = vector_of(f.spinors.behind(mu, len - 1 - x[mu], i));
+                (faces.behind(mu, p, x[mu], i), v)
+            } else {
+                let bwd = table[1][cb] as usize;
+                (link(links, q, bwd, mu), load_vector(inp, bwd))
+            };
+            add(u.adj_mul_vec(&behind), -1.0);
+        };
+        let one = [true, false].map(|forward| lat.neighbour_table(p, mu, forward));
+        hop(1, fat, one, f.fat);
+        // The Naik term's three hops.
+        if let (Some((long, three)), Some(long_faces)) = (long, f.long) {
+            let three = [true, false].map(|forward| three.get(p, mu, forward));
+            hop(3, long, three, long_faces);
+        }
+    }
+    acc
+}
+
 /// `out = a · D in (+ b · x)` on the parity-`p` half; `inp` is the other
-/// parity's half, `out` and `x` this parity's (all `Vh` sites).
+/// parity's half, `out` and `x` this parity's (all `Vh` sites). On a
+/// partitioned lattice, `faces` holds what the hops across cut faces read.
 #[allow(clippy::too_many_arguments)]
 pub fn dslash(
     lat: &Lattice,
@@ -111,11 +184,15 @@ pub fn dslash(
     inp: Sites,
     a: f64,
     x: Option<(f64, Sites)>,
+    faces: Option<&Faces>,
 ) {
     out.par_chunks(SITES_PER_TASK, |task, mut o| {
         for k in 0..o.sites() {
             let cb = task * SITES_PER_TASK + k;
-            let d = hop_site(lat, p, cb, fat, long, &inp);
+            let d = match faces {
+                Some(f) => hop_site_with_faces(lat, p, cb, fat, long, &inp, f),
+                None => hop_site(lat, p, cb, fat, long, &inp),
+            };
             let mut v = [0.0; SITE];
             for c in 0..3 {
                 v[2 * c] = a * d[c].re;

@@ -35,7 +35,7 @@ fn load_spinor(v: &Sites, site: usize) -> Spinor {
 }
 
 #[inline(always)]
-fn spinor_of(b: &[f64; SITE]) -> Spinor {
+fn spinor_of(b: &[f64]) -> Spinor {
     std::array::from_fn(|spin| {
         std::array::from_fn(|color| {
             let k = 2 * (3 * spin + color);
@@ -207,7 +207,7 @@ fn hop_direction_with_faces<const MU: usize>(
     };
 
     let ahead = if cut && x[MU] == last {
-        spinor_of(&f.spinors.forward[MU][fi()])
+        spinor_of(f.spinors.ahead(MU, 0, fi()))
     } else {
         load_spinor(&h.inp, h.lat.neighbour_table(p, MU, true)[cb] as usize)
     };
@@ -224,8 +224,8 @@ fn hop_direction_with_faces<const MU: usize>(
     let (behind, link) = if cut && x[MU] == 0 {
         let i = fi();
         (
-            spinor_of(&f.spinors.backward[MU][i]),
-            Some(f.links.backward[MU][p.index()][i]),
+            spinor_of(f.spinors.behind(MU, 0, i)),
+            Some(f.links.behind(MU, p, 0, i)),
         )
     } else {
         let nb = h.lat.neighbour_table(p, MU, false)[cb] as usize;

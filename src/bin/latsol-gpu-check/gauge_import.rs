@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use latsol::backend::cuda::{CudaBackend, CudaGauge};
 use latsol::backend::{Backend, GaugeForm, GaugeScan, PhaseFold};
-use latsol::dirac::staggered::fold_phases;
+use latsol::dirac::staggered::fold_phases_whole;
 use latsol::field::GaugeField;
 use latsol::lattice::{Lattice, Parity};
 use latsol::layout::{self, GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -260,8 +260,8 @@ pub fn run(gpu: &CudaBackend, lat: &Arc<Lattice>, gauge: &GaugeField) -> R<Vec<C
             let mut fat_links = layout::gauge::import(lat, &fat).map_err(e)?;
             let mut long_links = layout::gauge::import(lat, &long).map_err(e)?;
             if let Some(f) = fold {
-                fold_phases(&mut fat_links, 1, f.t_boundary, 1.0);
-                fold_phases(&mut long_links, 3, f.t_boundary, f.long_coefficient);
+                fold_phases_whole(&mut fat_links, 1, f.t_boundary, 1.0);
+                fold_phases_whole(&mut long_links, 3, f.t_boundary, f.long_coefficient);
             }
             for r in [
                 LongReconstruct::Full18,

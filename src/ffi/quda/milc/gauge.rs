@@ -39,14 +39,18 @@ pub unsafe extern "C" fn qudaPlaquettePhased(
         // Single precision is code 1 here (QUDA's site-argument functions).
         let double = precision != 1;
         // SAFETY: the caller's site structs or links.
-        let field = unsafe { milc_field(a, d, double) }.map(|mut field| {
+        let field = unsafe { milc_field(a, d, double) };
+        // The whole lattice's, from every rank's part (the phases taken
+        // off with the whole lattice's coordinates).
+        let v = state::with(|s| {
+            let mut field = s.context.agree(field)?;
             if phase_in != 0 {
-                crate::api::staggered_fold(&mut field, 1, TBoundary::AntiPeriodic, 1.0);
+                let (origin, global) = s.context.place(d);
+                let anti = TBoundary::AntiPeriodic;
+                crate::api::staggered_fold(&mut field, origin, global, 1, anti, 1.0);
             }
-            field
-        });
-        // The whole lattice's, from every rank's part.
-        let v = state::with(|s| s.context.plaquette_of(&s.context.agree(field)?))?;
+            s.context.plaquette_of(&field)
+        })?;
         // SAFETY: 3 doubles.
         unsafe { std::slice::from_raw_parts_mut(plaq, 3) }.copy_from_slice(&v);
         Ok(())

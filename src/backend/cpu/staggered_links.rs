@@ -1,0 +1,173 @@
+//! A staggered operator's links in CPU memory (`CpuStaggeredLinks`): how
+//! they are stored (the whole lattice's scale and `|s|` on many ranks,
+//! the faces of a cut lattice exchanged once) and how the hopping term is
+//! run on them, across the cut faces where the lattice is partitioned.
+
+use std::sync::Arc;
+
+use super::halo::{self, GaugeFaces, Ranks};
+use super::links::{Links, StaggeredReals};
+use super::staggered::{self, ThreeHopTable};
+use super::storage::{Sites, SitesMut};
+use crate::backend::StaggeredStorage;
+use crate::error::{Error, Result};
+use crate::field::GaugeField;
+use crate::lattice::{Lattice, Parity};
+use crate::long_links::{self, LongReconstruct};
+use crate::precision::Precision;
+
+/// The links of a staggered operator in CPU memory: one-hop (fat or thin)
+/// and, improved, three-hop (long) links.
+pub struct CpuStaggeredLinks {
+    lattice: Arc<Lattice>,
+    fat: Links,
+    /// The long links with the neighbour table of their hops.
+    long: Option<(Links, ThreeHopTable)>,
+    /// On a partitioned lattice, the fat and long links of the hops that
+    /// enter this rank through its cut faces.
+    faces: Option<(GaugeFaces, Option<GaugeFaces>)>,
+}
+
+impl StaggeredStorage for CpuStaggeredLinks {
+    fn lattice(&self) -> &Arc<Lattice> {
+        &self.lattice
+    }
+    fn precision(&self) -> Precision {
+        self.fat.precision()
+    }
+    fn improved(&self) -> bool {
+        self.long.is_some()
+    }
+}
+
+/// `result` agreed over the ranks, if any (`Ranks::agree`).
+fn agreed<T>(ranks: Option<&Ranks>, result: Result<T>) -> Result<T> {
+    match ranks {
+        Some(r) => r.agree(result),
+        None => result,
+    }
+}
+
+/// One field's links stored (`StaggeredReals`) on `pool`'s threads: the
+/// long links' `|s|` is the first link's of the whole lattice (the rank
+/// at the grid's origin holds it) and the fixed-point scale the whole
+/// lattice's largest stored number, as one rank would choose them.
+fn store(
+    pool: &rayon::ThreadPool,
+    ranks: Option<&Ranks>,
+    field: &GaugeField,
+    precision: Precision,
+    long: Option<LongReconstruct>,
+) -> Result<Links> {
+    let mut u3 = [long_links::scale_of(field.links())];
+    if let Some(r) = ranks {
+        if r.grid.coords() != [0; 4] {
+            u3[0] = 0.0;
+        }
+        r.comm.max(&mut u3)?;
+    }
+    let reals = agreed(
+        ranks,
+        pool.install(|| StaggeredReals::of(field, long, u3[0])),
+    )?;
+    let mut scale = [reals.largest()];
+    if let Some(r) = ranks {
+        r.comm.max(&mut scale)?;
+    }
+    agreed(ranks, pool.install(|| reals.store(precision, scale[0])))
+}
+
+impl CpuStaggeredLinks {
+    /// Stores `fat` (and `long`) links of this rank's part; `ranks`: the
+    /// ranks of a context that spans several (each check agreed, the
+    /// faces of the cut directions exchanged).
+    pub(crate) fn upload(
+        pool: &rayon::ThreadPool,
+        ranks: Option<&Ranks>,
+        fat: &GaugeField,
+        long: Option<&GaugeField>,
+        precision: Precision,
+        long_reconstruct: LongReconstruct,
+    ) -> Result<CpuStaggeredLinks> {
+        let lat = fat.lattice();
+        let checked = match ranks {
+            Some(r) => r.check_local(lat, "upload_staggered").and_then(|()| {
+                let part = r.grid.with_local(lat.dims())?;
+                match long {
+                    Some(_) => part.check_naik_depth(),
+                    None => Ok(()),
+                }
+            }),
+            None => Ok(()),
+        };
+        agreed(ranks, checked.and_then(|()| lat.build_neighbour_tables()))?;
+        let compression = (long_reconstruct != LongReconstruct::Full18).then_some(long_reconstruct);
+        let fat_links = store(pool, ranks, fat, precision, None)?;
+        let long_links = match long {
+            Some(l) => {
+                let three = agreed(ranks, pool.install(|| ThreeHopTable::new(l.lattice())))?;
+                Some((store(pool, ranks, l, precision, compression)?, three))
+            }
+            None => None,
+        };
+        let faces = match ranks.filter(|r| r.partitioned()) {
+            Some(r) => Some((
+                halo::exchange_gauge_faces(r, lat, &fat_links, 1)?,
+                match &long_links {
+                    Some((l, _)) => Some(halo::exchange_gauge_faces(r, lat, l, 3)?),
+                    None => None,
+                },
+            )),
+            None => None,
+        };
+        Ok(CpuStaggeredLinks {
+            lattice: lat.clone(),
+            fat: fat_links,
+            long: long_links,
+            faces,
+        })
+    }
+
+    /// `out = a · D_{p,p̄} inp (+ b · x)` on parity `p`'s halves (the
+    /// fields checked by the caller); on a cut lattice (`cut`) the input's
+    /// faces travel first, three layers deep for the Naik term, the colour
+    /// vectors' 6 reals a site.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn dslash(
+        &self,
+        pool: &rayon::ThreadPool,
+        cut: Option<&Ranks>,
+        p: Parity,
+        out: SitesMut,
+        inp: Sites,
+        a: f64,
+        x: Option<(f64, Sites)>,
+    ) -> Result<()> {
+        let lat = &self.lattice;
+        let depth = if self.long.is_some() { 3 } else { 1 };
+        let spinor_faces = match cut {
+            Some(r) => Some(halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6)?),
+            None => None,
+        };
+        let faces = match (cut, &spinor_faces, &self.faces) {
+            (Some(r), Some(spinors), Some((fat, long))) => Some(staggered::Faces {
+                local: lat.dims(),
+                partitioned: [0, 1, 2, 3].map(|mu| r.grid.is_partitioned(mu)),
+                spinors,
+                fat,
+                long: long.as_ref(),
+            }),
+            (Some(_), _, _) => {
+                return Err(Error::Internal(
+                    "staggered_dslash: links stored without their faces on a cut lattice".into(),
+                ))
+            }
+            _ => None,
+        };
+        pool.install(|| {
+            let long = self.long.as_ref().map(|(l, t)| (l, t));
+            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, faces.as_ref())
+        });
+        Ok(())
+    }
+}
