@@ -152,6 +152,18 @@ typedef struct latsol_init_param {
      * `LATSOL_DETERMINISTIC_SUMS` (1 or 0) overrides it.
      */
     int32_t deterministic_sums;
+    /**
+     * Fortran hosts: 1 when `fortran_comm` holds the communicator (then
+     * `mpi_comm` stays NULL); default 0.
+     */
+    int32_t fortran_comm_given;
+    /**
+     * A Fortran communicator handle: the integer of `use mpi`
+     * (`MPI_COMM_WORLD` included), or `comm%MPI_VAL` of `use mpi_f08`;
+     * converted with `MPI_Comm_f2c` and duplicated by `latsol_init`.
+     * Default 0.
+     */
+    int32_t fortran_comm;
 } latsol_init_param;
 
 /**

@@ -2,7 +2,14 @@
 # Installs latsol under a prefix, for C, C++ and Fortran programs:
 #
 #   cargo build --release
-#   bash scripts/install.sh PREFIX
+#   bash scripts/install.sh [--mpi] PREFIX
+#
+# --mpi: latsol and libquda built with the cargo feature `mpi` against the
+# machine's MPI (mpicc's), for programs that run on many ranks; the MPI
+# flavour is recorded in latsol.pc and quda.pc (variable `mpi`, and
+# Requires.private on its pkg-config module) and in the CMake packages
+# (Latsol_MPI, Latsol_MPI_FLAVOUR; QUDA_MPI, QUDA_MPI_FLAVOUR, with
+# find_dependency(MPI)). Without it the libraries are single-process.
 #
 # PREFIX/lib/liblatsol.a, liblatsol.so.<version> with its soname link
 #   liblatsol.so.<major> and the link-time name liblatsol.so;
@@ -28,8 +35,13 @@
 # header. Set FC to pick another gfortran, FC= (empty) to skip the
 # compiled module.
 set -euo pipefail
+mpi=OFF
+if [ "${1:-}" = --mpi ]; then
+  mpi=ON
+  shift
+fi
 if [ $# -ne 1 ] || [ "${1#-}" != "$1" ]; then
-  echo "usage: bash scripts/install.sh PREFIX" >&2
+  echo "usage: bash scripts/install.sh [--mpi] PREFIX" >&2
   exit 2
 fi
 prefix=$(realpath -m "$1")
@@ -41,8 +53,34 @@ major=${version%%.*}
 target=${CARGO_TARGET_DIR:-$root/target}
 lib=$target/release
 
-cargo build --release --lib --bins --quiet
-cargo build --release -p quda --quiet
+features=()
+quda_features=()
+mpi_flavour=none
+mpi_pc_module=""
+if [ "$mpi" = ON ]; then
+  command -v mpicc >/dev/null 2>&1 ||
+    { echo "install.sh --mpi: no mpicc (Debian: apt-get install libopenmpi-dev libclang-dev clang)" >&2; exit 1; }
+  features=(--features mpi)
+  quda_features=(--features latsol/mpi)
+  # The flavour as the MPI compiler names itself, and its pkg-config module.
+  if said=$(mpicc -showme:version 2>/dev/null); then
+    mpi_flavour=$(sed -n 's/.*\(Open MPI [0-9.]*\).*/\1/p' <<<"$said")
+    mpi_pc_module=ompi-c
+  elif said=$(mpichversion --version 2>/dev/null || mpicc -v 2>&1 | grep -i mpich); then
+    mpi_flavour="MPICH $(grep -o '[0-9][0-9.]*' <<<"$said" | head -n1)"
+    mpi_pc_module=mpich
+  else
+    mpi_flavour="unknown MPI"
+  fi
+  [ -n "$mpi_flavour" ] || mpi_flavour="Open MPI"
+fi
+if [ "$mpi" = ON ]; then
+  # Only what is installed: the other programs stay single-process.
+  cargo build --release --lib --bin latsol-solve --bin latsol-heatbath --quiet "${features[@]}"
+else
+  cargo build --release --lib --bins --quiet
+fi
+cargo build --release -p quda --quiet ${quda_features[@]+"${quda_features[@]}"}
 for f in liblatsol.a liblatsol.so libquda.a libquda.so latsol-solve latsol-heatbath; do
   [ -f "$lib/$f" ] || { echo "install.sh: $lib/$f was not built" >&2; exit 1; }
 done
@@ -86,9 +124,14 @@ else
 fi
 install -m 644 bindings/fortran/latsol.f90 "$prefix/share/latsol/fortran/latsol.f90"
 
+# The MPI lines of the pkg-config files.
+mpi_requires=""
+[ -n "$mpi_pc_module" ] && mpi_requires="Requires.private: $mpi_pc_module"
+
 # Fills a template's @NAME@ fields.
 subst() {
   sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" \
+    -e "s|@MPI@|$mpi|g" -e "s|@MPI_FLAVOUR@|$mpi_flavour|g" -e "s|@MPI_REQUIRES@|$mpi_requires|g" \
     -e "s|@SIZEOF_VOID_P@|$(getconf LONG_BIT | awk '{print $1 / 8}')|g" \
     -e "s|@FC_VERSION@|${fc_version:-}|g" "$1" >"$2"
   chmod 644 "$2"
@@ -117,7 +160,7 @@ else
   echo "install.sh: no Fortran compiler (FC=${fc:-}); installed the module's source only"
 fi
 
-echo "latsol $version installed in $prefix"
+echo "latsol $version installed in $prefix (MPI: $mpi_flavour)"
 echo "  CMake:      -DCMAKE_PREFIX_PATH=$prefix, then find_package(Latsol ${version%.*}) ..."
 echo "  pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs latsol"
 echo "  QUDA's interface: QUDA_HOME=$prefix (-I\$QUDA_HOME/include -L\$QUDA_HOME/lib -lquda), quda.pc, find_package(QUDA)"

@@ -17,6 +17,11 @@
 #    find_package(QUDA); examples-c/quda-api/ built as a QUDA user builds
 #    (-I$PREFIX/include -L$PREFIX/lib -lquda, pkg-config quda, CMake
 #    QUDA::quda, static libquda.a) and run on the golden data.
+# 6. Many ranks: scripts/install.sh --mpi into a second prefix (the MPI
+#    flavour in the pkg-config and CMake files, libquda linked to libmpi);
+#    examples-c/mpi/ built with mpicc against it as MILC and tmLQCD build
+#    against QUDA, run under mpirun -np 4 and 6 on the golden clover set;
+#    examples-c/fortran/mpi_ranks.f90 with mpif90 (use mpi) on 2 ranks.
 # Every example solves on the CPU backend and exits non-zero if its own
 # residual check fails.
 #
@@ -286,5 +291,52 @@ if command -v cmake >/dev/null 2>&1; then
   quiet cmake --build "$work/cmake-quda" --parallel 2
   quiet ctest --test-dir "$work/cmake-quda" --output-on-failure
   echo "  ok  find_package(QUDA) with QUDA::quda: ctest passed"
+fi
+[ "$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --variable=mpi latsol 2>/dev/null || echo none)" = none ] ||
+  { echo "FAILED: the single-process install records an MPI" >&2; exit 1; }
+
+if have mpicc "the MPI install and its examples" && have mpirun "the MPI examples"; then
+  echo "-- many ranks: install.sh --mpi, examples-c/mpi/ with mpicc under mpirun -np 4"
+  mprefix=$work/prefix-mpi
+  quiet bash scripts/install.sh --mpi "$mprefix"
+  flavour=$(PKG_CONFIG_PATH=$mprefix/lib/pkgconfig pkg-config --variable=mpi quda)
+  [ -n "$flavour" ] && [ "$flavour" != none ] ||
+    { echo "FAILED: quda.pc of the --mpi install records no MPI" >&2; exit 1; }
+  grep -q '^set(Latsol_MPI ON)' "$mprefix/lib/cmake/Latsol/LatsolConfig.cmake" &&
+    grep -q '^set(QUDA_MPI ON)' "$mprefix/lib/cmake/QUDA/QUDAConfig.cmake" ||
+    { echo "FAILED: the CMake packages of the --mpi install do not say MPI" >&2; exit 1; }
+  needed_libs "$mprefix/lib/libquda.so" | grep -q '^libmpi' ||
+    { echo "FAILED: the --mpi libquda.so does not load libmpi" >&2; exit 1; }
+  echo "  ok  --mpi install: $flavour recorded (latsol.pc, quda.pc, Latsol_MPI, QUDA_MPI), libquda loads libmpi"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  mbin=$work/mpi
+  mkdir -p "$mbin"
+  # MILC's way (pkg-config quda) and tmLQCD's (-I, -L, -lquda).
+  # shellcheck disable=SC2046
+  quiet mpicc -std=c99 -O2 -Wall -Wextra -Werror examples-c/mpi/milc_mpi.c -o "$mbin/milc_mpi" \
+    $(PKG_CONFIG_PATH=$mprefix/lib/pkgconfig pkg-config --cflags --libs quda) -lm -Wl,-rpath,"$mprefix/lib"
+  quiet mpicc -std=c99 -O2 -Wall -Wextra -Werror examples-c/mpi/tmlqcd_mpi.c -o "$mbin/tmlqcd_mpi" \
+    -I"$mprefix/include" -L"$mprefix/lib" -lquda -lm -Wl,-rpath,"$mprefix/lib"
+  for run in "milc_mpi 1,2,1,2" "tmlqcd_mpi 1,1,2,2" "tmlqcd_mpi 3,1,1,2"; do
+    # shellcheck disable=SC2086  # a program and its grid
+    set -- $run
+    np=$(tr ',' '\n' <<<"$2" | awk '{n *= $1} BEGIN {n = 1} END {print n}')
+    out=$(timeout 120 mpirun --oversubscribe -np "$np" "$mbin/$1" "$golden/golden-clover-6x4x4x8" "$2" 2>&1) ||
+      { echo "$out"; echo "FAILED: mpirun -np $np $1 $2" >&2; exit 1; }
+    grep -q "all checks passed" <<<"$out" || { echo "$out"; echo "FAILED: $1 $2" >&2; exit 1; }
+    echo "  ok  mpirun -np $np $1 (grid $2)"
+  done
+  # Fortran: the communicator as `use mpi` holds it (MPI_Comm_f2c inside).
+  if [ -f "$mprefix/lib/pkgconfig/latsol-fortran.pc" ] && have mpif90 "the Fortran MPI example"; then
+    # shellcheck disable=SC2046
+    quiet mpif90 -O2 -Wall examples-c/fortran/mpi_ranks.f90 -o "$mbin/fortran_mpi_ranks" \
+      $(PKG_CONFIG_PATH=$mprefix/lib/pkgconfig pkg-config --cflags --libs latsol-fortran) \
+      -Wl,-rpath,"$mprefix/lib"
+    out=$(timeout 120 mpirun --oversubscribe -np 2 "$mbin/fortran_mpi_ranks" 2>&1) ||
+      { echo "$out"; echo "FAILED: mpirun -np 2 fortran_mpi_ranks" >&2; exit 1; }
+    grep -q "all checks passed" <<<"$out" || { echo "$out"; echo "FAILED: fortran_mpi_ranks" >&2; exit 1; }
+    echo "  ok  mpirun -np 2 fortran_mpi_ranks (use mpi; fortran_comm)"
+  fi
 fi
 echo "packaging: all passed"

@@ -878,6 +878,46 @@ fn unsupported_or_unavailable_choices() {
             &[name],
         );
     }
+    // Many ranks in this build without MPI: a communicator (C's or
+    // Fortran's) or a larger grid is refused, naming the rebuild; both
+    // communicators at once are refused as such.
+    for (what, set) in [
+        (
+            "--features mpi",
+            (|p: &mut latsol_init_param| p.grid = [1, 1, 2, 1]) as fn(&mut _),
+        ),
+        ("--features mpi", |p| {
+            p.fortran_comm_given = 1;
+            p.fortran_comm = 0;
+        }),
+        ("param->fortran_comm_given = 2", |p| {
+            p.fortran_comm_given = 2
+        }),
+    ] {
+        let mut p = latsol_init_param_default();
+        p.backend = LATSOL_BACKEND_CPU;
+        set(&mut p);
+        let mut ctx = ptr::null_mut();
+        let status = unsafe { latsol_init(&p, &mut ctx) };
+        let want = if what.starts_with("--") {
+            LATSOL_ERROR_UNSUPPORTED
+        } else {
+            LATSOL_ERROR_INVALID_ARGUMENT
+        };
+        expect_error(status, want, &[what]);
+        assert!(ctx.is_null());
+    }
+    let comm = 0i64;
+    let mut p = latsol_init_param_default();
+    p.backend = LATSOL_BACKEND_CPU;
+    p.mpi_comm = (&raw const comm).cast();
+    p.fortran_comm_given = 1;
+    let mut ctx = ptr::null_mut();
+    expect_error(
+        unsafe { latsol_init(&p, &mut ctx) },
+        LATSOL_ERROR_INVALID_ARGUMENT,
+        &["both given"],
+    );
     // A solve precision the gauge field was not stored in.
     let mut ip = invert_param();
     ip.precision = LATSOL_PRECISION_SINGLE;

@@ -202,6 +202,8 @@ module latsol
     type(c_funptr) :: rank_map            ! rank from grid coordinates, or null
     type(c_ptr) :: rank_map_data          ! passed to rank_map unchanged
     integer(c_int32_t) :: deterministic_sums  ! 1: sums in a fixed order
+    integer(c_int32_t) :: fortran_comm_given  ! 1: fortran_comm is the communicator
+    integer(c_int32_t) :: fortran_comm    ! use mpi: the integer; mpi_f08: comm%MPI_VAL
   end type latsol_init_param
 
   ! How a host gauge field is laid out, and how the library stores it.

@@ -14,7 +14,7 @@ use super::enums::{
 use super::ranks::{self, latsol_rank_map_fn};
 use super::status::latsol_status;
 use crate::api::{Context, InitParams, Logger, Verbosity};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A latsol context: one backend (the CPU's threads or one GPU), its
 /// logger, and the gauge fields loaded into it. Opaque; made by
@@ -86,6 +86,14 @@ pub struct latsol_init_param {
     /// default): `MPI_Allreduce`'s. The environment variable
     /// `LATSOL_DETERMINISTIC_SUMS` (1 or 0) overrides it.
     pub deterministic_sums: i32,
+    /// Fortran hosts: 1 when `fortran_comm` holds the communicator (then
+    /// `mpi_comm` stays NULL); default 0.
+    pub fortran_comm_given: i32,
+    /// A Fortran communicator handle: the integer of `use mpi`
+    /// (`MPI_COMM_WORLD` included), or `comm%MPI_VAL` of `use mpi_f08`;
+    /// converted with `MPI_Comm_f2c` and duplicated by `latsol_init`.
+    /// Default 0.
+    pub fortran_comm: i32,
 }
 
 unsafe impl Versioned for latsol_init_param {
@@ -107,6 +115,8 @@ unsafe impl Versioned for latsol_init_param {
             rank_map: None,
             rank_map_data: std::ptr::null_mut(),
             deterministic_sums: 0,
+            fortran_comm_given: 0,
+            fortran_comm: 0,
         }
     }
 }
@@ -130,6 +140,24 @@ impl CallbackLogger {
 }
 
 impl latsol_init_param {
+    /// The host's communicator: C's (`mpi_comm`), Fortran's
+    /// (`fortran_comm`), or none.
+    ///
+    /// # Safety
+    /// `mpi_comm` is NULL or points to a live `MPI_Comm`.
+    unsafe fn host_comm(&self) -> Result<Option<ranks::HostComm>> {
+        if !flag(self.fortran_comm_given, "param->fortran_comm_given")? {
+            // SAFETY: as the caller promises.
+            return Ok(unsafe { ranks::read_comm(self.mpi_comm) });
+        }
+        if !self.mpi_comm.is_null() {
+            return Err(Error::InvalidArgument(
+                "param->mpi_comm and param->fortran_comm both given: one communicator".into(),
+            ));
+        }
+        ranks::fortran_comm(self.fortran_comm).map(Some)
+    }
+
     /// # Safety
     /// `mpi_comm` is NULL or points to a live `MPI_Comm`.
     unsafe fn to_safe(self) -> Result<InitParams> {
@@ -150,7 +178,7 @@ impl latsol_init_param {
             progress: None,
             ranks: unsafe {
                 ranks::ranks_params(
-                    self.mpi_comm,
+                    self.host_comm()?,
                     ranks::grid_of(self.grid, "param->grid")?,
                     ranks::rank_map(self.rank_map, self.rank_map_data),
                     flag(self.deterministic_sums, "param->deterministic_sums")?,
@@ -181,6 +209,8 @@ pub extern "C" fn latsol_init_param_default() -> latsol_init_param {
             rank_map: None,
             rank_map_data: std::ptr::null_mut(),
             deterministic_sums: 0,
+            fortran_comm_given: 0,
+            fortran_comm: 0,
         },
         latsol_init_param::defaults,
     )

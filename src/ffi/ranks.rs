@@ -92,6 +92,24 @@ pub(crate) unsafe fn read_comm(comm: *const c_void) -> Option<HostComm> {
     Some(HostComm)
 }
 
+/// The C handle of a Fortran communicator handle (`MPI_Comm_f2c`).
+#[cfg(feature = "mpi")]
+pub(crate) fn fortran_comm(handle: i32) -> Result<HostComm> {
+    if crate::comm::MpiComm::world_size().is_none() {
+        return Err(Error::InvalidArgument(
+            "fortran_comm: MPI is not initialised (the host calls MPI_Init first)".into(),
+        ));
+    }
+    // SAFETY: MPI is initialised; an invalid handle gives MPI_COMM_NULL,
+    // which the duplication refuses.
+    Ok(HostComm(unsafe { ::mpi::ffi::RSMPI_Comm_f2c(handle) }))
+}
+
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn fortran_comm(_handle: i32) -> Result<HostComm> {
+    engine(None).map(|_| HostComm)
+}
+
 /// The engine over a duplicate of the host's communicator, or of
 /// `MPI_COMM_WORLD` where it gave none.
 #[cfg(feature = "mpi")]
@@ -123,33 +141,21 @@ pub(crate) fn world_has_ranks() -> bool {
     false
 }
 
-/// The engine over the host's communicator (`*comm` an `MPI_Comm`), or a
-/// duplicate of `MPI_COMM_WORLD` where `comm` is NULL.
-///
-/// # Safety
-/// `comm` is NULL or points to a live `MPI_Comm` of the host's.
-pub(crate) unsafe fn host_comm(comm: *const c_void) -> Result<Arc<dyn Comm>> {
-    // SAFETY: as the caller promises.
-    engine(unsafe { read_comm(comm) }.as_ref())
-}
-
 /// The ranks a context spans: None for one process (no communicator and a
 /// grid of one), else the host's communicator (or the world's) cut by
 /// `grid`.
 ///
-/// # Safety
-/// As `host_comm`.
-pub(crate) unsafe fn ranks_params(
-    comm: *const c_void,
+pub(crate) fn ranks_params(
+    comm: Option<HostComm>,
     grid: Dims,
     map: RankMap,
     deterministic: bool,
 ) -> Result<Option<RanksParams>> {
-    if comm.is_null() && grid == [1; 4] {
+    if comm.is_none() && grid == [1; 4] {
         return Ok(None);
     }
     Ok(Some(RanksParams {
-        comm: unsafe { host_comm(comm)? },
+        comm: engine(comm.as_ref())?,
         grid,
         map,
         reduction: if deterministic {
