@@ -79,15 +79,8 @@ static result_t milc_calls(const part_t *p, const char *dir) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s CLOVER_DIR X,Y,Z,T\n", argv[0]);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   int grid[4], rank, size;
-  parse_grid(argv[2], grid);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  start(&argc, &argv, grid, &rank, &size);
   int latsize[4] = {GLOBAL[0], GLOBAL[1], GLOBAL[2], GLOBAL[3]}, ones[4] = {1, 1, 1, 1};
 
   /* One rank first: the whole lattice on MPI_COMM_SELF. */

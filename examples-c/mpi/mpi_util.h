@@ -25,6 +25,18 @@ static inline void parse_grid(const char *s, int grid[4]) {
   }
 }
 
+/* MPI_Init, the command line (CLOVER_DIR X,Y,Z,T), this rank and the size. */
+static inline void start(int *argc, char ***argv, int grid[4], int *rank, int *size) {
+  MPI_Init(argc, argv);
+  if (*argc != 3) {
+    fprintf(stderr, "usage: %s CLOVER_DIR X,Y,Z,T\n", (*argv)[0]);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  parse_grid((*argv)[2], grid);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 static inline size_t volume(const int d[4]) { return (size_t)d[0] * d[1] * d[2] * d[3]; }
 
 /* The even-odd index of site x on a lattice of extents d. */

@@ -97,15 +97,8 @@ static double *solve(const part_t *p, const double *links_global, const double *
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s CLOVER_DIR X,Y,Z,T\n", argv[0]);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   int grid[4], rank, size;
-  parse_grid(argv[2], grid);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  start(&argc, &argv, grid, &rank, &size);
   const size_t V = volume(GLOBAL);
   double *links = read_f64(argv[1], "gauge_qdp.f64", 4 * V * 18);
   double *b = read_f64(argv[1], "psi_dirac.f64", V * 24);
