@@ -23,8 +23,8 @@ fi
 
 examples=(--example comm_ranks --example cpu_ranks --example abi_ranks --example quda_ranks
   --example staggered_ranks)
-cargo clippy --release --features mpi --lib "${examples[@]}" -- -D warnings
-cargo build --release --features mpi "${examples[@]}"
+cargo clippy --release --features mpi --lib "${examples[@]}" --bin latsol-solve -- -D warnings
+cargo build --release --features mpi "${examples[@]}" --bin latsol-solve --bin latsol-heatbath
 bin=target/release/examples/comm_ranks
 cpu=target/release/examples/cpu_ranks
 abi=target/release/examples/abi_ranks
@@ -90,4 +90,24 @@ run 1 "$quda" --grid 1,1,1,1 --face milc
 run 2 "$quda" --grid 1,1,1,2 --face milc
 run 3 "$quda" --grid 3,1,1,1 --face milc
 run 8 "$quda" --grid 1,2,2,2 --face milc
+# The CLI on a grid (each rank its part of a NERSC file read and checked;
+# the clover term computed from cut links): converged in the same
+# iterations as one process.
+files=$(mktemp -d)
+trap 'rm -rf "$files"' EXIT
+target/release/latsol-heatbath --dims 4,4,4,8 --beta 6.0 --therm 5 --configs 1 \
+  --sweeps-between 1 --seed 3 --out "$files" --format nersc >/dev/null
+field=$(ls "$files"/*.nersc)
+solve=(target/release/latsol-solve --backend cpu --field "$field" --kappa 0.12 --csw 1.0
+  --tol 1e-10 -q)
+# "iterations N" of a converged solve.
+iterations() { grep -o 'iterations [0-9]* .*| converged$' | grep -o '^iterations [0-9]*'; }
+alone=$("${solve[@]}" | iterations)
+for grid in 1,1,1,2 1,1,2,2 2,1,2,2; do
+  np=$(tr ',' '\n' <<<"$grid" | awk '{n *= $1} BEGIN {n = 1} END {print n}')
+  cut=$(run "$np" "${solve[@]}" --grid "$grid" | iterations)
+  [ -n "$cut" ] && [ "$cut" = "$alone" ] ||
+    { echo "latsol-solve --grid $grid: '$cut', one process '$alone'" >&2; exit 1; }
+  echo "latsol-solve --grid $grid on $np ranks: converged, $cut (as one process)"
+done
 echo "multi-rank tests: passed"

@@ -390,7 +390,7 @@ impl ContextInner {
         };
         let ranks = params.ranks.as_ref().map(ranks_of).transpose()?;
         let cpu = || match &ranks {
-            Some(r) => CpuBackend::on_ranks(params.num_threads, r.clone()),
+            Some(r) => CpuBackend::on_ranks(threads_per_rank(params.num_threads, r), r.clone()),
             None => CpuBackend::new(params.num_threads),
         };
         // The CUDA backend's faces are issue 36: on a cut lattice the CPU's.
@@ -444,6 +444,17 @@ impl ContextInner {
         );
         Ok(inner)
     }
+}
+
+/// The CPU threads of a rank: as asked, or (0, the default) the node's
+/// cores shared among the ranks on it, at least one each, so that ranks ×
+/// threads fill the cores without oversubscribing them.
+fn threads_per_rank(asked: usize, ranks: &Ranks) -> usize {
+    if asked > 0 {
+        return asked;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / ranks.comm.node_ranks()).max(1)
 }
 
 /// The ranks of a context: the grid checked against the communicator and

@@ -15,9 +15,16 @@
 //!
 //! `--field PATH` reads a gauge configuration file: NERSC, ILDG (SciDAC
 //! LIME) or MILC, the format detected from the file and its checksum and
-//! plaquette checked (`latsol::gauge_io`); its dimensions replace `--dims`. The default smooth field (links within 0.2
-//! of the identity) has κ_c near 0.135 on these volumes: the default
-//! κ = 0.13 is light but safely below it.
+//! plaquette checked (`latsol::gauge_io`); its dimensions replace `--dims`.
+//! The default smooth field (links within 0.2 of the identity) has κ_c near
+//! 0.135 on these volumes: the default κ = 0.13 is light but safely below it.
+//!
+//! `--grid X,Y,Z,T` (a build with the `mpi` feature, under `mpirun` with
+//! that many ranks) cuts the lattice over the ranks, QUDA's default rank
+//! order: the program is then the host that initialises MPI, and each rank
+//! hands latsol its part (the field is made, or the file read and
+//! checked, whole on every rank, then cut; reading only a rank's part is
+//! not done yet). Rank 0 prints.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -108,6 +115,98 @@ struct Options {
     /// the kernels are ready and the device buffers kept.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// MPI ranks along X,Y,Z,T (their product the number of ranks under
+    /// mpirun; a build with the `mpi` feature): each holds its part of the
+    /// lattice (the extents divided by the grid).
+    #[arg(long, default_value = "1,1,1,1", value_parser = parse_dims)]
+    grid: [usize; 4],
+    /// Global sums in a fixed order (the same bits on every run).
+    #[arg(long)]
+    deterministic_sums: bool,
+}
+
+/// The ranks of `--grid`: MPI started by this program (the host), the
+/// world cut by the grid; None for a grid of one rank.
+#[cfg(feature = "mpi")]
+struct Ranks {
+    params: Option<RanksParams>,
+    rank: usize,
+    /// Dropped last (fields drop in order): MPI_Finalize after the
+    /// communicator's duplicate is freed.
+    _universe: Option<mpi::environment::Universe>,
+}
+
+#[cfg(feature = "mpi")]
+fn start_ranks(grid: [usize; 4], deterministic: bool) -> Result<Ranks, latsol::Error> {
+    if grid == [1; 4] {
+        return Ok(Ranks {
+            params: None,
+            rank: 0,
+            _universe: None,
+        });
+    }
+    let universe = mpi::initialize()
+        .ok_or_else(|| latsol::Error::Internal("MPI was initialised already".into()))?;
+    let comm = latsol::comm::MpiComm::duplicate_world()?;
+    let rank = latsol::comm::Comm::rank(&comm);
+    Ok(Ranks {
+        params: Some(RanksParams {
+            comm: Arc::new(comm),
+            grid,
+            map: latsol::comm::RankMap::TFastest,
+            reduction: if deterministic {
+                latsol::comm::Reduction::Deterministic
+            } else {
+                latsol::comm::Reduction::Fast
+            },
+        }),
+        rank,
+        _universe: Some(universe),
+    })
+}
+
+#[cfg(not(feature = "mpi"))]
+struct Ranks {
+    params: Option<RanksParams>,
+    rank: usize,
+}
+
+#[cfg(not(feature = "mpi"))]
+fn start_ranks(grid: [usize; 4], _deterministic: bool) -> Result<Ranks, latsol::Error> {
+    if grid != [1; 4] {
+        return Err(latsol::Error::Unsupported(format!(
+            "--grid {grid:?}: this latsol-solve was built without MPI (cargo build --release \
+             --features mpi)"
+        )));
+    }
+    Ok(Ranks {
+        params: None,
+        rank: 0,
+    })
+}
+
+/// This rank's part (sites `origin + x`, extents `local`) of a field of
+/// `per` reals a site in even-odd order on the lattice `global`.
+fn local_part(
+    global_field: &[f64],
+    global: &Lattice,
+    local: &Lattice,
+    origin: [usize; 4],
+    per: usize,
+) -> Result<Vec<f64>, latsol::Error> {
+    let index = |lat: &Lattice, x: [usize; 4]| {
+        lat.parity_of(x).index() * lat.half_volume() + lat.cb_index(x)
+    };
+    let mut out = latsol::alloc::filled(local.volume() * per, 0.0f64, "this rank's links")?;
+    for p in [latsol::lattice::Parity::Even, latsol::lattice::Parity::Odd] {
+        for cb in 0..local.half_volume() {
+            let x = local.coords(p, cb);
+            let g = [0, 1, 2, 3].map(|mu| origin[mu] + x[mu]);
+            let (i, j) = (index(local, x), index(global, g));
+            out[i * per..(i + 1) * per].copy_from_slice(&global_field[j * per..(j + 1) * per]);
+        }
+    }
+    Ok(out)
 }
 
 /// A value parsed by its `FromStr` (the library's names and messages).
@@ -170,6 +269,10 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         );
         o.tol = reachable;
     }
+    let ranks = start_ranks(o.grid, o.deterministic_sums)?;
+    let first = ranks.rank == 0;
+    // Rank 0 speaks for all.
+    let verbosity = if first { verbosity } else { Verbosity::Silent };
     let bar = solve_bar(verbosity == Verbosity::Summarize);
     let log_bar = bar.clone();
     let progress_bar = bar.clone();
@@ -177,6 +280,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     let ctx = Context::new(InitParams {
         backend: o.backend,
         verbosity,
+        ranks: ranks.params.clone(),
         logger: Some(Arc::new(move |_, msg: &str| {
             log_bar.suspend(|| println!("latsol: {msg}"))
         })),
@@ -209,15 +313,29 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
             field
         }
     };
-    let lat = field.lattice().clone();
-    let dims = lat.dims();
-    // Hand the field over as a host program would: MILC order, double.
-    let mut milc = latsol::alloc::filled(lat.volume() * 4 * 18, 0.0f64, "the host links")?;
+    let global = field.lattice().clone();
+    // Hand the field over as a host program would: MILC order, double;
+    // on many ranks each its part.
+    let mut milc = latsol::alloc::filled(global.volume() * 4 * 18, 0.0f64, "the host links")?;
     layout::gauge::export(
         &field,
         GaugeOrder::Milc,
         &mut [HostRealsMut::F64(&mut milc)],
     )?;
+    drop(field);
+    let (lat, origin) = match &ranks.params {
+        None => (global.clone(), [0; 4]),
+        Some(r) => {
+            let local = latsol::comm::local_of_global(global.dims(), r.grid)?;
+            let grid = latsol::comm::RankGrid::new(r.grid, r.comm.size(), r.comm.rank(), &r.map)?;
+            let c = grid.coords();
+            let lat = Arc::new(Lattice::new(local)?);
+            let origin = [0, 1, 2, 3].map(|mu| c[mu] * local[mu]);
+            milc = local_part(&milc, &global, &lat, origin, 4 * 18)?;
+            (lat, origin)
+        }
+    };
+    let dims = lat.dims();
     let load = std::time::Instant::now();
     let gauge = ctx.load_gauge(
         &GaugeParams {
@@ -239,17 +357,26 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         }
     };
     say(format!(
-        "lattice {dims:?}, {} field, plaquette {:.6}, kappa {}, backend {}",
+        "lattice {:?}{}, {} field, plaquette {:.6}, kappa {}, backend {}",
+        global.dims(),
+        if o.grid == [1; 4] {
+            String::new()
+        } else {
+            format!(" on a grid of {:?} ranks ({dims:?} each)", o.grid)
+        },
         o.field,
         plaq[0],
         o.kappa,
         ctx.backend_name()
     ));
 
-    // A point source at the origin, spin 0, colour 0 (DeGrand–Rossi, DIRAC order).
+    // A point source at the origin, spin 0, colour 0 (DeGrand–Rossi, DIRAC
+    // order): on the rank that holds the origin.
     let n = lat.volume() * 24;
     let mut source = latsol::alloc::filled(n, 0.0f64, "the source")?;
-    source[0] = 1.0;
+    if origin == [0; 4] {
+        source[0] = 1.0;
+    }
     let mut solution = latsol::alloc::filled(n, 0.0f64, "the solution")?;
     let params = InvertParams {
         kappa: o.kappa,
@@ -327,6 +454,11 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         )?;
         let wall = wall.elapsed().as_secs_f64();
         bar.finish_and_clear();
+        converged &= r.converged;
+        if !first {
+            continue;
+        }
+        let dims = global.dims();
         println!(
             "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
              reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \
@@ -353,7 +485,6 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
                 "NOT converged"
             }
         );
-        converged &= r.converged;
     }
     Ok(converged)
 }

@@ -82,6 +82,10 @@ pub trait Comm: Send + Sync {
     fn failed_verdicts(&self) -> u64 {
         0
     }
+    /// How many ranks share this rank's node (its cores and memory).
+    fn node_ranks(&self) -> usize {
+        1
+    }
     /// Every message's send and receive at once (non-blocking underneath);
     /// returns when all have arrived.
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()>;

@@ -44,6 +44,8 @@ pub struct MpiComm {
     funnel: Mutex<Option<(ThreadId, Sender<Served>)>>,
     /// Verdicts (`all_ok`) that came out false.
     failed_verdicts: AtomicU64,
+    /// Ranks of the communicator on this node (sharing its memory).
+    node_ranks: usize,
 }
 
 // SAFETY: the communicator is a handle of the MPI library's, used by one
@@ -108,7 +110,10 @@ impl MpiComm {
     }
 
     fn of(comm: SimpleCommunicator) -> MpiComm {
+        // Collective, as the duplication that made `comm` was.
+        let node_ranks = comm.split_shared(comm.rank()).size().max(1) as usize;
         MpiComm {
+            node_ranks,
             rank: comm.rank() as usize,
             size: comm.size() as usize,
             comm: Some(comm),
@@ -327,6 +332,10 @@ impl Comm for MpiComm {
 
     fn failed_verdicts(&self) -> u64 {
         self.failed_verdicts.load(Ordering::Relaxed)
+    }
+
+    fn node_ranks(&self) -> usize {
+        self.node_ranks
     }
 
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()> {
