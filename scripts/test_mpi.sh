@@ -90,24 +90,41 @@ run 1 "$quda" --grid 1,1,1,1 --face milc
 run 2 "$quda" --grid 1,1,1,2 --face milc
 run 3 "$quda" --grid 3,1,1,1 --face milc
 run 8 "$quda" --grid 1,2,2,2 --face milc
-# The CLI on a grid (each rank its part of a NERSC file read and checked;
-# the clover term computed from cut links): converged in the same
-# iterations as one process.
+# The CLI on a grid: NERSC and MILC files read by every rank in parts, the
+# checksum, plaquette and link trace checked over all ranks; ILDG read
+# whole and cut; the clover term computed from cut links. Each converges in
+# the iterations of one process; a file with a corrupted byte fails on
+# every rank (no hang).
 files=$(mktemp -d)
 trap 'rm -rf "$files"' EXIT
-target/release/latsol-heatbath --dims 4,4,4,8 --beta 6.0 --therm 5 --configs 1 \
-  --sweeps-between 1 --seed 3 --out "$files" --format nersc >/dev/null
-field=$(ls "$files"/*.nersc)
-solve=(target/release/latsol-solve --backend cpu --field "$field" --kappa 0.12 --csw 1.0
-  --tol 1e-10 -q)
+for format in "nersc --file-precision double" "milc --file-precision single" "ildg"; do
+  # shellcheck disable=SC2086  # the format and its precision
+  target/release/latsol-heatbath --dims 4,4,4,8 --beta 6.0 --therm 5 --configs 1 \
+    --sweeps-between 1 --seed 3 --out "$files" --format $format >/dev/null
+done
 # "iterations N" of a converged solve.
 iterations() { grep -o 'iterations [0-9]* .*| converged$' | grep -o '^iterations [0-9]*'; }
-alone=$("${solve[@]}" | iterations)
-for grid in 1,1,1,2 1,1,2,2 2,1,2,2; do
-  np=$(tr ',' '\n' <<<"$grid" | awk '{n *= $1} BEGIN {n = 1} END {print n}')
-  cut=$(run "$np" "${solve[@]}" --grid "$grid" | iterations)
-  [ -n "$cut" ] && [ "$cut" = "$alone" ] ||
-    { echo "latsol-solve --grid $grid: '$cut', one process '$alone'" >&2; exit 1; }
-  echo "latsol-solve --grid $grid on $np ranks: converged, $cut (as one process)"
+for field in "$files"/*.nersc "$files"/*.milc "$files"/*.ildg; do
+  solve=(target/release/latsol-solve --backend cpu --field "$field" --kappa 0.12 --csw 1.0
+    --tol 1e-10 -q)
+  alone=$("${solve[@]}" | iterations)
+  for grid in 1,1,1,2 1,1,2,2 2,1,2,2; do
+    np=$(tr ',' '\n' <<<"$grid" | awk '{n *= $1} BEGIN {n = 1} END {print n}')
+    cut=$(run "$np" "${solve[@]}" --grid "$grid" | iterations)
+    [ -n "$cut" ] && [ "$cut" = "$alone" ] ||
+      { echo "latsol-solve ${field##*.} --grid $grid: '$cut', one process '$alone'" >&2; exit 1; }
+  done
+  echo "latsol-solve --field (${field##*.}) on 2, 4 and 8 ranks: converged, $alone (as one process)"
 done
+bad=$files/corrupt.nersc
+cp "$files"/*.nersc "$bad"
+size=$(stat -c %s "$bad")
+printf '\x55' | dd of="$bad" bs=1 seek=$((size - 1000)) conv=notrunc status=none
+if out=$(run 4 target/release/latsol-solve --backend cpu --field "$bad" --grid 1,1,2,2 -q 2>&1); then
+  echo "a corrupted NERSC file was accepted on 4 ranks" >&2
+  exit 1
+fi
+grep -q "checksum mismatch" <<<"$out" ||
+  { echo "$out"; echo "a corrupted NERSC file: no checksum error" >&2; exit 1; }
+echo "latsol-solve: a corrupted NERSC file fails on every rank (checksum mismatch over the ranks)"
 echo "multi-rank tests: passed"

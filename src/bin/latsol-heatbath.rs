@@ -84,6 +84,9 @@ enum FileFormat {
     Nersc,
     /// ILDG: SciDAC LIME records with the SciDAC CRC-32 checksums.
     Ildg,
+    /// MILC's binary format (version 5: single precision, the sum29/sum31
+    /// checksums; it records no chain, so --resume cannot continue it).
+    Milc,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -118,6 +121,7 @@ fn save(dir: &Path, g: &Generator, o: &Options) -> Result<PathBuf, String> {
     let format = match o.format {
         FileFormat::Nersc => Format::Nersc,
         FileFormat::Ildg => Format::Ildg,
+        FileFormat::Milc => Format::Milc,
     };
     let path = config_path(dir, g, format);
     let options = WriteOptions {

@@ -22,9 +22,10 @@
 //! `--grid X,Y,Z,T` (a build with the `mpi` feature, under `mpirun` with
 //! that many ranks) cuts the lattice over the ranks, QUDA's default rank
 //! order: the program is then the host that initialises MPI, and each rank
-//! hands latsol its part (the field is made, or the file read and
-//! checked, whole on every rank, then cut; reading only a rank's part is
-//! not done yet). Rank 0 prints.
+//! hands latsol its part: NERSC and MILC files are read by every rank in
+//! parts, the checksum, plaquette and link trace checked over all ranks
+//! (`comm::gauge_file`); other files, and the made fields, whole on every
+//! rank, then cut. Rank 0 prints.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -185,6 +186,84 @@ fn start_ranks(grid: [usize; 4], _deterministic: bool) -> Result<Ranks, latsol::
     })
 }
 
+/// The gauge field of `--field`: made whole (and cut by the caller), or,
+/// on many ranks, this rank's part of a NERSC or MILC file read by every
+/// rank in parts and checked over all (`comm::gauge_file`); other formats
+/// are read whole.
+enum HostLinks {
+    Whole(latsol::field::GaugeField),
+    Part {
+        /// MILC order, this rank's sites.
+        links: Vec<f64>,
+        lattice: Arc<Lattice>,
+        global: [usize; 4],
+        origin: [usize; 4],
+    },
+}
+
+fn host_links(
+    o: &Options,
+    ranks: &Ranks,
+    dims: [usize; 4],
+    verbosity: Verbosity,
+) -> Result<HostLinks, latsol::Error> {
+    let field = match o.field.as_str() {
+        "hot" => random::try_hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed)?,
+        "unit" => latsol::field::GaugeField::try_unit(Arc::new(Lattice::new(dims)?))?,
+        "smooth" => random::try_smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed)?,
+        path => {
+            let path = std::path::Path::new(path);
+            let say = |info: &latsol::gauge_io::FileInfo| {
+                if verbosity >= Verbosity::Summarize {
+                    println!(
+                        "{}: {:?} file, {:?} precision, {}",
+                        path.display(),
+                        info.format,
+                        info.precision,
+                        info.checks.join(", ")
+                    );
+                }
+            };
+            if let Some(r) = &ranks.params {
+                let grid = rank_grid(r)?;
+                let coords = grid.coords();
+                let cut = latsol::comm::Ranks {
+                    comm: r.comm.clone(),
+                    grid,
+                    reduction: r.reduction,
+                };
+                if let Some((part, info)) = latsol::comm::gauge_file::read_gauge_part(&cut, path)? {
+                    say(&info);
+                    let lattice = part.lattice().clone();
+                    let local = lattice.dims();
+                    let mut links =
+                        latsol::alloc::filled(lattice.volume() * 4 * 18, 0.0f64, "the host links")?;
+                    layout::gauge::export(
+                        &part,
+                        GaugeOrder::Milc,
+                        &mut [HostRealsMut::F64(&mut links)],
+                    )?;
+                    return Ok(HostLinks::Part {
+                        links,
+                        lattice,
+                        global: info.dims,
+                        origin: [0, 1, 2, 3].map(|mu| coords[mu] * local[mu]),
+                    });
+                }
+            }
+            let (field, info) = latsol::gauge_io::read(path)?;
+            say(&info);
+            field
+        }
+    };
+    Ok(HostLinks::Whole(field))
+}
+
+/// The grid of ranks of `r`, this rank's place in it.
+fn rank_grid(r: &RanksParams) -> Result<latsol::comm::RankGrid, latsol::Error> {
+    latsol::comm::RankGrid::new(r.grid, r.comm.size(), r.comm.rank(), &r.map)
+}
+
 /// This rank's part (sites `origin + x`, extents `local`) of a field of
 /// `per` reals a site in even-odd order on the lattice `global`.
 fn local_part(
@@ -296,43 +375,36 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     } else {
         [8, 8, 8, 16]
     });
-    let field = match o.field.as_str() {
-        "hot" => random::try_hot_gauge(&Arc::new(Lattice::new(dims)?), o.seed)?,
-        "unit" => latsol::field::GaugeField::try_unit(Arc::new(Lattice::new(dims)?))?,
-        "smooth" => random::try_smooth_gauge(&Arc::new(Lattice::new(dims)?), 0.2, o.seed)?,
-        path => {
-            let (field, info) = latsol::gauge_io::read(std::path::Path::new(path))?;
-            if verbosity >= Verbosity::Summarize {
-                println!(
-                    "{path}: {:?} file, {:?} precision, {}",
-                    info.format,
-                    info.precision,
-                    info.checks.join(", ")
-                );
+    let (milc, lat, global_dims, origin) = match host_links(&o, &ranks, dims, verbosity)? {
+        HostLinks::Part {
+            links,
+            lattice,
+            global,
+            origin,
+        } => (links, lattice, global, origin),
+        HostLinks::Whole(field) => {
+            let global = field.lattice().clone();
+            // Hand the field over as a host program would: MILC order,
+            // double; on many ranks each its part.
+            let mut milc =
+                latsol::alloc::filled(global.volume() * 4 * 18, 0.0f64, "the host links")?;
+            layout::gauge::export(
+                &field,
+                GaugeOrder::Milc,
+                &mut [HostRealsMut::F64(&mut milc)],
+            )?;
+            drop(field);
+            match &ranks.params {
+                None => (milc, global.clone(), global.dims(), [0; 4]),
+                Some(r) => {
+                    let local = latsol::comm::local_of_global(global.dims(), r.grid)?;
+                    let c = rank_grid(r)?.coords();
+                    let lat = Arc::new(Lattice::new(local)?);
+                    let origin = [0, 1, 2, 3].map(|mu| c[mu] * local[mu]);
+                    let part = local_part(&milc, &global, &lat, origin, 4 * 18)?;
+                    (part, lat, global.dims(), origin)
+                }
             }
-            field
-        }
-    };
-    let global = field.lattice().clone();
-    // Hand the field over as a host program would: MILC order, double;
-    // on many ranks each its part.
-    let mut milc = latsol::alloc::filled(global.volume() * 4 * 18, 0.0f64, "the host links")?;
-    layout::gauge::export(
-        &field,
-        GaugeOrder::Milc,
-        &mut [HostRealsMut::F64(&mut milc)],
-    )?;
-    drop(field);
-    let (lat, origin) = match &ranks.params {
-        None => (global.clone(), [0; 4]),
-        Some(r) => {
-            let local = latsol::comm::local_of_global(global.dims(), r.grid)?;
-            let grid = latsol::comm::RankGrid::new(r.grid, r.comm.size(), r.comm.rank(), &r.map)?;
-            let c = grid.coords();
-            let lat = Arc::new(Lattice::new(local)?);
-            let origin = [0, 1, 2, 3].map(|mu| c[mu] * local[mu]);
-            milc = local_part(&milc, &global, &lat, origin, 4 * 18)?;
-            (lat, origin)
         }
     };
     let dims = lat.dims();
@@ -358,7 +430,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     };
     say(format!(
         "lattice {:?}{}, {} field, plaquette {:.6}, kappa {}, backend {}",
-        global.dims(),
+        global_dims,
         if o.grid == [1; 4] {
             String::new()
         } else {
@@ -458,7 +530,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         if !first {
             continue;
         }
-        let dims = global.dims();
+        let dims = global_dims;
         println!(
             "summary: backend {} | lattice {}x{}x{}x{} | {:?}/{:?} {:?} {:?} | iterations {} | \
              reliable updates {} | true residual {:.3e} | solver {:.3} s, {:.2} Gflops | \

@@ -10,11 +10,14 @@
 //!
 //! - `extend`: a rank's links with its neighbours' around them (the
 //!   plaquette and the clover term reach a diagonal neighbour's corner);
+//! - `gauge_file`: a gauge file read by every rank in parts, checked on the
+//!   whole lattice;
 //! - `partition`: how the lattice is cut over the grid of ranks (QUDA's
 //!   semantics: local sub-lattices, the caller's rank map);
 //! - `polyakov`: the Polyakov loop, whose lines cross the cut in time.
 
 pub mod extend;
+pub mod gauge_file;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
 pub mod partition;

@@ -20,8 +20,8 @@ use crate::invalid;
 pub const MAGIC: u32 = 20103;
 const STAMP_BYTES: usize = 64;
 /// Magic, dims, time stamp, order.
-const HEADER_BYTES: usize = 4 + 16 + STAMP_BYTES + 4;
-const SITE_REALS: usize = 4 * 18;
+pub(super) const HEADER_BYTES: usize = 4 + 16 + STAMP_BYTES + 4;
+pub(super) const SITE_REALS: usize = 4 * 18;
 
 /// Reads a MILC file's contents.
 pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {

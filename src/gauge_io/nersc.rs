@@ -46,7 +46,7 @@ impl Header {
         self.entries.push((key.to_string(), value.to_string()));
     }
 
-    fn number<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
+    pub(super) fn number<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.parse() {
@@ -90,7 +90,7 @@ pub fn parse_header(bytes: &[u8]) -> Result<(Header, usize)> {
 }
 
 /// The encodings the `FLOATING_POINT` entry allows, most likely first.
-fn encodings(value: Option<&str>) -> Result<Vec<RealEncoding>> {
+pub(super) fn encodings(value: Option<&str>) -> Result<Vec<RealEncoding>> {
     use FilePrecision::{Double, Single};
     Ok(match value.unwrap_or("IEEE32BIG") {
         "IEEE32BIG" => vec![RealEncoding::big(Single)],
@@ -108,7 +108,7 @@ fn encodings(value: Option<&str>) -> Result<Vec<RealEncoding>> {
     })
 }
 
-fn parse_hex(v: &str) -> Option<u32> {
+pub(super) fn parse_hex(v: &str) -> Option<u32> {
     let v = v.trim_start_matches("0x").trim_start_matches("0X");
     u64::from_str_radix(v, 16).ok().map(|x| x as u32)
 }

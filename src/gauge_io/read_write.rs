@@ -16,7 +16,7 @@ use super::{ildg, lime, milc, nersc};
 /// Largest deviation of a read link from SU(3) that is accepted, by the
 /// precision of the file: a few hundred roundings of its precision. A wrong
 /// byte order or precision gives deviations of order 1 or more.
-fn su3_tolerance(p: FilePrecision) -> f64 {
+pub(super) fn su3_tolerance(p: FilePrecision) -> f64 {
     match p {
         FilePrecision::Single => 1e-4,
         FilePrecision::Double => 1e-10,
