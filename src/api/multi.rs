@@ -38,7 +38,8 @@ pub struct MultiResult {
     /// Of `seconds`, the multi-shift phase (multi-shift CG; 0 otherwise).
     pub multishift_seconds: f64,
     /// Operator flops over time (1320 per site per hopping term, 48 per
-    /// site per axpy of the operators; the shifts' BLAS not counted).
+    /// site per axpy of the operators; the shifts' BLAS not counted), on
+    /// the whole lattice (every rank's sites).
     pub gflops: f64,
     /// Every system met its tolerance.
     pub converged: bool,

@@ -524,7 +524,8 @@ pub struct InvertResult {
     pub iterated_residual: f64,
     /// Seconds of the Krylov solve, host-side reordering and transfers excluded.
     pub seconds: f64,
-    /// Operator flops (1320 per site per hopping term, 48 per axpy) over time.
+    /// Operator flops (1320 per site per hopping term, 48 per axpy) over
+    /// time, on the whole lattice (every rank's sites, as QUDA counts).
     pub gflops: f64,
     pub converged: bool,
     /// Restarts from the true residual (and defect-correction restarts).

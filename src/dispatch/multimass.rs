@@ -190,7 +190,8 @@ fn by_bicgstab_m<B: Backend>(
         seconds,
         multishift_seconds: seconds,
         gflops: if seconds > 0.0 {
-            flops * (stats.matvecs + kappas.len()) as f64 / seconds * 1e-9
+            // The whole lattice's: every rank's part counted (as QUDA's).
+            flops * (stats.matvecs + kappas.len()) as f64 * backend.ranks() as f64 / seconds * 1e-9
         } else {
             0.0
         },

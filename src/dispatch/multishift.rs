@@ -139,7 +139,8 @@ pub(crate) fn finish<B: Backend, A: LinearOperator<B> + ?Sized>(
             converged: true_residual <= tols[i],
         });
     }
-    let total_flops = flops * (stats.matvecs + shifts.len()) as f64;
+    // The whole lattice's: every rank's part counted (as QUDA's).
+    let total_flops = flops * (stats.matvecs + shifts.len()) as f64 * backend.ranks() as f64;
     Ok(MultiResult {
         converged: shifts_out.iter().all(|s| s.converged),
         shifts: shifts_out,

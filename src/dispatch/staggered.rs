@@ -83,8 +83,9 @@ pub fn invert<B: Backend>(
         true_residual,
         iterated_residual: total.iterated_residual,
         seconds,
+        // The whole lattice's: every rank's part counted (as QUDA's).
         gflops: if seconds > 0.0 {
-            flops / seconds * 1e-9
+            flops * backend.ranks() as f64 / seconds * 1e-9
         } else {
             0.0
         },
@@ -246,7 +247,7 @@ pub fn invert_parity<B: Backend>(
         true_residual,
         iterated_residual: total.iterated_residual,
         seconds,
-        gflops: flops * total.iterations as f64 / seconds.max(1e-12) / 1e9,
+        gflops: flops * total.iterations as f64 * backend.ranks() as f64 / seconds.max(1e-12) / 1e9,
         converged: params.met(true_residual, hq) || bb == 0.0,
         restarts: total.restarts,
         reliable_updates: total.reliable_updates,

@@ -283,8 +283,9 @@ impl<S> Passes<'_, S> {
             true_residual,
             iterated_residual: total.iterated_residual,
             seconds,
+            // The whole lattice's: every rank's part counted (as QUDA's).
             gflops: if seconds > 0.0 {
-                flops / seconds * 1e-9
+                flops * backend.ranks() as f64 / seconds * 1e-9
             } else {
                 0.0
             },
