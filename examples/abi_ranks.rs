@@ -17,7 +17,7 @@
 //! lattice size on rank 0 fail the call on every rank (no rank hangs: the
 //! test runs under `timeout`), after which the context still solves.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::ptr;
 
 use latsol::ffi::*;
@@ -26,7 +26,7 @@ use mpi::topology::Communicator;
 
 #[path = "ranks_common/mod.rs"]
 mod ranks_common;
-use ranks_common::{eo, link, parse_grid, rel_diff, sites, uniform, volume, Checks};
+use ranks_common::{eo, link, ok, parse_grid, rel_diff, sites, uniform, volume, Checks};
 
 /// Local extents: 2 in x (the smallest a Wilson partition allows).
 const LOCAL: [usize; 4] = [2, 4, 4, 4];
@@ -50,13 +50,6 @@ fn fields(d: [usize; 4], origin: [usize; 4], global: [usize; 4]) -> (Vec<f64>, V
         }
     }
     (links, source)
-}
-
-fn ok(status: latsol_status, what: &str) {
-    if status != LATSOL_SUCCESS {
-        let msg = unsafe { CStr::from_ptr(latsol_last_error()) };
-        panic!("{what}: {}", msg.to_string_lossy());
-    }
 }
 
 /// A context's gauge and clover fields.

@@ -22,7 +22,7 @@
 //! NULL source on rank 0 fails the solve on every rank, and the context
 //! solves again.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::ptr;
 
 use latsol::ffi::*;
@@ -31,19 +31,12 @@ use mpi::topology::Communicator;
 
 #[path = "ranks_common/mod.rs"]
 mod ranks_common;
-use ranks_common::{eo, link, parse_grid, rel_diff, sites, uniform, volume, Checks};
+use ranks_common::{eo, link, ok, parse_grid, rel_diff, sites, uniform, volume, Checks};
 
 const LOCAL: [usize; 4] = [4, 4, 4, 4];
 const MASS: f64 = 0.5;
 /// A 6-real colour vector a site.
 const COLOUR: usize = 6;
-
-fn ok(status: latsol_status, what: &str) {
-    if status != LATSOL_SUCCESS {
-        let msg = unsafe { CStr::from_ptr(latsol_last_error()) };
-        panic!("{what}: {}", msg.to_string_lossy());
-    }
-}
 
 /// The sites `origin + x` of a lattice of `global`: MILC-order fat links
 /// (seed 0) and long links (seed 1), and a colour-vector source.

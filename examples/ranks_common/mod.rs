@@ -64,6 +64,15 @@ pub fn link(seed: u64) -> [f64; 18] {
     out
 }
 
+/// Panics with latsol's message unless `status` is success.
+pub fn ok(status: latsol::ffi::latsol_status, what: &str) {
+    if status != latsol::ffi::LATSOL_SUCCESS {
+        // SAFETY: latsol_last_error returns a NUL-terminated string.
+        let msg = unsafe { std::ffi::CStr::from_ptr(latsol::ffi::latsol_last_error()) };
+        panic!("{what}: {}", msg.to_string_lossy());
+    }
+}
+
 /// `--grid X,Y,Z,T`.
 pub fn parse_grid(args: &[String]) -> [usize; 4] {
     let at = args
