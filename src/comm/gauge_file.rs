@@ -1,7 +1,7 @@
 //! A gauge file read by every rank in parts (`gauge_io::part`): each rank
 //! reads its own sites, and the file's checks are made on the whole
 //! lattice through the other ranks: the checksum from every rank's share
-//! (NERSC's sum modulo 2³², MILC's XORs, combined exactly through global
+//! (NERSC's sum modulo 2³², MILC's and SciDAC's XORs, combined exactly through global
 //! sums of integers), the recorded plaquette against the whole lattice's
 //! (`extend::plaquette`), the recorded link trace against the global mean.
 //! Every step is agreed first, so a file that fails on one rank fails on
@@ -62,33 +62,44 @@ pub fn read_gauge_part(ranks: &Ranks, path: &Path) -> Result<Option<(GaugeField,
         return Ok(None);
     };
     let sums = combined(ranks, &part)?;
-    let chosen = part
-        .partial
-        .iter()
-        .zip(&sums)
-        .find(|(_, s)| **s == part.recorded)
-        .map(|((enc, _), _)| *enc);
-    let Some(enc) = chosen else {
-        let found: Vec<String> = sums
-            .iter()
-            .map(|s| format!("{:x} {:x}", s[0], s[1]))
-            .collect();
-        return invalid!(
-            "{}: checksum mismatch over the ranks: the file records {:x} {:x}, the data give {}",
-            path.display(),
-            part.recorded[0],
-            part.recorded[1],
-            found.join(" or ")
-        );
+    let mut checks = Vec::new();
+    let enc = match part.recorded {
+        Some(recorded) => {
+            let chosen = part
+                .partial
+                .iter()
+                .zip(&sums)
+                .find(|(_, s)| **s == recorded)
+                .map(|((enc, _), _)| *enc);
+            let Some(enc) = chosen else {
+                let found: Vec<String> = sums
+                    .iter()
+                    .map(|s| format!("{:x} {:x}", s[0], s[1]))
+                    .collect();
+                return invalid!(
+                    "{}: checksum mismatch over the ranks: the file records {:x} {:x}, the data \
+                     give {}",
+                    path.display(),
+                    recorded[0],
+                    recorded[1],
+                    found.join(" or ")
+                );
+            };
+            checks.push(format!(
+                "{:?} checksum {:x} {:x} matches over the {} ranks ({}-endian)",
+                part.format,
+                recorded[0],
+                recorded[1],
+                ranks.comm.size(),
+                if enc.big_endian { "big" } else { "little" }
+            ));
+            enc
+        }
+        None => {
+            checks.push("no scidac-checksum record: data unchecked".into());
+            part.partial[0].0
+        }
     };
-    let mut checks = vec![format!(
-        "{:?} checksum {:x} {:x} matches over the {} ranks ({}-endian)",
-        part.format,
-        part.recorded[0],
-        part.recorded[1],
-        ranks.comm.size(),
-        if enc.big_endian { "big" } else { "little" }
-    )];
     let field = ranks.agree(part.field(enc).map_err(|e| match e {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!("{}: {m}", path.display())),
         other => other,
@@ -127,7 +138,7 @@ pub fn read_gauge_part(ranks: &Ranks, path: &Path) -> Result<Option<(GaugeField,
         precision: part.precision,
         plaquette,
         checks,
-        ensemble: None,
+        ensemble: part.ensemble.clone(),
     };
     Ok(Some((field, info)))
 }

@@ -46,32 +46,61 @@ fn find<'r, 'a>(records: &'r [Record<'a>], kind: &str) -> Option<&'r Record<'a>>
     records.iter().find(|r| r.kind == kind)
 }
 
+/// What an ILDG (or SciDAC gauge) file's metadata records say of its
+/// binary data: the lattice, the precision and the type of the record
+/// that holds them (the binary record itself need not be read).
+pub(super) fn gauge_header(
+    records: &[Record],
+) -> Result<([usize; 4], FilePrecision, &'static str)> {
+    let Some(format) = find(records, "ildg-format") else {
+        let (dims, precision) = scidac_gauge(records)?;
+        return Ok((dims, precision, "scidac-binary-data"));
+    };
+    let xml = format.text();
+    let field = xml_value(&xml, "field").unwrap_or("");
+    if field != "su3gauge" {
+        return invalid!("ildg-format: <field> is '{field}', not su3gauge");
+    }
+    let precision = match xml_number::<u32>(&xml, "precision", "ildg-format")? {
+        32 => FilePrecision::Single,
+        64 => FilePrecision::Double,
+        p => return invalid!("ildg-format: <precision> {p}, not 32 or 64"),
+    };
+    let mut dims = [0usize; 4];
+    for (d, tag) in dims.iter_mut().zip(["lx", "ly", "lz", "lt"]) {
+        *d = xml_number(&xml, tag, "ildg-format")?;
+    }
+    if find(records, "ildg-binary-data").is_none() {
+        return invalid!("the file has an ildg-format record but no ildg-binary-data");
+    }
+    Ok((dims, precision, "ildg-binary-data"))
+}
+
+/// The SciDAC checksum `(suma, sumb)` the file records, if it has a
+/// scidac-checksum record.
+pub(super) fn recorded_checksum(records: &[Record]) -> Result<Option<(u32, u32)>> {
+    let Some(record) = find(records, "scidac-checksum") else {
+        return Ok(None);
+    };
+    let xml = record.text();
+    let recorded = |tag| {
+        xml_value(&xml, tag)
+            .and_then(|v| u64::from_str_radix(v, 16).ok())
+            .map(|v| v as u32)
+            .ok_or_else(|| {
+                crate::Error::InvalidArgument(format!("scidac-checksum has no hexadecimal <{tag}>"))
+            })
+    };
+    Ok(Some((recorded("suma")?, recorded("sumb")?)))
+}
+
 /// Reads an ILDG (or SciDAC gauge) file's contents.
 pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
     let records = lime::records(bytes)?;
-    let (dims, precision, data) = match find(&records, "ildg-format") {
-        Some(format) => {
-            let xml = format.text();
-            let field = xml_value(&xml, "field").unwrap_or("");
-            if field != "su3gauge" {
-                return invalid!("ildg-format: <field> is '{field}', not su3gauge");
-            }
-            let precision = match xml_number::<u32>(&xml, "precision", "ildg-format")? {
-                32 => FilePrecision::Single,
-                64 => FilePrecision::Double,
-                p => return invalid!("ildg-format: <precision> {p}, not 32 or 64"),
-            };
-            let mut dims = [0usize; 4];
-            for (d, tag) in dims.iter_mut().zip(["lx", "ly", "lz", "lt"]) {
-                *d = xml_number(&xml, tag, "ildg-format")?;
-            }
-            let Some(data) = find(&records, "ildg-binary-data") else {
-                return invalid!("the file has an ildg-format record but no ildg-binary-data");
-            };
-            (dims, precision, data.data)
-        }
-        None => scidac_gauge(&records)?,
-    };
+    let (dims, precision, data_kind) = gauge_header(&records)?;
+    let data = find(&records, data_kind)
+        .expect("gauge_header found it")
+        .data;
     let lat = crate::lattice::Lattice::new(dims)?;
     let site_bytes = 4 * 18 * precision.bytes();
     if data.len() != lat.volume() * site_bytes {
@@ -83,20 +112,8 @@ pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
         );
     }
     let mut checks = Vec::new();
-    match find(&records, "scidac-checksum") {
-        Some(record) => {
-            let xml = record.text();
-            let recorded = |tag| {
-                xml_value(&xml, tag)
-                    .and_then(|v| u64::from_str_radix(v, 16).ok())
-                    .map(|v| v as u32)
-                    .ok_or_else(|| {
-                        crate::Error::InvalidArgument(format!(
-                            "scidac-checksum has no hexadecimal <{tag}>"
-                        ))
-                    })
-            };
-            let (a, b) = (recorded("suma")?, recorded("sumb")?);
+    match recorded_checksum(&records)? {
+        Some((a, b)) => {
             let (sa, sb) = checksum::scidac(data, site_bytes);
             if (sa, sb) != (a, b) {
                 return invalid!(
@@ -127,8 +144,8 @@ pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
 
 /// A SciDAC file of colour matrices without ILDG records (QIO with no ILDG
 /// tag): dims from the private file XML, type from the private record XML.
-fn scidac_gauge<'a>(records: &[Record<'a>]) -> Result<([usize; 4], FilePrecision, &'a [u8])> {
-    let (Some(file), Some(record), Some(data)) = (
+fn scidac_gauge(records: &[Record]) -> Result<([usize; 4], FilePrecision)> {
+    let (Some(file), Some(record), Some(_)) = (
         find(records, "scidac-private-file-xml"),
         find(records, "scidac-private-record-xml"),
         find(records, "scidac-binary-data"),
@@ -160,11 +177,11 @@ fn scidac_gauge<'a>(records: &[Record<'a>]) -> Result<([usize; 4], FilePrecision
     if count != 4 {
         return invalid!("scidac-private-record-xml: datacount {count}, not the 4 links of a site");
     }
-    Ok((dims, precision, data.data))
+    Ok((dims, precision))
 }
 
 /// The chain a latsol-heatbath file records in its file XML.
-fn latsol_ensemble(xml: &str) -> Option<Ensemble> {
+pub(super) fn latsol_ensemble(xml: &str) -> Option<Ensemble> {
     let e = xml_value(xml, "latsolEnsemble")?;
     Some(Ensemble {
         beta: xml_value(e, "beta")?.parse().ok()?,

@@ -10,6 +10,8 @@
 //! exactly when the one before ended one. (c-lime `lime_header.c`,
 //! `lime_writer.c`, `lime_reader.c`.)
 
+use std::io::{Read, Seek, SeekFrom};
+
 use crate::error::Result;
 use crate::invalid;
 
@@ -42,6 +44,50 @@ fn padding(len: usize) -> usize {
     (8 - len % 8) % 8
 }
 
+/// A record's header, checked against the one before (`in_message`: the
+/// previous record did not end its message).
+struct Header {
+    kind: String,
+    len: u64,
+    message_begin: bool,
+    message_end: bool,
+}
+
+fn header(h: &[u8], index: usize, in_message: bool) -> Result<Header> {
+    let magic = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if magic != MAGIC {
+        return invalid!("LIME record {index}: magic number {magic:#x}, not {MAGIC:#x}");
+    }
+    let version = u16::from_be_bytes([h[4], h[5]]);
+    if version != VERSION {
+        return invalid!("LIME record {index} is of version {version}, not 1");
+    }
+    let (mb, me) = (h[6] & MB != 0, h[6] & ME != 0);
+    if mb == in_message {
+        return invalid!(
+            "LIME record {index} {} a message while the previous record {}",
+            if mb { "begins" } else { "does not begin" },
+            if in_message {
+                "did not end one"
+            } else {
+                "ended one"
+            }
+        );
+    }
+    let len = u64::from_be_bytes(h[8..16].try_into().expect("8 bytes"));
+    let kind_bytes = &h[16..HEADER_BYTES];
+    let kind_end = kind_bytes
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(TYPE_BYTES);
+    Ok(Header {
+        kind: String::from_utf8_lossy(&kind_bytes[..kind_end]).into_owned(),
+        len,
+        message_begin: mb,
+        message_end: me,
+    })
+}
+
 /// Every record of a LIME file, checked: magic number, version, lengths
 /// within the file, message flags.
 pub fn records(bytes: &[u8]) -> Result<Vec<Record<'_>>> {
@@ -55,55 +101,77 @@ pub fn records(bytes: &[u8]) -> Result<Vec<Record<'_>>> {
                 out.len()
             );
         };
-        let magic = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
-        if magic != MAGIC {
-            return invalid!(
-                "LIME record {} at byte {pos}: magic number {magic:#x}, not {MAGIC:#x}",
-                out.len()
-            );
-        }
-        let version = u16::from_be_bytes([h[4], h[5]]);
-        if version != VERSION {
-            return invalid!("LIME record {} is of version {version}, not 1", out.len());
-        }
-        let (mb, me) = (h[6] & MB != 0, h[6] & ME != 0);
-        if mb == in_message {
-            return invalid!(
-                "LIME record {} {} a message while the previous record {}",
-                out.len(),
-                if mb { "begins" } else { "does not begin" },
-                if in_message {
-                    "did not end one"
-                } else {
-                    "ended one"
-                }
-            );
-        }
-        in_message = !me;
-        let len = u64::from_be_bytes(h[8..16].try_into().expect("8 bytes"));
-        let kind_bytes = &h[16..HEADER_BYTES];
-        let kind_end = kind_bytes
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(TYPE_BYTES);
-        let kind = String::from_utf8_lossy(&kind_bytes[..kind_end]).into_owned();
+        let h = header(h, out.len(), in_message)?;
+        in_message = !h.message_end;
         let start = pos + HEADER_BYTES;
-        let data = usize::try_from(len)
+        let data = usize::try_from(h.len)
             .ok()
             .and_then(|len| bytes.get(start..start.checked_add(len)?));
         let Some(data) = data else {
             return invalid!(
-                "LIME record '{kind}' holds {len} bytes but the file ends {} bytes after its \
-                 header",
+                "LIME record '{}' holds {} bytes but the file ends {} bytes after its header",
+                h.kind,
+                h.len,
                 bytes.len() - start
             );
         };
         pos = start + data.len() + padding(data.len());
         out.push(Record {
-            kind,
+            kind: h.kind,
             data,
-            message_begin: mb,
-            message_end: me,
+            message_begin: h.message_begin,
+            message_end: h.message_end,
+        });
+    }
+    if in_message {
+        return invalid!("the last LIME record does not end its message");
+    }
+    Ok(out)
+}
+
+/// Where a record lies in a file: its type, the offset of its data and
+/// their length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub kind: String,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// The records of a LIME file of `file_len` bytes, found by reading their
+/// headers alone and seeking past their data (a rank reading its part of a
+/// large file), checked as `records` checks them.
+pub fn walk(file: &mut (impl Read + Seek), file_len: u64) -> Result<Vec<Placed>> {
+    let mut out = Vec::new();
+    let mut pos = 0u64;
+    let mut in_message = false;
+    let io = |e: std::io::Error| crate::Error::InvalidArgument(format!("LIME: {e}"));
+    while pos < file_len {
+        if file_len - pos < HEADER_BYTES as u64 {
+            return invalid!(
+                "LIME record {} at byte {pos}: the file ends inside its 144-byte header",
+                out.len()
+            );
+        }
+        let mut h = [0u8; HEADER_BYTES];
+        file.seek(SeekFrom::Start(pos)).map_err(io)?;
+        file.read_exact(&mut h).map_err(io)?;
+        let h = header(&h, out.len(), in_message)?;
+        in_message = !h.message_end;
+        let start = pos + HEADER_BYTES as u64;
+        if h.len > file_len - start {
+            return invalid!(
+                "LIME record '{}' holds {} bytes but the file ends {} bytes after its header",
+                h.kind,
+                h.len,
+                file_len - start
+            );
+        }
+        pos = start + h.len + (8 - h.len % 8) % 8;
+        out.push(Placed {
+            kind: h.kind,
+            offset: start,
+            len: h.len,
         });
     }
     if in_message {
@@ -174,5 +242,20 @@ mod tests {
         let mut bad = w.bytes.clone();
         bad[6] = 0; // the first record no longer begins a message
         assert!(records(&bad).is_err());
+        // The walk over the headers finds each record's data where the
+        // in-memory reader does, and refuses what it refuses.
+        let mut file = std::io::Cursor::new(&w.bytes);
+        let placed = walk(&mut file, w.bytes.len() as u64).unwrap();
+        for (p, r) in placed.iter().zip(&r) {
+            let at = p.offset as usize;
+            assert_eq!(
+                (&p.kind, &w.bytes[at..at + p.len as usize]),
+                (&r.kind, r.data)
+            );
+        }
+        assert_eq!(placed.len(), 3);
+        let mut cut = std::io::Cursor::new(&w.bytes[..144 + 2]);
+        assert!(walk(&mut cut, 146).is_err());
+        assert!(walk(&mut std::io::Cursor::new(&bad), bad.len() as u64).is_err());
     }
 }

@@ -20,7 +20,7 @@ use crate::invalid;
 pub const MAGIC: u32 = 20103;
 const STAMP_BYTES: usize = 64;
 /// Magic, dims, time stamp, order.
-pub(super) const HEADER_BYTES: usize = 4 + 16 + STAMP_BYTES + 4;
+pub const HEADER_BYTES: usize = 4 + 16 + STAMP_BYTES + 4;
 pub(super) const SITE_REALS: usize = 4 * 18;
 
 /// Reads a MILC file's contents.

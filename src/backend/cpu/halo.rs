@@ -183,11 +183,31 @@ impl SpinorFaces {
     }
 }
 
+/// Which sites of each parity keep every hop of length up to `depth` on
+/// this rank (`[parity][cb]`, true inside): the hopping terms compute
+/// those while the faces travel, the others after.
+pub(crate) fn interior_sites(
+    lat: &Lattice,
+    partitioned: [bool; 4],
+    depth: usize,
+) -> Result<[Vec<bool>; 2]> {
+    let local = lat.dims();
+    let vh = lat.half_volume();
+    let inside = |x: Dims| {
+        (0..4).all(|mu| !partitioned[mu] || (x[mu] >= depth && x[mu] + depth < local[mu]))
+    };
+    let of = |p: Parity| {
+        let flags = (0..vh).map(|cb| inside(lat.coords(p, cb)));
+        crate::alloc::collect(vh, flags, "the interior sites of a cut lattice")
+    };
+    Ok([of(Parity::Even)?, of(Parity::Odd)?])
+}
+
 /// Exchanges the faces of `inp` (the sites of parity `p̄`, the hopping
 /// term's input on parity `p`), `depth` layers deep, the first `reals`
 /// numbers of each site (24 a Wilson spinor, 6 a colour vector), in every
-/// partitioned direction: each rank sends its first layers back and its
-/// last layers ahead.
+/// partitioned direction at once: each rank sends its first layers back
+/// and its last layers ahead.
 pub(crate) fn exchange_spinor_faces(
     ranks: &Ranks,
     lat: &Lattice,
@@ -203,7 +223,10 @@ pub(crate) fn exchange_spinor_faces(
         reals,
         ..Default::default()
     };
-    for mu in (0..4).filter(|&mu| part.is_partitioned(mu)) {
+    let cut: Vec<usize> = (0..4).filter(|&mu| part.is_partitioned(mu)).collect();
+    // The layers this rank sends, [first, last] per cut direction.
+    let mut sent = Vec::with_capacity(cut.len());
+    for &mu in &cut {
         let n = face_len(local, mu);
         faces.len[mu] = n;
         let mut first = vec![0.0; depth * n * reals];
@@ -218,29 +241,35 @@ pub(crate) fn exchange_spinor_faces(
                 last[at..at + reals].copy_from_slice(&inp.load(cb)[..reals]);
             }
         }
-        let mut ahead = vec![0.0; first.len()];
-        let mut behind = vec![0.0; last.len()];
-        ranks.comm.exchange(&mut [
-            // The rank behind reads these first layers as its ahead ones.
-            Message {
-                to: part.neighbour(mu, false),
-                send: bytemuck::cast_slice(&first),
-                from: part.neighbour(mu, true),
-                recv: bytemuck::cast_slice_mut(&mut ahead),
-                tag: 2 * mu as i32,
-            },
-            // The rank ahead reads these last layers as its behind ones.
-            Message {
-                to: part.neighbour(mu, true),
-                send: bytemuck::cast_slice(&last),
-                from: part.neighbour(mu, false),
-                recv: bytemuck::cast_slice_mut(&mut behind),
-                tag: 2 * mu as i32 + 1,
-            },
-        ])?;
-        faces.forward[mu] = ahead;
-        faces.backward[mu] = behind;
+        faces.forward[mu] = vec![0.0; first.len()];
+        faces.backward[mu] = vec![0.0; last.len()];
+        sent.push((first, last));
     }
+    let SpinorFaces {
+        forward, backward, ..
+    } = &mut faces;
+    let mut messages = Vec::with_capacity(2 * cut.len());
+    let received = forward.iter_mut().zip(backward.iter_mut()).enumerate();
+    let received = received.filter(|(mu, _)| part.is_partitioned(*mu));
+    for ((mu, (ahead, behind)), (first, last)) in received.zip(&sent) {
+        // The rank behind reads these first layers as its ahead ones.
+        messages.push(Message {
+            to: part.neighbour(mu, false),
+            send: bytemuck::cast_slice(first),
+            from: part.neighbour(mu, true),
+            recv: bytemuck::cast_slice_mut(ahead),
+            tag: 2 * mu as i32,
+        });
+        // The rank ahead reads these last layers as its behind ones.
+        messages.push(Message {
+            to: part.neighbour(mu, true),
+            send: bytemuck::cast_slice(last),
+            from: part.neighbour(mu, false),
+            recv: bytemuck::cast_slice_mut(behind),
+            tag: 2 * mu as i32 + 1,
+        });
+    }
+    ranks.comm.exchange(&mut messages)?;
     Ok(faces)
 }
 

@@ -15,6 +15,7 @@
 //! and `load` answers `None` (the identity) for the others: a quarter less
 //! link traffic, as seed clark2010 §4.6 counts it.
 
+use super::floats::Floats;
 use crate::error::Result;
 use crate::field::GaugeField;
 use crate::format::Fixed;
@@ -245,6 +246,24 @@ impl Links {
     /// Whether the T links off the last slice are implicit unit matrices.
     pub fn temporal_gauge(&self) -> bool {
         self.temporal.is_some()
+    }
+
+    /// The stored reals as a slice, where every link is 18 doubles or
+    /// singles at `((parity · Vh + cb) · 4 + mu) · 18` (no compression, no
+    /// implicit unit links): the fast paths' view.
+    pub fn floats(&self) -> Option<Floats<'_>> {
+        let r = match self.long {
+            Some((lr, _)) => lr.reals(),
+            None => self.reconstruct.reals(),
+        };
+        if r != 18 || self.temporal.is_some() {
+            return None;
+        }
+        match &self.data {
+            LinkData::F64(d) => Some(Floats::F64(d)),
+            LinkData::F32(d) => Some(Floats::F32(d)),
+            _ => None,
+        }
     }
 
     /// The link `U_mu` at checkerboard site `cb` of parity `p`; `None` for

@@ -5,10 +5,12 @@
 //! one rank or one rank's part of a cut lattice (`halo`).
 
 mod blas;
+mod floats;
 mod halo;
 mod links;
 // The CUDA backend stores the same site bit strings and link integers.
 mod staggered;
+mod staggered_float;
 mod staggered_links;
 mod storage;
 mod wilson;

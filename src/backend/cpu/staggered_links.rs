@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::halo::{self, GaugeFaces, Ranks};
 use super::links::{Links, StaggeredReals};
-use super::staggered::{self, ThreeHopTable};
+use super::staggered::{self, Part, ThreeHopTable};
 use super::storage::{Sites, SitesMut};
 use crate::backend::StaggeredStorage;
 use crate::error::{Error, Result};
@@ -23,9 +23,16 @@ pub struct CpuStaggeredLinks {
     fat: Links,
     /// The long links with the neighbour table of their hops.
     long: Option<(Links, ThreeHopTable)>,
-    /// On a partitioned lattice, the fat and long links of the hops that
-    /// enter this rank through its cut faces.
-    faces: Option<(GaugeFaces, Option<GaugeFaces>)>,
+    /// On a partitioned lattice, what the hops across the cut faces need.
+    faces: Option<CutFaces>,
+}
+
+/// The fat and long links of the hops that enter this rank through its
+/// cut faces, and which sites have no such hop (`[parity][cb]`).
+struct CutFaces {
+    fat: GaugeFaces,
+    long: Option<GaugeFaces>,
+    interior: [Vec<bool>; 2],
 }
 
 impl StaggeredStorage for CpuStaggeredLinks {
@@ -111,13 +118,19 @@ impl CpuStaggeredLinks {
             None => None,
         };
         let faces = match ranks.filter(|r| r.partitioned()) {
-            Some(r) => Some((
-                halo::exchange_gauge_faces(r, lat, &fat_links, 1)?,
-                match &long_links {
-                    Some((l, _)) => Some(halo::exchange_gauge_faces(r, lat, l, 3)?),
-                    None => None,
-                },
-            )),
+            Some(r) => {
+                let depth = if long.is_some() { 3 } else { 1 };
+                let partitioned = [0, 1, 2, 3].map(|mu| r.grid.is_partitioned(mu));
+                let interior = halo::interior_sites(lat, partitioned, depth);
+                Some(CutFaces {
+                    fat: halo::exchange_gauge_faces(r, lat, &fat_links, 1)?,
+                    long: match &long_links {
+                        Some((l, _)) => Some(halo::exchange_gauge_faces(r, lat, l, 3)?),
+                        None => None,
+                    },
+                    interior: agreed(Some(r), interior)?,
+                })
+            }
             None => None,
         };
         Ok(CpuStaggeredLinks {
@@ -129,45 +142,59 @@ impl CpuStaggeredLinks {
     }
 
     /// `out = a · D_{p,p̄} inp (+ b · x)` on parity `p`'s halves (the
-    /// fields checked by the caller); on a cut lattice (`cut`) the input's
-    /// faces travel first, three layers deep for the Naik term, the colour
-    /// vectors' 6 reals a site.
+    /// fields checked by the caller). On a cut lattice (`cut`) the input's
+    /// faces (three layers deep for the Naik term, the colour vectors' 6
+    /// reals a site) travel while the sites whose hops stay here are
+    /// computed; the others follow when the faces have arrived.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn dslash(
         &self,
         pool: &rayon::ThreadPool,
         cut: Option<&Ranks>,
         p: Parity,
-        out: SitesMut,
+        mut out: SitesMut,
         inp: Sites,
         a: f64,
         x: Option<(f64, Sites)>,
     ) -> Result<()> {
         let lat = &self.lattice;
-        let depth = if self.long.is_some() { 3 } else { 1 };
-        let spinor_faces = match cut {
-            Some(r) => Some(halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6)?),
-            None => None,
-        };
-        let faces = match (cut, &spinor_faces, &self.faces) {
-            (Some(r), Some(spinors), Some((fat, long))) => Some(staggered::Faces {
-                local: lat.dims(),
-                partitioned: [0, 1, 2, 3].map(|mu| r.grid.is_partitioned(mu)),
-                spinors,
-                fat,
-                long: long.as_ref(),
-            }),
-            (Some(_), _, _) => {
+        let long = self.long.as_ref().map(|(l, t)| (l, t));
+        let (r, cf) = match (cut, &self.faces) {
+            (None, _) => {
+                pool.install(|| {
+                    staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, Part::Whole)
+                });
+                return Ok(());
+            }
+            (Some(r), Some(cf)) => (r, cf),
+            (Some(_), None) => {
                 return Err(Error::Internal(
                     "staggered_dslash: links stored without their faces on a cut lattice".into(),
                 ))
             }
-            _ => None,
         };
+        let depth = if self.long.is_some() { 3 } else { 1 };
+        let interior = &cf.interior[p.index()];
         pool.install(|| {
-            let long = self.long.as_ref().map(|(l, t)| (l, t));
-            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, faces.as_ref())
-        });
-        Ok(())
+            let (spinors, ()) = rayon::join(
+                || halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6),
+                || {
+                    let inside = Part::Interior(interior);
+                    let o = out.reborrow();
+                    staggered::dslash(lat, p, &self.fat, long, o, inp, a, x, inside)
+                },
+            );
+            let spinors = spinors?;
+            let faces = staggered::Faces {
+                local: lat.dims(),
+                partitioned: [0, 1, 2, 3].map(|mu| r.grid.is_partitioned(mu)),
+                spinors: &spinors,
+                fat: &cf.fat,
+                long: cf.long.as_ref(),
+            };
+            let edges = Part::Edges(interior, &faces);
+            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, edges);
+            Ok(())
+        })
     }
 }

@@ -17,6 +17,7 @@
 
 use rayon::prelude::*;
 
+use super::floats::{Floats, FloatsMut};
 use crate::format::{packed, Fixed};
 use crate::precision::Precision;
 
@@ -295,6 +296,17 @@ impl Sites<'_> {
         self.values.load(i, self.site)
     }
 
+    /// The stored reals as a slice (`site` a site), where the format is
+    /// double or single: the fast paths' view.
+    #[inline(always)]
+    pub fn floats(&self) -> Option<Floats<'_>> {
+        match self.values {
+            SiteValues::F64(v) => Some(Floats::F64(v)),
+            SiteValues::F32(v) => Some(Floats::F32(v)),
+            _ => None,
+        }
+    }
+
     pub fn sites(&self) -> usize {
         match self.values {
             SiteValues::F64(v) => v.len() / self.site,
@@ -409,6 +421,32 @@ impl SitesMut<'_> {
             SiteValuesMut::Packed(bits, w) => {
                 packed::store(*bits, w, i, x.try_into().expect("Wilson sites"))
             }
+        }
+    }
+
+    /// The same sites, borrowed again: a view that one pass over the sites
+    /// may consume and leave this one for the next.
+    pub fn reborrow(&mut self) -> SitesMut<'_> {
+        let values = match &mut self.values {
+            SiteValuesMut::F64(v) => SiteValuesMut::F64(v),
+            SiteValuesMut::F32(v) => SiteValuesMut::F32(v),
+            SiteValuesMut::Half(v, m) => SiteValuesMut::Half(v, m),
+            SiteValuesMut::Quarter(v, m) => SiteValuesMut::Quarter(v, m),
+            SiteValuesMut::Packed(bits, w) => SiteValuesMut::Packed(*bits, w),
+        };
+        SitesMut {
+            site: self.site,
+            values,
+        }
+    }
+
+    /// As `Sites::floats`, writable.
+    #[inline(always)]
+    pub fn floats_mut(&mut self) -> Option<FloatsMut<'_>> {
+        match &mut self.values {
+            SiteValuesMut::F64(v) => Some(FloatsMut::F64(v)),
+            SiteValuesMut::F32(v) => Some(FloatsMut::F32(v)),
+            _ => None,
         }
     }
 

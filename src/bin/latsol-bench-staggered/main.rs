@@ -7,12 +7,16 @@
 //!   (geometric between `--shift-min` and `--shift-max`, as the poles of an
 //!   optimal rational approximation are spread) by multi-shift CG, double
 //!   against double-single and double-half with per-shift refinement
-//!   (clark2022 §3.2, its Table 3).
+//!   (clark2022 §3.2, its Table 3);
+//! - `dslash`: the hopping term alone on the CPU backend beside a STREAM
+//!   copy (`hopping`).
 //!
 //! Markdown rows on stdout, for docs/numerics.md and docs/performance.md.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+mod hopping;
 
 use clap::Parser;
 use latsol::api::*;
@@ -43,9 +47,19 @@ struct Options {
     /// Target relative residual.
     #[arg(long, default_value_t = 1e-10)]
     tol: f64,
-    /// Tables: cg, multishift.
+    /// Tables: cg, multishift, dslash.
     #[arg(long, default_value = "cg,multishift", value_delimiter = ',')]
     tables: Vec<String>,
+    /// Precisions of the dslash table (double, single, half, quarter).
+    #[arg(long, default_value = "double,single,half", value_delimiter = ',', value_parser = parse_str::<Precision>)]
+    dslash_precisions: Vec<Precision>,
+    /// CPU threads of the dslash table (0: one a core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Size of each of STREAM's two arrays in the dslash table, MB (at
+    /// least four times the last-level cache).
+    #[arg(long, default_value_t = 1600)]
+    stream_mb: usize,
     /// Number of shifts of the multi-shift table.
     #[arg(long, default_value_t = 11)]
     shifts: usize,
@@ -143,6 +157,24 @@ fn main() -> latsol::Result<()> {
         "asqtad links (u0 = {u0:.5}, plaquette {plaq:.6}) in {:.1} s",
         t.elapsed().as_secs_f64()
     );
+    if o.tables.iter().any(|t| t == "dslash") {
+        let d = lat.dims();
+        println!(
+            "lattice {}x{}x{}x{}, improved staggered hopping term, CPU backend",
+            d[0], d[1], d[2], d[3]
+        );
+        let elements = o.stream_mb * 1_000_000 / 8;
+        hopping::table(
+            &links.fat,
+            &links.long,
+            &o.dslash_precisions,
+            o.threads,
+            elements,
+        )?;
+        if !o.tables.iter().any(|t| t == "cg" || t == "multishift") {
+            return Ok(());
+        }
+    }
     let (fat, long) = (qdp(&links.fat)?, qdp(&links.long)?);
     let ctx = Context::new(InitParams {
         backend: o.backend,
