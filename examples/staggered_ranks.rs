@@ -401,6 +401,61 @@ fn main() {
         ok(unsafe { latsol_staggered_free(links) }, "free");
     }
 
+    // Host memory running out on the last rank inside a solve (its fifth
+    // field allocation: the source's and the solution's come first, then
+    // the solver's workspace, `LATSOL_TEST_FAIL_FIELD_ALLOCATION`): every
+    // rank fails the call without waiting in a sum, and the context
+    // solves again afterwards.
+    let last = rank == world.size() as usize - 1;
+    if last {
+        std::env::set_var("LATSOL_TEST_FAIL_FIELD_ALLOCATION", "5");
+    }
+    let mut fail_ctx = ptr::null_mut();
+    ok(
+        unsafe { latsol_init(&cut, &mut fail_ctx) },
+        "init with a failing allocation",
+    );
+    std::env::remove_var("LATSOL_TEST_FAIL_FIELD_ALLOCATION");
+    let (s, links) = load(fail_ctx, LOCAL, &fat, Some(&long), LATSOL_PRECISION_DOUBLE);
+    ok(s, "load");
+    let failing = Loaded {
+        ctx: fail_ctx,
+        links,
+    };
+    let p = invert_param(LATSOL_PRECISION_DOUBLE);
+    let (s, _, _) = failing.invert(&p, &source);
+    let want = if last {
+        LATSOL_ERROR_OUT_OF_MEMORY
+    } else {
+        LATSOL_ERROR_OTHER_RANK
+    };
+    checks.check(
+        s == want,
+        format!("an allocation failing on the last rank in a solve: status {s}, want {want}"),
+    );
+    let (s, x, _) = failing.invert(&p, &source);
+    let (s2, whole_links) = load(
+        whole_ctx,
+        gd,
+        &whole_fat,
+        Some(&whole_long),
+        LATSOL_PRECISION_DOUBLE,
+    );
+    ok(s2, "load alone");
+    let whole = Loaded {
+        ctx: whole_ctx,
+        links: whole_links,
+    };
+    let (_, whole_x, _) = whole.invert(&p, &whole_source);
+    let d = rel_diff(&world, &x, &local_part(&whole_x, gd, origin, false));
+    checks.check(
+        s == LATSOL_SUCCESS && d <= 1e-12,
+        format!("a solve after the failed allocation: {s}, {d:e}"),
+    );
+    ok(unsafe { latsol_staggered_free(links) }, "free");
+    ok(unsafe { latsol_staggered_free(whole_links) }, "free");
+    ok(unsafe { latsol_end(fail_ctx) }, "end");
+
     ok(unsafe { latsol_end(ctx) }, "end");
     ok(unsafe { latsol_end(whole_ctx) }, "end");
     let sums = if deterministic {

@@ -90,11 +90,11 @@ run 1 "$quda" --grid 1,1,1,1 --face milc
 run 2 "$quda" --grid 1,1,1,2 --face milc
 run 3 "$quda" --grid 3,1,1,1 --face milc
 run 8 "$quda" --grid 1,2,2,2 --face milc
-# The CLI on a grid: NERSC and MILC files read by every rank in parts, the
-# checksum, plaquette and link trace checked over all ranks; ILDG read
-# whole and cut; the clover term computed from cut links. Each converges in
-# the iterations of one process; a file with a corrupted byte fails on
-# every rank (no hang).
+# The CLI on a grid: NERSC, MILC and ILDG files read by every rank in
+# parts, the checksum, plaquette and link trace checked over all ranks; the
+# clover term computed from cut links. Each converges in the iterations of
+# one process; a NERSC or ILDG file with a corrupted byte fails on every
+# rank (no hang).
 files=$(mktemp -d)
 trap 'rm -rf "$files"' EXIT
 for format in "nersc --file-precision double" "milc --file-precision single" "ildg"; do
@@ -116,15 +116,17 @@ for field in "$files"/*.nersc "$files"/*.milc "$files"/*.ildg; do
   done
   echo "latsol-solve --field (${field##*.}) on 2, 4 and 8 ranks: converged, $alone (as one process)"
 done
-bad=$files/corrupt.nersc
-cp "$files"/*.nersc "$bad"
-size=$(stat -c %s "$bad")
-printf '\x55' | dd of="$bad" bs=1 seek=$((size - 1000)) conv=notrunc status=none
-if out=$(run 4 target/release/latsol-solve --backend cpu --field "$bad" --grid 1,1,2,2 -q 2>&1); then
-  echo "a corrupted NERSC file was accepted on 4 ranks" >&2
-  exit 1
-fi
-grep -q "checksum mismatch" <<<"$out" ||
-  { echo "$out"; echo "a corrupted NERSC file: no checksum error" >&2; exit 1; }
-echo "latsol-solve: a corrupted NERSC file fails on every rank (checksum mismatch over the ranks)"
+for format in nersc ildg; do
+  bad=$files/corrupt.$format
+  cp "$files"/*."$format" "$bad"
+  size=$(stat -c %s "$bad")
+  printf '\x55' | dd of="$bad" bs=1 seek=$((size - 1000)) conv=notrunc status=none
+  if out=$(run 4 target/release/latsol-solve --backend cpu --field "$bad" --grid 1,1,2,2 -q 2>&1); then
+    echo "a corrupted $format file was accepted on 4 ranks" >&2
+    exit 1
+  fi
+  grep -q "checksum mismatch" <<<"$out" ||
+    { echo "$out"; echo "a corrupted $format file: no checksum error" >&2; exit 1; }
+  echo "latsol-solve: a corrupted $format file fails on every rank (checksum mismatch over the ranks)"
+done
 echo "multi-rank tests: passed"

@@ -556,7 +556,7 @@ pub(crate) fn agreed<B: Backend + ?Sized, T>(backend: &B, result: Result<T>) -> 
     let all = backend.all_ok(result.is_ok())?;
     match result {
         Ok(_) if !all => Err(crate::error::Error::OtherRank(
-            "a field's import or export failed on another rank (its status says why)".into(),
+            "another rank failed this step of the call (its status says why)".into(),
         )),
         r => r,
     }

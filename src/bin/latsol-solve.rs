@@ -187,9 +187,9 @@ fn start_ranks(grid: [usize; 4], _deterministic: bool) -> Result<Ranks, latsol::
 }
 
 /// The gauge field of `--field`: made whole (and cut by the caller), or,
-/// on many ranks, this rank's part of a NERSC or MILC file read by every
-/// rank in parts and checked over all (`comm::gauge_file`); other formats
-/// are read whole.
+/// on many ranks, this rank's part of a NERSC, ILDG or MILC file read by
+/// every rank in parts and checked over all (`comm::gauge_file`); latsol's
+/// first format is read whole.
 enum HostLinks {
     Whole(latsol::field::GaugeField),
     Part {

@@ -11,8 +11,8 @@
 //!   JSON sidecar), still read.
 //!
 //! [`read`] detects the format from the file's first bytes; [`write`] writes
-//! any of the first three; [`part`] reads one rank's part of a NERSC or MILC
-//! file, with its share of the checksum. Every reader checks what the file offers: its
+//! any of the first three; [`part`] reads one rank's part of a NERSC, ILDG or
+//! MILC file, with its share of the checksum. Every reader checks what the file offers: its
 //! length against the dimensions, the checksum (an error naming the file and
 //! both sums), the recorded plaquette and link trace, and that the links are
 //! SU(3) (a wrong byte order or precision would make them not). The files

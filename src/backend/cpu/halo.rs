@@ -72,6 +72,33 @@ pub struct GaugeFaces {
     pub(crate) backward: [[Vec<Su3>; 2]; 4],
     /// Sites of one parity in a layer, per direction.
     len: [usize; 4],
+    /// Which sites keep every hop of this depth on the rank
+    /// (`interior_sites`), `[parity][cb]`.
+    pub(crate) interior: [Vec<bool>; 2],
+}
+
+/// Which output sites of a hopping term one pass computes on a cut
+/// lattice: the interior ones while the faces travel, the edge ones when
+/// they have arrived.
+#[derive(Clone, Copy)]
+pub(crate) enum Region<'a> {
+    /// Every site (nothing is cut).
+    Whole,
+    /// The sites `interior[cb]` marks.
+    Interior(&'a [bool]),
+    /// The others.
+    Edges(&'a [bool]),
+}
+
+impl Region<'_> {
+    #[inline(always)]
+    pub(crate) fn has(&self, cb: usize) -> bool {
+        match self {
+            Region::Whole => true,
+            Region::Interior(inside) => inside[cb],
+            Region::Edges(inside) => !inside[cb],
+        }
+    }
 }
 
 impl GaugeFaces {
@@ -115,7 +142,11 @@ pub(crate) fn exchange_gauge_faces(
 ) -> Result<GaugeFaces> {
     let p = &ranks.grid;
     let local = lat.dims();
-    let mut faces = GaugeFaces::default();
+    let partitioned = [0, 1, 2, 3].map(|mu| p.is_partitioned(mu));
+    let mut faces = GaugeFaces {
+        interior: interior_sites(lat, partitioned, depth)?,
+        ..Default::default()
+    };
     for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {
         let n = face_len(local, mu);
         faces.len[mu] = n;
@@ -186,11 +217,7 @@ impl SpinorFaces {
 /// Which sites of each parity keep every hop of length up to `depth` on
 /// this rank (`[parity][cb]`, true inside): the hopping terms compute
 /// those while the faces travel, the others after.
-pub(crate) fn interior_sites(
-    lat: &Lattice,
-    partitioned: [bool; 4],
-    depth: usize,
-) -> Result<[Vec<bool>; 2]> {
+fn interior_sites(lat: &Lattice, partitioned: [bool; 4], depth: usize) -> Result<[Vec<bool>; 2]> {
     let local = lat.dims();
     let vh = lat.half_volume();
     let inside = |x: Dims| {

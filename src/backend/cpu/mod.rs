@@ -130,7 +130,14 @@ pub struct CpuBackend {
     /// On many ranks: this rank's part of the lattice and the engine that
     /// reaches the others (every field is the local sub-lattice).
     ranks: Option<Ranks>,
+    /// Fault injection for the tests of the collective error contract:
+    /// the field allocation of this number (counted from 1) fails as out
+    /// of memory (`LATSOL_TEST_FAIL_FIELD_ALLOCATION`; unset in use).
+    fail_allocation: Option<(usize, std::sync::atomic::AtomicUsize)>,
 }
+
+/// The environment variable of `CpuBackend::fail_allocation`.
+const FAIL_ALLOCATION: &str = "LATSOL_TEST_FAIL_FIELD_ALLOCATION";
 
 impl CpuBackend {
     /// `num_threads` = 0 uses one thread per core.
@@ -140,10 +147,15 @@ impl CpuBackend {
             .thread_name(|i| format!("latsol-cpu-{i}"))
             .build()
             .map_err(|e| Error::Internal(format!("cannot start the CPU thread pool: {e}")))?;
+        let fail_allocation = std::env::var(FAIL_ALLOCATION)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map(|n| (n, std::sync::atomic::AtomicUsize::new(0)));
         Ok(CpuBackend {
             pool,
             partials: Mutex::new(Vec::new()),
             ranks: None,
+            fail_allocation,
         })
     }
 
@@ -346,10 +358,27 @@ impl Backend for CpuBackend {
         precision: Precision,
         fermion: Fermion,
     ) -> Result<CpuSpinor> {
+        let injected = self.fail_allocation.as_ref().is_some_and(|(n, count)| {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == *n
+        });
+        let data = match injected {
+            true => Err(Error::OutOfMemory(format!(
+                "field allocation failed as {FAIL_ALLOCATION} asks"
+            ))),
+            false => Data::try_zeros_of(precision, lattice.sites(subset), fermion.reals()),
+        };
+        // On many ranks every rank allocates the same fields in the same
+        // order (the solvers are one program): agreeing here makes an
+        // allocation that fails on one rank, inside a solve too, fail the
+        // call on all before any of them waits in a sum.
+        let data = match &self.ranks {
+            Some(_) => crate::backend::agreed(self, data)?,
+            None => data?,
+        };
         Ok(CpuSpinor {
             lattice: lattice.clone(),
             subset,
-            data: Data::try_zeros_of(precision, lattice.sites(subset), fermion.reals())?,
+            data,
         })
     }
 
@@ -771,56 +800,65 @@ impl CpuBackend {
             None => None,
         };
         let iv = inp.data.view(i0, vh);
-        let ov = out.data.view_mut(o0, vh);
+        let mut ov = out.data.view_mut(o0, vh);
         let links = &gauge.links;
-        // On a cut lattice the faces of the input travel first.
-        let spinor_faces = match self.cut() {
-            Some(r) => Some(halo::exchange_spinor_faces(
-                r,
-                &lat,
-                parity,
-                &iv,
-                1,
-                storage::SITE,
-            )?),
-            None => None,
-        };
-        let faces = match (self.cut(), &spinor_faces, &gauge.faces) {
-            (Some(r), Some(spinors), Some(links)) => {
-                let p = &r.grid;
-                let g = p.coords();
-                Some(wilson::Faces {
-                    local: lat.dims(),
-                    partitioned: [0, 1, 2, 3].map(|mu| p.is_partitioned(mu)),
-                    spinors,
-                    links,
-                    t_last_here: g[3] == p.grid()[3] - 1,
-                    t_first_here: g[3] == 0,
-                })
+        let (t_sign, pool) = (gauge.t_sign, &self.pool);
+        let (r, gauge_faces) = match (self.cut(), &gauge.faces) {
+            (None, _) => {
+                pool.install(|| {
+                    let whole = halo::Region::Whole;
+                    wilson::dslash(
+                        &lat, parity, links, t_sign, ov, iv, xv, dagger, a, clover, whole, None,
+                    )
+                });
+                return Ok(());
             }
-            (Some(_), _, None) => {
+            (Some(r), Some(f)) => (r, f),
+            (Some(_), None) => {
                 return Err(Error::Internal(
                     "dslash: links stored without their faces on a cut lattice".into(),
                 ))
             }
-            _ => None,
         };
-        self.pool.install(|| {
+        // On a cut lattice the interior sites are computed while the
+        // input's faces travel, the edge sites when they have arrived.
+        let interior = &gauge_faces.interior[parity.index()];
+        pool.install(|| {
+            let (spinors, ()) = rayon::join(
+                || halo::exchange_spinor_faces(r, &lat, parity, &iv, 1, storage::SITE),
+                || {
+                    let (o, inside) = (ov.reborrow(), halo::Region::Interior(interior));
+                    wilson::dslash(
+                        &lat, parity, links, t_sign, o, iv, xv, dagger, a, clover, inside, None,
+                    )
+                },
+            );
+            let g = &r.grid;
+            let faces = wilson::Faces {
+                local: lat.dims(),
+                partitioned: [0, 1, 2, 3].map(|mu| g.is_partitioned(mu)),
+                spinors: &spinors?,
+                links: gauge_faces,
+                t_last_here: g.coords()[3] == g.grid()[3] - 1,
+                t_first_here: g.coords()[3] == 0,
+            };
+            let edges = halo::Region::Edges(interior);
             wilson::dslash(
                 &lat,
                 parity,
                 links,
-                gauge.t_sign,
+                t_sign,
                 ov,
                 iv,
                 xv,
                 dagger,
                 a,
                 clover,
-                faces.as_ref(),
-            )
-        });
-        Ok(())
+                edges,
+                Some(&faces),
+            );
+            Ok(())
+        })
     }
 }
 

@@ -11,7 +11,7 @@
 
 use num_complex::Complex64 as C64;
 
-use super::halo::{face_index, GaugeFaces, SpinorFaces};
+use super::halo::{face_index, GaugeFaces, Region, SpinorFaces};
 use super::links::Links;
 use super::staggered_float;
 use super::storage::{Sites, SitesMut, SITE};
@@ -172,22 +172,12 @@ fn hop_site_with_faces(
     acc
 }
 
-/// Which sites of the output a `dslash` computes.
-#[derive(Clone, Copy)]
-pub(crate) enum Part<'a> {
-    /// Every site of a lattice with no cut faces.
-    Whole,
-    /// The sites of a cut lattice whose hops stay on this rank
-    /// (`interior[cb]`), computed before the faces arrive.
-    Interior(&'a [bool]),
-    /// The others, with the faces.
-    Edges(&'a [bool], &'a Faces<'a>),
-}
-
-/// `out = a · D in (+ b · x)` on the parity-`p` half (the sites `part`
+/// `out = a · D in (+ b · x)` on the parity-`p` half (the sites `region`
 /// names); `inp` is the other parity's half, `out` and `x` this parity's
-/// (all `Vh` sites). Links and fields stored as plain floats of one type
-/// take `staggered_float`'s path, the others decode site by site.
+/// (all `Vh` sites); on a cut lattice `faces` holds what the hops across
+/// the cut faces read (needed for the edge sites). Links and fields stored
+/// as plain floats of one type take `staggered_float`'s path where no hop
+/// leaves the rank, the others decode site by site.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dslash(
     lat: &Lattice,
@@ -198,10 +188,11 @@ pub(crate) fn dslash(
     inp: Sites,
     a: f64,
     x: Option<(f64, Sites)>,
-    part: Part,
+    region: Region,
+    faces: Option<&Faces>,
 ) {
-    let floats = match (fat.floats(), inp.floats(), &part) {
-        (Some(fat_floats), Some(inp_floats), Part::Whole | Part::Interior(_)) => {
+    let floats = match (fat.floats(), inp.floats(), region) {
+        (Some(fat_floats), Some(inp_floats), Region::Whole | Region::Interior(_)) => {
             let long_floats = match long {
                 Some((l, _)) => l.floats(),
                 None => None,
@@ -230,23 +221,18 @@ pub(crate) fn dslash(
     out.par_chunks(SITES_PER_TASK, |task, mut o| {
         let first = task * SITES_PER_TASK;
         if let (Some(ops), Some(of)) = (&floats, o.floats_mut()) {
-            let which = match part {
-                Part::Interior(inside) => staggered_float::Which::Interior(inside),
-                _ => staggered_float::Which::All,
-            };
-            if staggered_float::chunk(ops, which, first, of) {
+            if staggered_float::chunk(ops, region, first, of) {
                 return;
             }
         }
         for k in 0..o.sites() {
             let cb = first + k;
-            let d = match part {
-                Part::Whole => hop_site(lat, p, cb, fat, long, &inp),
-                Part::Interior(inside) if inside[cb] => hop_site(lat, p, cb, fat, long, &inp),
-                Part::Edges(inside, f) if !inside[cb] => {
-                    hop_site_with_faces(lat, p, cb, fat, long, &inp, f)
-                }
-                _ => continue,
+            if !region.has(cb) {
+                continue;
+            }
+            let d = match faces {
+                Some(f) => hop_site_with_faces(lat, p, cb, fat, long, &inp, f),
+                None => hop_site(lat, p, cb, fat, long, &inp),
             };
             let mut v = [0.0; SITE];
             for c in 0..3 {
@@ -320,7 +306,8 @@ mod tests {
                     inp.view(0, vh),
                     -0.5,
                     xs,
-                    Part::Whole,
+                    Region::Whole,
+                    None,
                 );
                 let mut general = Data::try_zeros_of(prec, vh, 6).unwrap();
                 let mut g = general.view_mut(0, vh);

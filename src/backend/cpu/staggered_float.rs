@@ -11,6 +11,7 @@
 //! MILC's C code; docs/performance.md has this path's numbers.
 
 use super::floats::{Float, Floats, FloatsMut};
+use super::halo::Region;
 
 /// Neighbour tables of one parity's hops: `[mu][forward, backward][cb]`.
 pub(super) type Hops<'a> = [[&'a [u32]; 2]; 4];
@@ -32,21 +33,14 @@ pub(super) struct Operands<'a> {
     pub x: Option<(f64, Floats<'a>)>,
 }
 
-/// The output sites to compute: all, or those a flag marks as not on a
-/// cut face (`interior[cb]`).
-#[derive(Clone, Copy)]
-pub(super) enum Which<'a> {
-    All,
-    Interior(&'a [bool]),
-}
-
-/// Computes the sites `first..` of `out` (a chunk, 6 reals a site) if every
-/// operand is a float slice of `out`'s type; `false` (nothing written)
-/// otherwise, for the general path.
-pub(super) fn chunk(ops: &Operands, which: Which, first: usize, out: FloatsMut) -> bool {
+/// Computes the sites `first..` of `out` (a chunk, 6 reals a site) that
+/// `region` names, if every operand is a float slice of `out`'s type;
+/// `false` (nothing written) otherwise, for the general path. No hop may
+/// leave the rank from those sites (the caller's `region`).
+pub(super) fn chunk(ops: &Operands, region: Region, first: usize, out: FloatsMut) -> bool {
     match out {
-        FloatsMut::F64(o) => typed::<f64>(ops, which, first, o),
-        FloatsMut::F32(o) => typed::<f32>(ops, which, first, o),
+        FloatsMut::F64(o) => typed::<f64>(ops, region, first, o),
+        FloatsMut::F32(o) => typed::<f32>(ops, region, first, o),
     }
 }
 
@@ -55,7 +49,7 @@ pub(super) fn chunk(ops: &Operands, which: Which, first: usize, out: FloatsMut) 
 /// baseline x86-64 build (docs/performance.md). No fused multiply-adds are
 /// formed (Rust does not contract), so every version gives the same bits.
 #[multiversion::multiversion(targets("x86_64+avx2+fma+avx"))]
-fn typed<T: Float>(ops: &Operands, which: Which, first: usize, out: &mut [T]) -> bool {
+fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) -> bool {
     let (Some(fat), Some(inp)) = (T::slice(ops.fat), T::slice(ops.inp)) else {
         return false;
     };
@@ -79,10 +73,8 @@ fn typed<T: Float>(ops: &Operands, which: Which, first: usize, out: &mut [T]) ->
     let there = |cb: usize, mu: usize| (q * ops.vh + cb) * 4 + mu;
     for (k, o) in out.chunks_exact_mut(6).enumerate() {
         let cb = first + k;
-        if let Which::Interior(flags) = which {
-            if !flags[cb] {
-                continue;
-            }
+        if !region.has(cb) {
+            continue;
         }
         let mut acc = [0.0f64; 6];
         for mu in 0..4 {

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use super::halo::{self, GaugeFaces, Ranks};
+use super::halo::{self, GaugeFaces, Ranks, Region};
 use super::links::{Links, StaggeredReals};
-use super::staggered::{self, Part, ThreeHopTable};
+use super::staggered::{self, ThreeHopTable};
 use super::storage::{Sites, SitesMut};
 use crate::backend::StaggeredStorage;
 use crate::error::{Error, Result};
@@ -28,11 +28,18 @@ pub struct CpuStaggeredLinks {
 }
 
 /// The fat and long links of the hops that enter this rank through its
-/// cut faces, and which sites have no such hop (`[parity][cb]`).
+/// cut faces.
 struct CutFaces {
     fat: GaugeFaces,
     long: Option<GaugeFaces>,
-    interior: [Vec<bool>; 2],
+}
+
+impl CutFaces {
+    /// Which sites of parity `p` keep every hop on the rank: the deepest
+    /// hop's faces tell (the Naik term's, where there is one).
+    fn interior(&self, p: Parity) -> &[bool] {
+        &self.long.as_ref().unwrap_or(&self.fat).interior[p.index()]
+    }
 }
 
 impl StaggeredStorage for CpuStaggeredLinks {
@@ -118,19 +125,13 @@ impl CpuStaggeredLinks {
             None => None,
         };
         let faces = match ranks.filter(|r| r.partitioned()) {
-            Some(r) => {
-                let depth = if long.is_some() { 3 } else { 1 };
-                let partitioned = [0, 1, 2, 3].map(|mu| r.grid.is_partitioned(mu));
-                let interior = halo::interior_sites(lat, partitioned, depth);
-                Some(CutFaces {
-                    fat: halo::exchange_gauge_faces(r, lat, &fat_links, 1)?,
-                    long: match &long_links {
-                        Some((l, _)) => Some(halo::exchange_gauge_faces(r, lat, l, 3)?),
-                        None => None,
-                    },
-                    interior: agreed(Some(r), interior)?,
-                })
-            }
+            Some(r) => Some(CutFaces {
+                fat: halo::exchange_gauge_faces(r, lat, &fat_links, 1)?,
+                long: match &long_links {
+                    Some((l, _)) => Some(halo::exchange_gauge_faces(r, lat, l, 3)?),
+                    None => None,
+                },
+            }),
             None => None,
         };
         Ok(CpuStaggeredLinks {
@@ -162,7 +163,8 @@ impl CpuStaggeredLinks {
         let (r, cf) = match (cut, &self.faces) {
             (None, _) => {
                 pool.install(|| {
-                    staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, Part::Whole)
+                    let whole = Region::Whole;
+                    staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, whole, None)
                 });
                 return Ok(());
             }
@@ -174,14 +176,14 @@ impl CpuStaggeredLinks {
             }
         };
         let depth = if self.long.is_some() { 3 } else { 1 };
-        let interior = &cf.interior[p.index()];
+        let interior = cf.interior(p);
         pool.install(|| {
             let (spinors, ()) = rayon::join(
                 || halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6),
                 || {
-                    let inside = Part::Interior(interior);
+                    let inside = Region::Interior(interior);
                     let o = out.reborrow();
-                    staggered::dslash(lat, p, &self.fat, long, o, inp, a, x, inside)
+                    staggered::dslash(lat, p, &self.fat, long, o, inp, a, x, inside, None)
                 },
             );
             let spinors = spinors?;
@@ -192,8 +194,8 @@ impl CpuStaggeredLinks {
                 fat: &cf.fat,
                 long: cf.long.as_ref(),
             };
-            let edges = Part::Edges(interior, &faces);
-            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, edges);
+            let edges = Region::Edges(interior);
+            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, edges, Some(&faces));
             Ok(())
         })
     }

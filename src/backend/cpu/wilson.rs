@@ -11,7 +11,7 @@
 
 use num_complex::Complex64 as C64;
 
-use super::halo::{face_index, GaugeFaces, SpinorFaces};
+use super::halo::{face_index, GaugeFaces, Region, SpinorFaces};
 use super::links::Links;
 use super::storage::{Sites, SitesMut, SITE};
 use crate::backend::CloverForm;
@@ -246,7 +246,8 @@ fn hop_direction_with_faces<const MU: usize>(
 /// halves (Vh sites each); `links` the whole field. With a clover field
 /// (stored numbers of A or A⁻¹, all sites), its `CloverForm` epilogue:
 /// `out = a · C D inp (+ x)` or `out = a · D inp + C x`. On a partitioned
-/// lattice, `faces` holds what the hops across cut faces read.
+/// lattice, `faces` holds what the hops across cut faces read (needed for
+/// the edge sites); `region` the sites this pass computes.
 #[allow(clippy::too_many_arguments)]
 pub fn dslash(
     lat: &Lattice,
@@ -259,6 +260,7 @@ pub fn dslash(
     dagger: bool,
     a: f64,
     clover: Option<(&CloverData, CloverForm)>,
+    region: Region,
     faces: Option<&Faces>,
 ) {
     let hop = Hop {
@@ -275,6 +277,9 @@ pub fn dslash(
     out.par_chunks(SITES_PER_TASK, |task, mut o| {
         for k in 0..o.sites() {
             let cb = task * SITES_PER_TASK + k;
+            if !region.has(cb) {
+                continue;
+            }
             let d = match faces {
                 Some(f) => hop_site_with_faces(&hop, f, cb),
                 None => hop_site(&hop, cb),
