@@ -1,18 +1,23 @@
 //! Vector algebra of the CPU backend, format-agnostic: every operation is a
-//! per-site function on the 24 reals of a site, run over fixed chunks of
-//! sites on the context's thread pool. Reductions write one partial per
-//! chunk into a buffer the backend keeps (no allocation per call) and sum
-//! them in chunk order, so results do not depend on the number of threads.
+//! per-site function on the reals of a site (24 a Wilson spinor, 6 a
+//! staggered colour vector), run over fixed chunks of sites on the
+//! context's thread pool. Where every field of a chunk is stored in double
+//! the function works on the stored numbers themselves; otherwise each site
+//! is decoded into a buffer and stored back (`storage`). Reductions write
+//! one partial per chunk into a buffer the backend keeps (no allocation per
+//! call) and sum them in chunk order, so results do not depend on the
+//! number of threads.
 
 use rayon::prelude::*;
 
-use super::storage::{Data, Sites, SitesMut, SITE};
+use super::floats::{Floats, FloatsMut};
+use super::storage::{Data, Sites, SitesMut};
 
 /// Sites per parallel chunk.
 pub const CHUNK_SITES: usize = 512;
 
 /// One site's reals.
-pub type Site = [f64; SITE];
+pub type Site = [f64];
 
 /// Number of chunks for a field of `sites` sites.
 pub fn chunks(sites: usize) -> usize {
@@ -46,12 +51,33 @@ fn sum<const N: usize>(partials: &[f64]) -> [f64; N] {
     })
 }
 
+/// The stored doubles of a view, if it holds doubles.
+fn doubles<'a>(v: &'a Sites) -> Option<&'a [f64]> {
+    match v.floats() {
+        Some(Floats::F64(d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// The stored doubles of a writable view, if it holds doubles.
+fn doubles_mut<'a>(v: &'a mut SitesMut) -> Option<&'a mut [f64]> {
+    match v.floats_mut() {
+        Some(FloatsMut::F64(d)) => Some(d),
+        _ => None,
+    }
+}
+
 /// `y = f(y)` per site.
 pub fn update(y: &mut Data, f: impl Fn(&mut Site) + Sync + Send) {
     par_chunks_mut(y, |_, mut ys| {
+        let n = ys.site_reals();
+        if let Some(yd) = doubles_mut(&mut ys) {
+            yd.chunks_exact_mut(n).for_each(&f);
+            return;
+        }
         for i in 0..ys.sites() {
             let mut v = ys.load(i);
-            f(&mut v);
+            f(&mut v[..n]);
             ys.store(i, &v);
         }
     });
@@ -60,10 +86,16 @@ pub fn update(y: &mut Data, f: impl Fn(&mut Site) + Sync + Send) {
 /// `y = f(x, y)` per site.
 pub fn update_with(x: &Data, y: &mut Data, f: impl Fn(&Site, &mut Site) + Sync + Send) {
     par_chunks_mut(y, |c, mut ys| {
-        let xs = view_of(x, c, ys.sites());
+        let (n, xs) = (ys.site_reals(), view_of(x, c, ys.sites()));
+        if let (Some(xd), Some(yd)) = (doubles(&xs), doubles_mut(&mut ys)) {
+            for (x, y) in xd.chunks_exact(n).zip(yd.chunks_exact_mut(n)) {
+                f(x, y);
+            }
+            return;
+        }
         for i in 0..ys.sites() {
             let mut v = ys.load(i);
-            f(&xs.load(i), &mut v);
+            f(&xs.load(i)[..n], &mut v[..n]);
             ys.store(i, &v);
         }
     });
@@ -76,12 +108,21 @@ pub fn update_with_many(
     f: impl Fn(usize, &Site, &mut Site) + Sync + Send,
 ) {
     par_chunks_mut(y, |c, mut ys| {
-        let n = ys.sites();
-        let views: Vec<Sites> = xs.iter().map(|x| view_of(x, c, n)).collect();
-        for i in 0..n {
+        let (n, sites) = (ys.site_reals(), ys.sites());
+        let views: Vec<Sites> = xs.iter().map(|x| view_of(x, c, sites)).collect();
+        let xd: Option<Vec<&[f64]>> = views.iter().map(doubles).collect();
+        if let (Some(xd), Some(yd)) = (xd, doubles_mut(&mut ys)) {
+            for (i, y) in yd.chunks_exact_mut(n).enumerate() {
+                for (j, x) in xd.iter().enumerate() {
+                    f(j, &x[i * n..(i + 1) * n], y);
+                }
+            }
+            return;
+        }
+        for i in 0..sites {
             let mut v = ys.load(i);
             for (j, x) in views.iter().enumerate() {
-                f(j, &x.load(i), &mut v);
+                f(j, &x.load(i)[..n], &mut v[..n]);
             }
             ys.store(i, &v);
         }
@@ -96,11 +137,18 @@ pub fn update_with2(
     f: impl Fn(&Site, &Site, &mut Site) + Sync + Send,
 ) {
     par_chunks_mut(z, |c, mut zs| {
-        let n = zs.sites();
-        let (xs, ys) = (view_of(x, c, n), view_of(y, c, n));
-        for i in 0..n {
+        let (n, sites) = (zs.site_reals(), zs.sites());
+        let (xs, ys) = (view_of(x, c, sites), view_of(y, c, sites));
+        if let (Some(xd), Some(yd), Some(zd)) = (doubles(&xs), doubles(&ys), doubles_mut(&mut zs)) {
+            let xy = xd.chunks_exact(n).zip(yd.chunks_exact(n));
+            for ((x, y), z) in xy.zip(zd.chunks_exact_mut(n)) {
+                f(x, y, z);
+            }
+            return;
+        }
+        for i in 0..sites {
             let mut v = zs.load(i);
-            f(&xs.load(i), &ys.load(i), &mut v);
+            f(&xs.load(i)[..n], &ys.load(i)[..n], &mut v[..n]);
             zs.store(i, &v);
         }
     });
@@ -115,14 +163,22 @@ pub fn update_with_reduce<const N: usize>(
 ) -> [f64; N] {
     let partials = &mut partials[..N * chunks(y.sites())];
     par_chunks_mut_reduce(y, partials, |c, mut ys| {
-        let xs = view_of(x, c, ys.sites());
+        let (n, xs) = (ys.site_reals(), view_of(x, c, ys.sites()));
         let mut acc = [0.0; N];
-        for i in 0..ys.sites() {
-            let mut v = ys.load(i);
-            let r = f(&xs.load(i), &mut v);
-            ys.store(i, &v);
+        let mut add = |r: [f64; N]| {
             for k in 0..N {
                 acc[k] += r[k];
+            }
+        };
+        if let (Some(xd), Some(yd)) = (doubles(&xs), doubles_mut(&mut ys)) {
+            for (x, y) in xd.chunks_exact(n).zip(yd.chunks_exact_mut(n)) {
+                add(f(x, y));
+            }
+        } else {
+            for i in 0..ys.sites() {
+                let mut v = ys.load(i);
+                add(f(&xs.load(i)[..n], &mut v[..n]));
+                ys.store(i, &v);
             }
         }
         acc
@@ -138,15 +194,24 @@ pub fn reduce<const N: usize>(
     f: impl Fn(&Site, &Site) -> [f64; N] + Sync + Send,
 ) -> [f64; N] {
     let sites = x.sites();
+    let n = x.site_reals();
     let partials = &mut partials[..N * chunks(sites)];
     partials.par_chunks_mut(N).enumerate().for_each(|(c, p)| {
-        let n = CHUNK_SITES.min(sites - c * CHUNK_SITES);
-        let (xs, ys) = (view_of(x, c, n), view_of(y, c, n));
+        let count = CHUNK_SITES.min(sites - c * CHUNK_SITES);
+        let (xs, ys) = (view_of(x, c, count), view_of(y, c, count));
         let mut acc = [0.0; N];
-        for i in 0..n {
-            let r = f(&xs.load(i), &ys.load(i));
+        let mut add = |r: [f64; N]| {
             for k in 0..N {
                 acc[k] += r[k];
+            }
+        };
+        if let (Some(xd), Some(yd)) = (doubles(&xs), doubles(&ys)) {
+            for (x, y) in xd.chunks_exact(n).zip(yd.chunks_exact(n)) {
+                add(f(x, y));
+            }
+        } else {
+            for i in 0..count {
+                add(f(&xs.load(i)[..n], &ys.load(i)[..n]));
             }
         }
         p.copy_from_slice(&acc);
@@ -164,7 +229,7 @@ pub fn norm2(v: &Site) -> f64 {
 #[inline(always)]
 pub fn cdot(x: &Site, y: &Site) -> [f64; 2] {
     let (mut re, mut im) = (0.0, 0.0);
-    for k in (0..SITE).step_by(2) {
+    for k in (0..x.len().min(y.len())).step_by(2) {
         re += x[k] * y[k] + x[k + 1] * y[k + 1];
         im += x[k] * y[k + 1] - x[k + 1] * y[k];
     }

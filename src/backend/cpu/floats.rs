@@ -59,3 +59,19 @@ impl Float for f32 {
         }
     }
 }
+
+/// Owned floats of one type.
+#[derive(Debug, Clone)]
+pub enum FloatVec {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+impl FloatVec {
+    pub fn floats(&self) -> Floats<'_> {
+        match self {
+            FloatVec::F64(v) => Floats::F64(v),
+            FloatVec::F32(v) => Floats::F32(v),
+        }
+    }
+}

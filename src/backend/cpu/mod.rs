@@ -279,7 +279,7 @@ fn cmul(a: C64, re: f64, im: f64) -> (f64, f64) {
 /// `y += a x` on one site, complex `a`.
 #[inline(always)]
 fn caxpy_site(a: C64, x: &Site, y: &mut Site) {
-    for k in (0..24).step_by(2) {
+    for k in (0..y.len()).step_by(2) {
         let (re, im) = cmul(a, x[k], x[k + 1]);
         y[k] += re;
         y[k + 1] += im;
@@ -398,7 +398,7 @@ impl Backend for CpuBackend {
                 .par_chunks(blas::CHUNK_SITES, |c, mut o| {
                     let base = c * blas::CHUNK_SITES * n;
                     for i in 0..o.sites() {
-                        let mut s: Site = [0.0; 24];
+                        let mut s = [0.0; storage::SITE];
                         s[..n].copy_from_slice(&reals[base + i * n..base + (i + 1) * n]);
                         o.store(i, &s);
                     }
@@ -442,13 +442,13 @@ impl Backend for CpuBackend {
     fn copy(&self, dst: &mut CpuSpinor, src: &CpuSpinor) -> Result<()> {
         check_same("copy", src, dst)?;
         self.pool
-            .install(|| blas::update_with(&src.data, &mut dst.data, |x, y| *y = *x));
+            .install(|| blas::update_with(&src.data, &mut dst.data, |x, y| y.copy_from_slice(x)));
         Ok(())
     }
 
     fn zero(&self, x: &mut CpuSpinor) -> Result<()> {
         self.pool
-            .install(|| blas::update(&mut x.data, |v| *v = [0.0; 24]));
+            .install(|| blas::update(&mut x.data, |v| v.fill(0.0)));
         Ok(())
     }
 
@@ -470,8 +470,8 @@ impl Backend for CpuBackend {
         check_same("axpby", x, y)?;
         self.pool.install(|| {
             blas::update_with(&x.data, &mut y.data, |x, y| {
-                for k in 0..24 {
-                    y[k] = a * x[k] + b * y[k];
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y = a * x + b * *y;
                 }
             })
         });
@@ -486,8 +486,8 @@ impl Backend for CpuBackend {
         self.pool.install(|| {
             blas::update_with_many(&data, &mut y.data, |j, x, y| {
                 let round = |v: f64| if single { v as f32 as f64 } else { v };
-                for k in 0..24 {
-                    y[k] = round(a[j] * round(x[k]) + y[k]);
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y = round(a[j] * round(*x) + *y);
                 }
             })
         });
@@ -499,8 +499,8 @@ impl Backend for CpuBackend {
         check_same("xpay_into", y, out)?;
         self.pool.install(|| {
             blas::update_with2(&x.data, &y.data, &mut out.data, |x, y, out| {
-                for k in 0..24 {
-                    out[k] = x[k] + a * y[k];
+                for ((out, x), y) in out.iter_mut().zip(x).zip(y) {
+                    *out = x + a * y;
                 }
             })
         });
@@ -526,7 +526,7 @@ impl Backend for CpuBackend {
         check_same("cxpaypbz", y, z)?;
         self.pool.install(|| {
             blas::update_with2(&x.data, &y.data, &mut z.data, |x, y, z| {
-                for k in (0..24).step_by(2) {
+                for k in (0..z.len()).step_by(2) {
                     let (ayr, ayi) = cmul(a, y[k], y[k + 1]);
                     let (bzr, bzi) = cmul(b, z[k], z[k + 1]);
                     z[k] = x[k] + ayr + bzr;
@@ -580,8 +580,8 @@ impl Backend for CpuBackend {
         check_same("axpy_norm2", x, y)?;
         let [n] = self.reduce(y.data.sites(), |p| {
             blas::update_with_reduce(&x.data, &mut y.data, p, |x, y| {
-                for k in 0..24 {
-                    y[k] += a * x[k];
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y += a * x;
                 }
                 [blas::norm2(y)]
             })
@@ -604,8 +604,8 @@ impl Backend for CpuBackend {
         check_same("xmy_norm2", x, y)?;
         let [n] = self.reduce(y.data.sites(), |p| {
             blas::update_with_reduce(&x.data, &mut y.data, p, |x, y| {
-                for k in 0..24 {
-                    y[k] = x[k] - y[k];
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y = x - *y;
                 }
                 [blas::norm2(y)]
             })

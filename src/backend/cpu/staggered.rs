@@ -59,7 +59,7 @@ impl ThreeHopTable {
     }
 
     #[inline(always)]
-    fn get(&self, p: Parity, mu: usize, forward: bool) -> &[u32] {
+    pub(crate) fn get(&self, p: Parity, mu: usize, forward: bool) -> &[u32] {
         &self.table[p.index()][mu][if forward { 0 } else { 1 }]
     }
 }
@@ -176,8 +176,9 @@ fn hop_site_with_faces(
 /// names); `inp` is the other parity's half, `out` and `x` this parity's
 /// (all `Vh` sites); on a cut lattice `faces` holds what the hops across
 /// the cut faces read (needed for the edge sites). Links and fields stored
-/// as plain floats of one type take `staggered_float`'s path where no hop
-/// leaves the rank, the others decode site by site.
+/// as plain floats of one type, with their adjoint backward links (`back`,
+/// `staggered_float::adjoint_behind`), take `staggered_float`'s path where
+/// no hop leaves the rank; the others decode site by site.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn dslash(
     lat: &Lattice,
@@ -188,11 +189,12 @@ pub(crate) fn dslash(
     inp: Sites,
     a: f64,
     x: Option<(f64, Sites)>,
+    back: Option<staggered_float::Behind>,
     region: Region,
     faces: Option<&Faces>,
 ) {
-    let floats = match (fat.floats(), inp.floats(), region) {
-        (Some(fat_floats), Some(inp_floats), Region::Whole | Region::Interior(_)) => {
+    let floats = match (fat.floats(), inp.floats(), back, region) {
+        (Some(fat_floats), Some(inp_floats), Some(back), Region::Whole | Region::Interior(_)) => {
             let long_floats = match long {
                 Some((l, _)) => l.floats(),
                 None => None,
@@ -211,6 +213,7 @@ pub(crate) fn dslash(
                     .map(|(_, t)| std::array::from_fn(|mu| [true, false].map(|f| t.get(p, mu, f)))),
                 fat: fat_floats,
                 long: long_floats,
+                back,
                 inp: inp_floats,
                 a,
                 x: x_floats,
@@ -290,6 +293,7 @@ mod tests {
                     .unwrap()
             };
             let (fat, long) = (store(&fat), store(&long));
+            let (fat_store, long_store) = (&fat, &long);
             let (inp, x) = (field(prec, 5), field(prec, 6));
             for with_x in [false, true] {
                 let mut fast = Data::try_zeros_of(prec, vh, 6).unwrap();
@@ -297,6 +301,20 @@ mod tests {
                 let long = Some((&long, &three));
                 let p = Parity::Odd;
                 let out = fast.view_mut(0, vh);
+                let parities = [Parity::Even, Parity::Odd];
+                let one =
+                    parities.map(|p| std::array::from_fn(|mu| lat.neighbour_table(p, mu, false)));
+                let three_back =
+                    parities.map(|p| std::array::from_fn(|mu| three.get(p, mu, false)));
+                let back_fat =
+                    staggered_float::adjoint_behind(fat_store.floats().unwrap(), vh, one).unwrap();
+                let back_long =
+                    staggered_float::adjoint_behind(long_store.floats().unwrap(), vh, three_back)
+                        .unwrap();
+                let back = staggered_float::Behind {
+                    fat: back_fat.floats(),
+                    long: Some(back_long.floats()),
+                };
                 dslash(
                     &lat,
                     p,
@@ -306,6 +324,7 @@ mod tests {
                     inp.view(0, vh),
                     -0.5,
                     xs,
+                    Some(back),
                     Region::Whole,
                     None,
                 );

@@ -10,7 +10,7 @@
 //! Issue 34 measured the general path at 3.5× the time per CG iteration of
 //! MILC's C code; docs/performance.md has this path's numbers.
 
-use super::floats::{Float, Floats, FloatsMut};
+use super::floats::{Float, FloatVec, Floats, FloatsMut};
 use super::halo::Region;
 
 /// Neighbour tables of one parity's hops: `[mu][forward, backward][cb]`.
@@ -27,10 +27,60 @@ pub(super) struct Operands<'a> {
     /// Links at `((parity · Vh + cb) · 4 + mu) · 18`.
     pub fat: Floats<'a>,
     pub long: Option<Floats<'a>>,
+    /// The adjoints of the links of the backward hops, stored at the site
+    /// they enter (`adjoint_behind`), in the same order.
+    pub back: Behind<'a>,
     /// The other parity's colour vectors, 6 reals a site.
     pub inp: Floats<'a>,
     pub a: f64,
     pub x: Option<(f64, Floats<'a>)>,
+}
+
+/// The adjoint backward links of the fat and the long hops.
+#[derive(Clone, Copy)]
+pub(crate) struct Behind<'a> {
+    pub fat: Floats<'a>,
+    pub long: Option<Floats<'a>>,
+}
+
+/// `U_μ(x − d μ̂)†` of every site `x` of each parity, at the index of the
+/// forward link `((parity · Vh + cb) · 4 + mu)`: the backward hops of a site
+/// then read their links from one stream, beside its forward links, not
+/// from the sites behind (MILC keeps its "back links" so, `generic_ks`).
+/// `links` as `Operands::fat`; `behind[parity][mu]` the checkerboard index
+/// of the site `d` hops behind. Conjugating is exact, so the hop's numbers
+/// are the same. Where a lattice is cut, the links behind its edge sites
+/// are not this rank's (those sites take the general path): they hold the
+/// rank's own periodic neighbour's.
+pub(crate) fn adjoint_behind(
+    links: Floats,
+    vh: usize,
+    behind: [[&[u32]; 4]; 2],
+) -> crate::error::Result<FloatVec> {
+    fn of<T: Float>(u: &[T], vh: usize, behind: [[&[u32]; 4]; 2]) -> crate::error::Result<Vec<T>> {
+        let what = "the adjoint backward staggered links";
+        let mut out = crate::alloc::with_capacity(8 * vh * 18, what)?;
+        for (p, tables) in behind.iter().enumerate() {
+            for cb in 0..vh {
+                for (mu, table) in tables.iter().enumerate() {
+                    let at = (((1 - p) * vh + table[cb] as usize) * 4 + mu) * 18;
+                    let m = &u[at..at + 18];
+                    for r in 0..3 {
+                        for c in 0..3 {
+                            let k = 6 * c + 2 * r;
+                            out.push(m[k]);
+                            out.push(T::put(-m[k + 1].get()));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+    Ok(match links {
+        Floats::F64(u) => FloatVec::F64(of(u, vh, behind)?),
+        Floats::F32(u) => FloatVec::F32(of(u, vh, behind)?),
+    })
 }
 
 /// Computes the sites `first..` of `out` (a chunk, 6 reals a site) that
@@ -44,21 +94,23 @@ pub(super) fn chunk(ops: &Operands, region: Region, first: usize, out: FloatsMut
     }
 }
 
-/// Compiled also for AVX2 and AVX-512, chosen at run time by the CPU
-/// (`multiversion`): the wider vectors take 25-45% off the time of the
-/// baseline x86-64 build (docs/performance.md). No fused multiply-adds are
+/// Compiled also for AVX2, chosen at run time by the CPU (`multiversion`;
+/// docs/performance.md has what it gains). No fused multiply-adds are
 /// formed (Rust does not contract), so every version gives the same bits.
 #[multiversion::multiversion(targets("x86_64+avx2+fma+avx"))]
 fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) -> bool {
     let (Some(fat), Some(inp)) = (T::slice(ops.fat), T::slice(ops.inp)) else {
         return false;
     };
-    let long = match (ops.long, ops.three) {
-        (Some(l), Some(three)) => match T::slice(l) {
-            Some(l) => Some((l, three)),
-            None => return false,
+    let Some(back_fat) = T::slice(ops.back.fat) else {
+        return false;
+    };
+    let long = match (ops.long, ops.three, ops.back.long) {
+        (Some(l), Some(three), Some(bl)) => match (T::slice(l), T::slice(bl)) {
+            (Some(l), Some(bl)) => Some((l, bl, three)),
+            _ => return false,
         },
-        (None, None) => None,
+        (None, None, None) => None,
         _ => return false,
     };
     let x = match ops.x {
@@ -68,9 +120,7 @@ fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) 
         },
         None => None,
     };
-    let q = 1 - ops.parity;
     let here = |cb: usize, mu: usize| (ops.parity * ops.vh + cb) * 4 + mu;
-    let there = |cb: usize, mu: usize| (q * ops.vh + cb) * 4 + mu;
     for (k, o) in out.chunks_exact_mut(6).enumerate() {
         let cb = first + k;
         if !region.has(cb) {
@@ -79,12 +129,12 @@ fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) 
         let mut acc = [0.0f64; 6];
         for mu in 0..4 {
             let [fwd, bwd] = ops.one[mu].map(|t| t[cb] as usize);
-            mul_add(link(fat, here(cb, mu)), &vector(inp, fwd), &mut acc);
-            adj_mul_sub(link(fat, there(bwd, mu)), &vector(inp, bwd), &mut acc);
-            if let Some((long, three)) = long {
+            mul_acc::<false>(link(fat, here(cb, mu)), &vector(inp, fwd), &mut acc);
+            mul_acc::<true>(link(back_fat, here(cb, mu)), &vector(inp, bwd), &mut acc);
+            if let Some((long, back_long, three)) = long {
                 let [fwd3, bwd3] = three[mu].map(|t| t[cb] as usize);
-                mul_add(link(long, here(cb, mu)), &vector(inp, fwd3), &mut acc);
-                adj_mul_sub(link(long, there(bwd3, mu)), &vector(inp, bwd3), &mut acc);
+                mul_acc::<false>(link(long, here(cb, mu)), &vector(inp, fwd3), &mut acc);
+                mul_acc::<true>(link(back_long, here(cb, mu)), &vector(inp, bwd3), &mut acc);
             }
         }
         let mut v = acc.map(|d| ops.a * d);
@@ -113,39 +163,28 @@ fn link<T: Float>(u: &[T], index: usize) -> [f64; 18] {
     s.map(T::get)
 }
 
-/// `acc += U v`: row `r` as `su3::Su3::mul_vec` sums it, `(U_r0 v_0 +
-/// U_r1 v_1) + U_r2 v_2` in complex arithmetic.
+/// `acc += U v` (`SUB`: `acc −= U v`): row `r` as `su3::Su3::mul_vec` sums
+/// it, `(U_r0 v_0 + U_r1 v_1) + U_r2 v_2` in complex arithmetic. With `U`
+/// an adjoint backward link these are `su3::Su3::adj_mul_vec`'s numbers:
+/// its products of `conj(U_cr)` differ from these only by exact sign flips.
 #[inline(always)]
-fn mul_add(u: [f64; 18], v: &[f64; 6], acc: &mut [f64; 6]) {
+fn mul_acc<const SUB: bool>(u: [f64; 18], v: &[f64; 6], acc: &mut [f64; 6]) {
     for r in 0..3 {
-        let m = |c: usize| (u[6 * r + 2 * c], u[6 * r + 2 * c + 1]);
         let prod = |c: usize| {
-            let (ur, ui) = m(c);
+            let (ur, ui) = (u[6 * r + 2 * c], u[6 * r + 2 * c + 1]);
             (
                 ur * v[2 * c] - ui * v[2 * c + 1],
                 ur * v[2 * c + 1] + ui * v[2 * c],
             )
         };
         let (p0, p1, p2) = (prod(0), prod(1), prod(2));
-        acc[2 * r] += (p0.0 + p1.0) + p2.0;
-        acc[2 * r + 1] += (p0.1 + p1.1) + p2.1;
-    }
-}
-
-/// `acc −= U† v`, as `su3::Su3::adj_mul_vec` sums it.
-#[inline(always)]
-fn adj_mul_sub(u: [f64; 18], v: &[f64; 6], acc: &mut [f64; 6]) {
-    for r in 0..3 {
-        // (U†)_{rc} = conj(U_{cr}).
-        let prod = |c: usize| {
-            let (ur, ui) = (u[6 * c + 2 * r], u[6 * c + 2 * r + 1]);
-            (
-                ur * v[2 * c] + ui * v[2 * c + 1],
-                ur * v[2 * c + 1] - ui * v[2 * c],
-            )
-        };
-        let (p0, p1, p2) = (prod(0), prod(1), prod(2));
-        acc[2 * r] -= (p0.0 + p1.0) + p2.0;
-        acc[2 * r + 1] -= (p0.1 + p1.1) + p2.1;
+        let (re, im) = ((p0.0 + p1.0) + p2.0, (p0.1 + p1.1) + p2.1);
+        if SUB {
+            acc[2 * r] -= re;
+            acc[2 * r + 1] -= im;
+        } else {
+            acc[2 * r] += re;
+            acc[2 * r + 1] += im;
+        }
     }
 }

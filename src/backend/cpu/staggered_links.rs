@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
+use super::floats::FloatVec;
 use super::halo::{self, GaugeFaces, Ranks, Region};
 use super::links::{Links, StaggeredReals};
 use super::staggered::{self, ThreeHopTable};
+use super::staggered_float;
 use super::storage::{Sites, SitesMut};
 use crate::backend::StaggeredStorage;
 use crate::error::{Error, Result};
@@ -25,6 +27,10 @@ pub struct CpuStaggeredLinks {
     long: Option<(Links, ThreeHopTable)>,
     /// On a partitioned lattice, what the hops across the cut faces need.
     faces: Option<CutFaces>,
+    /// For links stored as plain floats: the adjoint backward links of the
+    /// fat and the long hops, stored at the sites they enter
+    /// (`staggered_float::adjoint_behind`), which the fast path reads.
+    back: Option<(FloatVec, Option<FloatVec>)>,
 }
 
 /// The fat and long links of the hops that enter this rank through its
@@ -91,7 +97,44 @@ fn store(
     agreed(ranks, pool.install(|| reals.store(precision, scale[0])))
 }
 
+/// The adjoint backward links of links stored as plain floats (`None`
+/// for other formats, which the general path reads).
+fn back_links(
+    lat: &Lattice,
+    fat: &Links,
+    long: Option<&(Links, ThreeHopTable)>,
+) -> Result<Option<(FloatVec, Option<FloatVec>)>> {
+    let vh = lat.half_volume();
+    let Some(fat_floats) = fat.floats() else {
+        return Ok(None);
+    };
+    let parities = [Parity::Even, Parity::Odd];
+    let one = parities.map(|p| std::array::from_fn(|mu| lat.neighbour_table(p, mu, false)));
+    let back_fat = staggered_float::adjoint_behind(fat_floats, vh, one)?;
+    let back_long = match long {
+        None => None,
+        Some((l, three)) => match l.floats() {
+            None => return Ok(None),
+            Some(f) => {
+                let three = parities.map(|p| std::array::from_fn(|mu| three.get(p, mu, false)));
+                Some(staggered_float::adjoint_behind(f, vh, three)?)
+            }
+        },
+    };
+    Ok(Some((back_fat, back_long)))
+}
+
 impl CpuStaggeredLinks {
+    /// The adjoint backward links as the fast path reads them.
+    fn behind(&self) -> Option<staggered_float::Behind<'_>> {
+        self.back
+            .as_ref()
+            .map(|(fat, long)| staggered_float::Behind {
+                fat: fat.floats(),
+                long: long.as_ref().map(FloatVec::floats),
+            })
+    }
+
     /// Stores `fat` (and `long`) links of this rank's part; `ranks`: the
     /// ranks of a context that spans several (each check agreed, the
     /// faces of the cut directions exchanged).
@@ -134,7 +177,12 @@ impl CpuStaggeredLinks {
             }),
             None => None,
         };
+        let back = agreed(
+            ranks,
+            pool.install(|| back_links(lat, &fat_links, long_links.as_ref())),
+        )?;
         Ok(CpuStaggeredLinks {
+            back,
             lattice: lat.clone(),
             fat: fat_links,
             long: long_links,
@@ -163,8 +211,8 @@ impl CpuStaggeredLinks {
         let (r, cf) = match (cut, &self.faces) {
             (None, _) => {
                 pool.install(|| {
-                    let whole = Region::Whole;
-                    staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, whole, None)
+                    let (whole, back) = (Region::Whole, self.behind());
+                    staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, back, whole, None)
                 });
                 return Ok(());
             }
@@ -181,9 +229,9 @@ impl CpuStaggeredLinks {
             let (spinors, ()) = rayon::join(
                 || halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6),
                 || {
-                    let inside = Region::Interior(interior);
+                    let (inside, back) = (Region::Interior(interior), self.behind());
                     let o = out.reborrow();
-                    staggered::dslash(lat, p, &self.fat, long, o, inp, a, x, inside, None)
+                    staggered::dslash(lat, p, &self.fat, long, o, inp, a, x, back, inside, None)
                 },
             );
             let spinors = spinors?;
@@ -195,7 +243,8 @@ impl CpuStaggeredLinks {
                 long: cf.long.as_ref(),
             };
             let edges = Region::Edges(interior);
-            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, edges, Some(&faces));
+            let faces = Some(&faces);
+            staggered::dslash(lat, p, &self.fat, long, out, inp, a, x, None, edges, faces);
             Ok(())
         })
     }

@@ -440,6 +440,11 @@ impl SitesMut<'_> {
         }
     }
 
+    /// Reals a site (24 a Wilson spinor, 6 a colour vector).
+    pub fn site_reals(&self) -> usize {
+        self.site
+    }
+
     /// As `Sites::floats`, writable.
     #[inline(always)]
     pub fn floats_mut(&mut self) -> Option<FloatsMut<'_>> {
