@@ -14,7 +14,7 @@
 //! names (wrapping, a grid extent of 1 or 2 included). Exits non-zero on a
 //! failure.
 
-use latsol::comm::{Comm, Dims, Message, MpiComm, Partition, RankMap, Reduction};
+use latsol::comm::{devices, Comm, Dims, Message, MpiComm, Partition, RankMap, Reduction};
 use mpi::raw::AsRaw;
 use mpi::topology::Communicator;
 
@@ -128,6 +128,35 @@ fn main() {
     check(
         bits.iter().zip(&lowest).all(|(a, b)| *a == -*b),
         "deterministic sums differ between ranks".into(),
+    );
+    // The node (every rank of an mpirun on this machine shares it): its
+    // number is the lowest rank, a rank's place on it its rank; devices
+    // distinct per rank pass the exclusivity check, one device for all
+    // fails on every rank (naming the ranks), unless sharing is allowed.
+    check(
+        comm.node_ranks() == size && comm.node_rank() == rank && comm.node_id() == 0,
+        format!(
+            "node: {} ranks, place {}, id {}",
+            comm.node_ranks(),
+            comm.node_rank(),
+            comm.node_id()
+        ),
+    );
+    check(
+        devices::check_exclusive(&comm, 0x100 + rank as u64, false).is_ok(),
+        "distinct devices refused".into(),
+    );
+    let one_device = devices::check_exclusive(&comm, 0x100, false);
+    check(
+        size == 1
+            || one_device
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("share a CUDA device")),
+        format!("one device for {size} ranks: {one_device:?}"),
+    );
+    check(
+        devices::check_exclusive(&comm, 0x100, true).is_ok(),
+        "a shared device refused where sharing is allowed".into(),
     );
     let mut fast = mine(rank);
     comm.sum(&mut fast, Reduction::Fast).unwrap();

@@ -97,7 +97,11 @@ typedef struct latsol_init_param {
      */
     latsol_backend backend;
     /**
-     * The CUDA device ordinal (>= 0); default 0.
+     * The CUDA device ordinal (>= 0), or -1 (the default): the rank's
+     * place among the ranks on its node (QUDA's `initQuda(-1)`), or the
+     * environment variable `LATSOL_DEVICE` (one ordinal, or a list indexed
+     * by that place); device 0 for one process. Two ranks of a node on one
+     * device fail the init unless `LATSOL_SHARE_DEVICES=1`.
      */
     int32_t device;
     /**

@@ -863,8 +863,8 @@ fn unsupported_or_unavailable_choices() {
     // Negative counts.
     for (name, set) in [
         (
-            "param->device = -1",
-            (|p: &mut latsol_init_param| p.device = -1) as fn(&mut _),
+            "param->device = -2",
+            (|p: &mut latsol_init_param| p.device = -2) as fn(&mut _),
         ),
         ("param->num_threads = -2", |p| p.num_threads = -2),
     ] {

@@ -192,7 +192,7 @@ module latsol
   type, bind(c) :: latsol_init_param
     integer(c_size_t) :: struct_size      ! c_sizeof(the struct); set by _default
     integer(c_int32_t) :: backend         ! LATSOL_BACKEND_*
-    integer(c_int32_t) :: device          ! CUDA device ordinal
+    integer(c_int32_t) :: device          ! CUDA device ordinal; -1 (default): by the rank's place on its node
     integer(c_int32_t) :: num_threads     ! CPU threads; 0: one per core
     integer(c_int32_t) :: verbosity       ! LATSOL_VERBOSITY_*
     type(c_funptr) :: log_callback        ! c_funloc of a bind(c) subroutine, or null

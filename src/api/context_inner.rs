@@ -401,7 +401,7 @@ impl ContextInner {
                  the CPU backend"
                     .into(),
             )),
-            false => open_cuda(params.device),
+            false => open_cuda(params.device, ranks.as_ref()),
         };
         let backend = match params.backend {
             BackendChoice::Cpu => AnyBackend::Cpu(cpu()?),
@@ -479,12 +479,35 @@ fn ranks_of(p: &RanksParams) -> Result<Ranks> {
 }
 
 #[cfg(feature = "cuda")]
-fn open_cuda(device: usize) -> Result<AnyBackend> {
-    Ok(AnyBackend::Cuda(Box::new(CudaBackend::new(device)?)))
+fn open_cuda(asked: Option<usize>, ranks: Option<&Ranks>) -> Result<AnyBackend> {
+    use crate::comm::devices;
+    let comm = ranks.map(|r| r.comm.as_ref());
+    let (place, on_node) = comm.map_or((0, 1), |c| (c.node_rank(), c.node_ranks()));
+    let share = devices::sharing_allowed();
+    let opened = CudaBackend::device_count().and_then(|count| {
+        let variable = std::env::var(devices::DEVICE_VARIABLE).ok();
+        let ordinal = devices::choose(asked, variable.as_deref(), place, on_node, count, share)?;
+        CudaBackend::new(ordinal)
+    });
+    // On many ranks the device each opened, or why not, agreed; then no
+    // two ranks of a node on one device (unless allowed).
+    let backend = match ranks {
+        Some(r) => {
+            let backend = r.agree(opened)?;
+            r.agree(devices::check_exclusive(
+                r.comm.as_ref(),
+                backend.info().pci,
+                share,
+            ))?;
+            backend
+        }
+        None => opened?,
+    };
+    Ok(AnyBackend::Cuda(Box::new(backend)))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_cuda(_device: usize) -> Result<AnyBackend> {
+fn open_cuda(_device: Option<usize>, _ranks: Option<&Ranks>) -> Result<AnyBackend> {
     Err(Error::NoDevice(
         "this build has no CUDA backend (enable the `cuda` feature)".into(),
     ))

@@ -64,8 +64,10 @@ pub type ProgressFn = Arc<dyn Fn(&str, usize, f64) + Send + Sync>;
 #[derive(Clone)]
 pub struct InitParams {
     pub backend: BackendChoice,
-    /// CUDA device ordinal.
-    pub device: usize,
+    /// CUDA device ordinal; None (the default): the rank's place among
+    /// the ranks on its node, or `LATSOL_DEVICE` (`comm::devices`; device
+    /// 0 for one process).
+    pub device: Option<usize>,
     /// CPU threads; 0 means one per core.
     pub num_threads: usize,
     pub verbosity: Verbosity,
@@ -97,7 +99,7 @@ impl Default for InitParams {
     fn default() -> Self {
         InitParams {
             backend: BackendChoice::Auto,
-            device: 0,
+            device: None,
             num_threads: 0,
             verbosity: Verbosity::Summarize,
             logger: None,

@@ -8,6 +8,7 @@
 //! cargo feature `mpi`, `MpiComm` (`mpi_comm.rs`) over the host program's
 //! own communicator.
 //!
+//! - `devices`: which GPU a rank uses (its place on its node, QUDA's rule);
 //! - `extend`: a rank's links with its neighbours' around them (the
 //!   plaquette and the clover term reach a diagonal neighbour's corner);
 //! - `gauge_file`: a gauge file read by every rank in parts, checked on the
@@ -16,6 +17,7 @@
 //!   semantics: local sub-lattices, the caller's rank map);
 //! - `polyakov`: the Polyakov loop, whose lines cross the cut in time.
 
+pub mod devices;
 pub mod extend;
 pub mod gauge_file;
 #[cfg(feature = "mpi")]
@@ -88,6 +90,15 @@ pub trait Comm: Send + Sync {
     /// How many ranks share this rank's node (its cores and memory).
     fn node_ranks(&self) -> usize {
         1
+    }
+    /// This rank's place among the ranks of its node (0 ..
+    /// `node_ranks()`), in the communicator's order.
+    fn node_rank(&self) -> usize {
+        0
+    }
+    /// The node's number: the lowest rank on it.
+    fn node_id(&self) -> usize {
+        0
     }
     /// Every message's send and receive at once (non-blocking underneath);
     /// returns when all have arrived.

@@ -46,6 +46,8 @@ pub struct MpiComm {
     failed_verdicts: AtomicU64,
     /// Ranks of the communicator on this node (sharing its memory).
     node_ranks: usize,
+    node_rank: usize,
+    node_id: usize,
 }
 
 // SAFETY: the communicator is a handle of the MPI library's, used by one
@@ -110,10 +112,16 @@ impl MpiComm {
     }
 
     fn of(comm: SimpleCommunicator) -> MpiComm {
-        // Collective, as the duplication that made `comm` was.
-        let node_ranks = comm.split_shared(comm.rank()).size().max(1) as usize;
+        // Collective, as the duplication that made `comm` was: the ranks
+        // sharing this node's memory, this rank's place among them, and
+        // the lowest of their ranks as the node's number.
+        let node = comm.split_shared(comm.rank());
+        let mut node_id = comm.rank();
+        node.all_reduce_into(&comm.rank(), &mut node_id, SystemOperation::min());
         MpiComm {
-            node_ranks,
+            node_ranks: node.size().max(1) as usize,
+            node_rank: node.rank().max(0) as usize,
+            node_id: node_id.max(0) as usize,
             rank: comm.rank() as usize,
             size: comm.size() as usize,
             comm: Some(comm),
@@ -336,6 +344,14 @@ impl Comm for MpiComm {
 
     fn node_ranks(&self) -> usize {
         self.node_ranks
+    }
+
+    fn node_rank(&self) -> usize {
+        self.node_rank
+    }
+
+    fn node_id(&self) -> usize {
+        self.node_id
     }
 
     fn exchange(&self, messages: &mut [Message<'_>]) -> Result<()> {

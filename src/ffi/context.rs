@@ -50,7 +50,11 @@ pub struct latsol_init_param {
     pub struct_size: usize,
     /// `LATSOL_BACKEND_*`; default AUTO.
     pub backend: latsol_backend,
-    /// The CUDA device ordinal (>= 0); default 0.
+    /// The CUDA device ordinal (>= 0), or -1 (the default): the rank's
+    /// place among the ranks on its node (QUDA's `initQuda(-1)`), or the
+    /// environment variable `LATSOL_DEVICE` (one ordinal, or a list indexed
+    /// by that place); device 0 for one process. Two ranks of a node on one
+    /// device fail the init unless `LATSOL_SHARE_DEVICES=1`.
     pub device: i32,
     /// CPU worker threads; 0 (the default) means one per core.
     pub num_threads: i32,
@@ -105,7 +109,7 @@ unsafe impl Versioned for latsol_init_param {
         latsol_init_param {
             struct_size: size_of::<latsol_init_param>(),
             backend: BACKEND.encode(d.backend),
-            device: d.device as i32,
+            device: d.device.map_or(-1, |d| d as i32),
             num_threads: d.num_threads as i32,
             verbosity: VERBOSITY.encode(d.verbosity),
             log_callback: None,
@@ -170,7 +174,10 @@ impl latsol_init_param {
         });
         Ok(InitParams {
             backend: BACKEND.decode(self.backend, "param->backend")?,
-            device: count(self.device, "param->device")?,
+            device: match self.device {
+                -1 => None,
+                d => Some(count(d, "param->device")?),
+            },
             num_threads: count(self.num_threads, "param->num_threads")?,
             verbosity: VERBOSITY.decode(self.verbosity, "param->verbosity")?,
             logger,

@@ -66,6 +66,17 @@ impl CudaBackend {
         }
     }
 
+    /// The number of CUDA devices this process sees (`Error::NoDevice`
+    /// without a driver).
+    pub fn device_count() -> Result<usize> {
+        nvrtc::probe_driver()?;
+        match catch_unwind(cudarc::driver::CudaContext::device_count) {
+            Ok(Ok(n)) => Ok(n.max(0) as usize),
+            Ok(Err(e)) => Err(Error::NoDevice(format!("cannot count CUDA devices: {e}"))),
+            Err(_) => Err(Error::NoDevice("the CUDA driver failed to start".into())),
+        }
+    }
+
     fn start(ordinal: usize, nvrtc: &nvrtc::Nvrtc) -> Result<CudaBackend> {
         let dev = Device::start(ordinal, nvrtc, &catalogue::CATALOGUE)?;
         let scratch = Scratch::new(&dev.ctx, &dev.stream, RED_GRID_MAX, RED_MAX)?;

@@ -12,8 +12,10 @@ use super::errors::quda_call;
 use super::state;
 use crate::error::Error;
 
-/// `initQuda(device)`: starts the implicit context on `device` (CUDA when
-/// there is a GPU, else the CPU backend).
+/// `initQuda(device)`: starts the implicit context on `device`, or with -1
+/// on the device of the rank's place among the ranks on its node (QUDA's
+/// `comm_gpuid`; `LATSOL_DEVICE` overrides it): CUDA when there is a GPU,
+/// else the CPU backend.
 #[no_mangle]
 pub extern "C" fn initQuda(device: c_int) {
     quda_call("initQuda", || {
@@ -22,7 +24,7 @@ pub extern "C" fn initQuda(device: c_int) {
                 "device = {device}: not a device"
             )));
         }
-        state::init()
+        state::init(usize::try_from(device).ok())
     })
 }
 
@@ -36,7 +38,7 @@ pub extern "C" fn initQudaDevice(device: c_int) {
 /// `initQudaMemory()`: nothing to do after `initQudaDevice`.
 #[no_mangle]
 pub extern "C" fn initQudaMemory() {
-    quda_call("initQudaMemory", state::init)
+    quda_call("initQudaMemory", || state::init(None))
 }
 
 /// `endQuda()`: frees the fields and the context.

@@ -179,13 +179,15 @@ fn lock() -> Result<MutexGuard<'static, Option<State>>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
-/// Starts the implicit context (a second call keeps the first, as QUDA's
-/// `initQuda` does once initialised).
-pub(crate) fn init() -> Result<()> {
+/// Starts the implicit context on `device` (None: the rank's place on its
+/// node, QUDA's `initQuda(-1)`); a second call keeps the first, as QUDA's
+/// `initQuda` does once initialised.
+pub(crate) fn init(device: Option<usize>) -> Result<()> {
     let mut s = lock()?;
     if s.is_none() {
         let verbosity = VERBOSITY.lock().map(|v| *v).unwrap_or(Verbosity::Summarize);
         let context = Context::new(InitParams {
+            device,
             verbosity,
             ranks: super::comms::for_context()?,
             ..Default::default()

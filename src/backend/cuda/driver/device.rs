@@ -29,6 +29,9 @@ pub struct DeviceInfo {
     pub multiprocessors: i32,
     /// L2 cache bytes.
     pub l2_bytes: usize,
+    /// The PCI address, `domain << 16 | bus << 8 | device`: one GPU's
+    /// identity whatever a rank's visible devices number it.
+    pub pci: u64,
     pub nvrtc_version: (i32, i32),
     pub nvrtc_library: &'static str,
     /// The NVRTC architecture option (sm_XY for a cubin, compute_XY for PTX).
@@ -98,6 +101,19 @@ impl Device {
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
             .map_err(no_device("device attributes"))?
             .max(0) as usize;
+        let pci = {
+            use cudarc::driver::sys::CUdevice_attribute as A;
+            let mut address = 0u64;
+            for a in [
+                A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+                A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+                A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+            ] {
+                let v = ctx.attribute(a).map_err(no_device("device attributes"))?;
+                address = (address << 8) | (v.max(0) as u64 & 0xffff);
+            }
+            address
+        };
         let (target, cubin) = nvrtc::target(cc, &nvrtc.supported_archs()?)?;
         let stream = ctx.new_stream().map_err(device_err("stream creation"))?;
 
@@ -126,6 +142,7 @@ impl Device {
             compute_capability: cc,
             multiprocessors,
             l2_bytes,
+            pci,
             nvrtc_version: nvrtc.version()?,
             nvrtc_library: nvrtc.soname(),
             target,

@@ -53,7 +53,8 @@ pub(crate) unsafe fn set_layout(layout: &QudaLayout_t) -> Result<()> {
     if let Ok(mut l) = LAYOUT.lock() {
         *l = Some(local);
     }
-    state::init()
+    // MILC's `device` (-1: the rank's place on its node, as QUDA's).
+    state::init(usize::try_from(layout.device).ok())
 }
 
 /// The host arrays' precision from MILC's code (2 double, else single).
