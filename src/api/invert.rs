@@ -161,7 +161,8 @@ impl Context {
             let mut solving = 0.0;
             let out_s;
             let results = with_backend!(inner, fields, |b, f, fs| {
-                check_room(b, &lat, subset, params.precision, sources.len())?;
+                // Room on every rank, or the call fails on all.
+                inner.agree(check_room(b, &lat, subset, params.precision, sources.len()))?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
                 let mut solved = Vec::with_capacity(sources.len());

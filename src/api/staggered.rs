@@ -509,10 +509,13 @@ impl Context {
             ) -> Result<crate::api::MultiResult> {
                 let (src, scale) = import_colour(b, lat, sub, hi, source, "source")?;
                 let (r, xs) = solve(&src)?;
-                for (i, (x, out)) in xs.iter().zip(&solutions).enumerate() {
+                // Every solution fits its host array on every rank, or
+                // none is written anywhere.
+                let fits = xs.iter().zip(&solutions).enumerate().try_for_each(|(i, (x, out))| {
                     b.check_export(x, out, -scale)
-                        .map_err(|e| named(e, &format!("solutions[{i}]")))?;
-                }
+                        .map_err(|e| named(e, &format!("solutions[{i}]")))
+                });
+                crate::backend::agreed(b, fits)?;
                 for (i, (x, out)) in xs.iter().zip(solutions).enumerate() {
                     b.export_spinor(x, out, DiracOrder::Dirac, GammaBasis::Ukqcd, -scale)
                         .map_err(|e| named(e, &format!("solutions[{i}]")))?;

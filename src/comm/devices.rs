@@ -91,13 +91,14 @@ pub fn shared(pairs: &[(usize, u64)]) -> Vec<usize> {
 /// such as its PCI address) gathered; two ranks on one device fail on every
 /// rank, naming them, unless `share`.
 pub fn check_exclusive(comm: &dyn Comm, device: u64, share: bool) -> Result<()> {
-    // A gather through the sum: each rank fills its own slots. Node ids
-    // and PCI addresses are below 2^53, exact in a double.
+    // A gather through the sum: each rank fills its own slots, so every
+    // slot's sum is its one number, exact in any order (node ids and PCI
+    // addresses are below 2^53, exact in a double).
     let size = comm.size();
     let mut slots = vec![0.0; 2 * size];
     slots[2 * comm.rank()] = comm.node_id() as f64;
     slots[2 * comm.rank() + 1] = device as f64;
-    comm.sum(&mut slots, super::Reduction::Deterministic)?;
+    comm.sum(&mut slots, super::Reduction::Fast)?;
     let pairs: Vec<(usize, u64)> = slots
         .chunks_exact(2)
         .map(|p| (p[0] as usize, p[1] as u64))

@@ -439,7 +439,14 @@ fn choose<B: Backend>(
     let need_m = (2 * (n - 1) + BICGSTAB_M_BASE_FIELDS - 1) * full;
     // The sequence keeps every solution on the backend.
     let need_seq = (SEQUENCE_FIELDS + n - 1) * full;
-    if let Some(free) = backend.memory_available() {
+    // On many ranks the choice is every rank's: the least free memory
+    // and the slowest times decide, so that all run the same solver.
+    let free = backend
+        .memory_available()
+        .map_or(f64::INFINITY, |f| f as f64);
+    let free = -backend.global_max(-free)?;
+    if free.is_finite() {
+        let free = free as usize;
         if need_m > free {
             if need_seq > free {
                 return Err(Error::OutOfMemory(format!(
@@ -462,6 +469,9 @@ fn choose<B: Backend>(
         Subset::Single(Parity::Even),
         &lat,
     )?;
+    let [t_full, t_blas_full, t_eo, t_blas_eo] =
+        [t_full, t_blas_full, t_eo, t_blas_eo].map(|t| backend.global_max(t));
+    let (t_full, t_blas_full, t_eo, t_blas_eo) = (t_full?, t_blas_full?, t_eo?, t_blas_eo?);
     let cost_m = 2.0 * t_full + (8.0 + 4.0 * (n - 1) as f64 / 2.0) * t_blas_full;
     let solver_ratio = match params.solver {
         SolverType::Cg => CG_OVER_BICGSTAB_ITERATIONS,

@@ -370,6 +370,12 @@ pub fn read_part(path: &Path, grid: [usize; 4], coords: [usize; 4]) -> Result<Op
         Format::LatsolV1 => return Ok(None),
     };
     let dims = layout.dims;
+    if dims.contains(&0) {
+        return invalid!(
+            "{}: the file's lattice {dims:?} has no sites",
+            path.display()
+        );
+    }
     if (0..4).any(|mu| grid[mu] == 0 || dims[mu] % grid[mu] != 0) {
         return invalid!(
             "{}: the file's lattice {dims:?} does not divide by the grid of ranks {grid:?}",

@@ -143,8 +143,9 @@ pub(crate) fn exchange_gauge_faces(
     let p = &ranks.grid;
     let local = lat.dims();
     let partitioned = [0, 1, 2, 3].map(|mu| p.is_partitioned(mu));
+    // Agreed before the first exchange: no rank waits on one that failed.
     let mut faces = GaugeFaces {
-        interior: interior_sites(lat, partitioned, depth)?,
+        interior: ranks.agree(interior_sites(lat, partitioned, depth))?,
         ..Default::default()
     };
     for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {

@@ -741,6 +741,9 @@ impl Backend for CpuBackend {
 
     fn gamma5(&self, out: &mut CpuSpinor, inp: &CpuSpinor) -> Result<()> {
         check_same("gamma5", inp, out)?;
+        if inp.fermion() != Fermion::Wilson {
+            return Err(Error::Internal("gamma5 of a staggered field".into()));
+        }
         // UKQCD γ5 = ((0, −1), (−1, 0)): (u, l) → (−l, −u).
         self.pool.install(|| {
             blas::update_with(&inp.data, &mut out.data, |x, y| {

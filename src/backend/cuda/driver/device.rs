@@ -103,16 +103,16 @@ impl Device {
             .max(0) as usize;
         let pci = {
             use cudarc::driver::sys::CUdevice_attribute as A;
-            let mut address = 0u64;
-            for a in [
-                A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
-                A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
-                A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
-            ] {
-                let v = ctx.attribute(a).map_err(no_device("device attributes"))?;
-                address = (address << 8) | (v.max(0) as u64 & 0xffff);
-            }
-            address
+            let attribute = |a| {
+                ctx.attribute(a)
+                    .map(|v| v.max(0) as u64)
+                    .map_err(no_device("device attributes"))
+            };
+            // Domains reach 32 bits (VMD), buses and devices 8.
+            let domain = attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?;
+            let bus = attribute(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?;
+            let dev = attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?;
+            (domain << 16) | ((bus & 0xff) << 8) | (dev & 0xff)
         };
         let (target, cubin) = nvrtc::target(cc, &nvrtc.supported_archs()?)?;
         let stream = ctx.new_stream().map_err(device_err("stream creation"))?;
