@@ -24,37 +24,55 @@ pub const HEADER_BYTES: usize = 4 + 16 + STAMP_BYTES + 4;
 pub(super) const SITE_REALS: usize = 4 * 18;
 
 /// Reads a MILC file's contents.
-pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
+/// What a MILC header says: byte order, extents, whether a site list
+/// follows (the whole-file and the in-parts readers share it).
+pub(super) struct Header {
+    pub big: bool,
+    pub dims: [usize; 4],
+    pub listed: bool,
+}
+
+/// The 32-bit word at byte `at`, in the file's byte order.
+pub(super) fn word(bytes: &[u8], at: usize, big: bool) -> u32 {
+    let b: [u8; 4] = bytes[at..at + 4].try_into().expect("4 bytes");
+    if big {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
+    }
+}
+
+/// The header at the start of `bytes` (at least `HEADER_BYTES + 8`).
+pub(super) fn header(bytes: &[u8]) -> Result<Header> {
     if bytes.len() < HEADER_BYTES + 8 {
         return invalid!("{} bytes: shorter than a MILC header", bytes.len());
     }
-    let big = if u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) == MAGIC {
+    let big = if word(bytes, 0, false) == MAGIC {
         false
-    } else if u32::from_be_bytes(bytes[..4].try_into().expect("4 bytes")) == MAGIC {
+    } else if word(bytes, 0, true) == MAGIC {
         true
     } else {
         return invalid!("not a MILC version 5 file (magic number is not {MAGIC})");
     };
-    let word = |at: usize| -> u32 {
-        let b: [u8; 4] = bytes[at..at + 4].try_into().expect("4 bytes");
-        if big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        }
-    };
     let mut dims = [0usize; 4];
     for (mu, d) in dims.iter_mut().enumerate() {
-        *d = word(4 + 4 * mu) as i32 as usize;
-        if word(4 + 4 * mu) as i32 <= 0 {
-            return invalid!("extent {mu} is {}", word(4 + 4 * mu) as i32);
+        let e = word(bytes, 4 + 4 * mu, big) as i32;
+        if e <= 0 {
+            return invalid!("extent {mu} is {e}");
         }
+        *d = e as usize;
     }
+    let listed = word(bytes, 4 + 16 + STAMP_BYTES, big) != 0;
+    Ok(Header { big, dims, listed })
+}
+
+pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
+    let Header { big, dims, listed } = header(bytes)?;
+    let word = |at: usize| word(bytes, at, big);
     let lat = crate::lattice::Lattice::new(dims)?;
     let volume = lat.volume();
-    let order = word(4 + 16 + STAMP_BYTES);
     let mut pos = HEADER_BYTES;
-    let site_list = if order != 0 {
+    let site_list = if listed {
         let end = pos + 4 * volume;
         if bytes.len() < end + 8 {
             return invalid!("the file ends inside its list of {volume} site ranks");
@@ -110,11 +128,7 @@ pub fn decode(bytes: &[u8]) -> Result<(GaugeField, FileInfo)> {
         checks: vec![format!(
             "MILC checksum sum29 {sum29:x} sum31 {sum31:x} matches ({}-endian{})",
             if big { "big" } else { "little" },
-            if order != 0 {
-                ", listed site order"
-            } else {
-                ""
-            }
+            if listed { ", listed site order" } else { "" }
         )],
         ensemble: None,
     };

@@ -142,28 +142,7 @@ fn nersc_layout(bytes: &[u8]) -> Result<Layout> {
 /// A MILC file's layout.
 fn milc_layout(file: &mut std::fs::File, path: &Path) -> Result<Layout> {
     let bytes = &head(file, path, milc::HEADER_BYTES + 8)?;
-    if bytes.len() < milc::HEADER_BYTES + 8 {
-        return invalid!("{} bytes: shorter than a MILC header", bytes.len());
-    }
-    let first: [u8; 4] = bytes[..4].try_into().expect("4 bytes");
-    let big = u32::from_le_bytes(first) != milc::MAGIC;
-    let word = |at: usize| -> u32 {
-        let b: [u8; 4] = bytes[at..at + 4].try_into().expect("4 bytes");
-        if big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        }
-    };
-    let mut dims = [0usize; 4];
-    for (mu, d) in dims.iter_mut().enumerate() {
-        let e = word(4 + 4 * mu) as i32;
-        if e <= 0 {
-            return invalid!("extent {mu} is {e}");
-        }
-        *d = e as usize;
-    }
-    let listed = word(milc::HEADER_BYTES - 4) != 0;
+    let milc::Header { big, dims, listed } = milc::header(bytes)?;
     let volume: usize = dims.iter().product();
     // The checksum follows the list of sites, if any.
     let at = milc::HEADER_BYTES + if listed { 4 * volume } else { 0 };
@@ -177,14 +156,7 @@ fn milc_layout(file: &mut std::fs::File, path: &Path) -> Result<Layout> {
     if sums.len() < 8 {
         return invalid!("the file ends before its checksum");
     }
-    let recorded = [0, 4].map(|k| {
-        let b: [u8; 4] = sums[k..k + 4].try_into().expect("4 bytes");
-        if big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        }
-    });
+    let recorded = [0, 4].map(|k| milc::word(&sums, k, big));
     Ok(Layout {
         format: Format::Milc,
         dims,

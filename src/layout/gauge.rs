@@ -21,41 +21,13 @@ use rayon::prelude::*;
 use super::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
 use crate::error::Result;
 use crate::field::GaugeField;
+use crate::format::Float;
 use crate::invalid;
 use crate::lattice::{Lattice, Parity};
 use crate::su3::Su3;
 
 /// Reals per link: 3×3 complex.
 pub const LINK_REALS: usize = 18;
-
-/// The host precisions, so that the copy loops are monomorphised per
-/// precision instead of matching on `HostReals` for every number.
-pub(super) trait HostFloat: Copy + Send + Sync {
-    fn to_f64(self) -> f64;
-    fn from_f64(x: f64) -> Self;
-}
-
-impl HostFloat for f64 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x
-    }
-}
-
-impl HostFloat for f32 {
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
-}
 
 /// Offset of the real part of `U[row][col]` within the 18 reals of a link.
 #[inline(always)]
@@ -81,7 +53,7 @@ fn order_name(order: GaugeOrder) -> &'static str {
 /// link. The check is done here while the link is in registers, so that a
 /// valid field costs a single pass; the pass runs over links in parallel
 /// (a 32³×64 field is 75 million reals).
-fn read_links<'a, T: HostFloat>(
+fn read_links<'a, T: Float>(
     dst: impl IndexedParallelIterator<Item = &'a mut Su3>,
     src: &[T],
     col_major: bool,
@@ -111,7 +83,7 @@ fn read_host<'a>(
     }
 }
 
-fn write_links<'a, T: HostFloat>(
+fn write_links<'a, T: Float>(
     src: impl IndexedParallelIterator<Item = &'a Su3>,
     dst: &mut [T],
     col_major: bool,

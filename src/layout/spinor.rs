@@ -20,10 +20,10 @@ use std::sync::Arc;
 use num_complex::Complex64 as C64;
 use rayon::prelude::*;
 
-use super::gauge::HostFloat;
 use super::{DiracOrder, GammaBasis, HostReals, HostRealsMut};
 use crate::error::Result;
 use crate::field::{HostSpinor, SPINOR_COMPLEX, SPINOR_REALS};
+use crate::format::Float;
 use crate::gamma::{self, SpinMatrix};
 use crate::invalid;
 use crate::lattice::{Lattice, Parity, Subset};
@@ -84,7 +84,7 @@ fn spin_rotate(m: &SpinMatrix, z: &[C64; SPINOR_COMPLEX]) -> [C64; SPINOR_COMPLE
 /// Returns the smallest host site index of a site with a non-finite
 /// number. Parallel over the canonical sites (a 32³×64 field is 50 million
 /// reals: single-threaded, this reordering cost more than a mixed solve).
-fn read_sites<T: HostFloat>(
+fn read_sites<T: Float>(
     src: &[T],
     dst: &mut HostSpinor,
     order: DiracOrder,
@@ -121,7 +121,7 @@ fn read_sites<T: HostFloat>(
 
 /// The converse of `read_sites`, parallel over the host sites (`host_site`
 /// is an involution, so each host site knows its canonical one).
-fn write_sites<T: HostFloat>(
+fn write_sites<T: Float>(
     src: &HostSpinor,
     dst: &mut [T],
     order: DiracOrder,

@@ -5,10 +5,9 @@
 //! and the loads contiguous (issue 34: the CPU backend as fast as MILC's C).
 //! Fixed-point and compressed formats keep the general path.
 
-/// A stored float: `f64` or `f32`, computed with in double.
-pub trait Float: Copy + Send + Sync + 'static {
-    fn get(self) -> f64;
-    fn put(v: f64) -> Self;
+/// A stored float (`format::Float`) that picks its own slices out of
+/// `Floats`.
+pub trait Float: crate::format::Float {
     /// `f` as a slice of this type, if it is one.
     fn slice(f: Floats<'_>) -> Option<&[Self]>;
 }
@@ -27,14 +26,6 @@ pub enum FloatsMut<'a> {
 }
 
 impl Float for f64 {
-    #[inline(always)]
-    fn get(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn put(v: f64) -> f64 {
-        v
-    }
     fn slice(f: Floats<'_>) -> Option<&[f64]> {
         match f {
             Floats::F64(v) => Some(v),
@@ -44,14 +35,6 @@ impl Float for f64 {
 }
 
 impl Float for f32 {
-    #[inline(always)]
-    fn get(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn put(v: f64) -> f32 {
-        v as f32
-    }
     fn slice(f: Floats<'_>) -> Option<&[f32]> {
         match f {
             Floats::F32(v) => Some(v),

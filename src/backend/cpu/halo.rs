@@ -75,6 +75,34 @@ pub struct GaugeFaces {
     /// Which sites keep every hop of this depth on the rank
     /// (`interior_sites`), `[parity][cb]`.
     pub(crate) interior: [Vec<bool>; 2],
+    /// The sites a spinor exchange of this depth sends, found once here
+    /// rather than at every application: `[parity of the input][mu]
+    /// [first layers, last layers]`, the checkerboard index of each slot
+    /// `layer · face_len + face index` (layer counted from the face sent).
+    sent_sites: [[[Vec<u32>; 2]; 4]; 2],
+}
+
+/// `sent_sites` for the cut directions of `part`, `depth` layers.
+fn sent_sites(lat: &Lattice, partitioned: [bool; 4], depth: usize) -> [[[Vec<u32>; 2]; 4]; 2] {
+    let local = lat.dims();
+    [Parity::Even, Parity::Odd].map(|q| {
+        std::array::from_fn(|mu| {
+            if !partitioned[mu] {
+                return Default::default();
+            }
+            let n = face_len(local, mu);
+            [false, true].map(|last| {
+                let mut slots = vec![0u32; depth * n];
+                for j in 0..depth {
+                    let layer = if last { local[mu] - 1 - j } else { j };
+                    for (i, cb) in layer_sites(lat, q, mu, layer) {
+                        slots[j * n + i] = cb as u32;
+                    }
+                }
+                slots
+            })
+        })
+    })
 }
 
 /// Which output sites of a hopping term one pass computes on a cut
@@ -146,6 +174,7 @@ pub(crate) fn exchange_gauge_faces(
     // Agreed before the first exchange: no rank waits on one that failed.
     let mut faces = GaugeFaces {
         interior: ranks.agree(interior_sites(lat, partitioned, depth))?,
+        sent_sites: sent_sites(lat, partitioned, depth),
         ..Default::default()
     };
     for mu in (0..4).filter(|&mu| p.is_partitioned(mu)) {
@@ -232,16 +261,17 @@ fn interior_sites(lat: &Lattice, partitioned: [bool; 4], depth: usize) -> Result
 }
 
 /// Exchanges the faces of `inp` (the sites of parity `p̄`, the hopping
-/// term's input on parity `p`), `depth` layers deep, the first `reals`
-/// numbers of each site (24 a Wilson spinor, 6 a colour vector), in every
-/// partitioned direction at once: each rank sends its first layers back
-/// and its last layers ahead.
+/// term's input on parity `p`), as deep as the hops of `links` (the gauge
+/// faces of the operator's longest hop, whose `sent_sites` say which sites
+/// go), the first `reals` numbers of each site (24 a Wilson spinor, 6 a
+/// colour vector), in every partitioned direction at once: each rank sends
+/// its first layers back and its last layers ahead.
 pub(crate) fn exchange_spinor_faces(
     ranks: &Ranks,
     lat: &Lattice,
     p: Parity,
     inp: &Sites,
-    depth: usize,
+    links: &GaugeFaces,
     reals: usize,
 ) -> Result<SpinorFaces> {
     let part = &ranks.grid;
@@ -255,20 +285,14 @@ pub(crate) fn exchange_spinor_faces(
     // The layers this rank sends, [first, last] per cut direction.
     let mut sent = Vec::with_capacity(cut.len());
     for &mu in &cut {
-        let n = face_len(local, mu);
-        faces.len[mu] = n;
-        let mut first = vec![0.0; depth * n * reals];
-        let mut last = vec![0.0; depth * n * reals];
-        for j in 0..depth {
-            for (i, cb) in layer_sites(lat, q, mu, j) {
-                let at = (j * n + i) * reals;
-                first[at..at + reals].copy_from_slice(&inp.load(cb)[..reals]);
+        faces.len[mu] = face_len(local, mu);
+        let [first, last] = links.sent_sites[q.index()][mu].each_ref().map(|sites| {
+            let mut reals_sent = vec![0.0; sites.len() * reals];
+            for (slot, &cb) in reals_sent.chunks_exact_mut(reals).zip(sites) {
+                slot.copy_from_slice(&inp.load(cb as usize)[..reals]);
             }
-            for (i, cb) in layer_sites(lat, q, mu, local[mu] - 1 - j) {
-                let at = (j * n + i) * reals;
-                last[at..at + reals].copy_from_slice(&inp.load(cb)[..reals]);
-            }
-        }
+            reals_sent
+        });
         faces.forward[mu] = vec![0.0; first.len()];
         faces.backward[mu] = vec![0.0; last.len()];
         sent.push((first, last));

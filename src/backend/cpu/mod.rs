@@ -828,7 +828,7 @@ impl CpuBackend {
         let interior = &gauge_faces.interior[parity.index()];
         pool.install(|| {
             let (spinors, ()) = rayon::join(
-                || halo::exchange_spinor_faces(r, &lat, parity, &iv, 1, storage::SITE),
+                || halo::exchange_spinor_faces(r, &lat, parity, &iv, gauge_faces, storage::SITE),
                 || {
                     let (o, inside) = (ov.reborrow(), halo::Region::Interior(interior));
                     wilson::dslash(

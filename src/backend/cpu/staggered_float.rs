@@ -69,7 +69,7 @@ pub(crate) fn adjoint_behind(
                         for c in 0..3 {
                             let k = 6 * c + 2 * r;
                             out.push(m[k]);
-                            out.push(T::put(-m[k + 1].get()));
+                            out.push(T::from_f64(-m[k + 1].to_f64()));
                         }
                     }
                 }
@@ -145,7 +145,7 @@ fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) 
             }
         }
         for (o, v) in o.iter_mut().zip(v) {
-            *o = T::put(v);
+            *o = T::from_f64(v);
         }
     }
     true
@@ -154,13 +154,13 @@ fn typed<T: Float>(ops: &Operands, region: Region, first: usize, out: &mut [T]) 
 #[inline(always)]
 fn vector<T: Float>(v: &[T], site: usize) -> [f64; 6] {
     let s: &[T; 6] = v[site * 6..site * 6 + 6].try_into().expect("6 reals");
-    s.map(T::get)
+    s.map(T::to_f64)
 }
 
 #[inline(always)]
 fn link<T: Float>(u: &[T], index: usize) -> [f64; 18] {
     let s: &[T; 18] = u[index * 18..index * 18 + 18].try_into().expect("18 reals");
-    s.map(T::get)
+    s.map(T::to_f64)
 }
 
 /// `acc += U v` (`SUB`: `acc −= U v`): row `r` as `su3::Su3::mul_vec` sums

@@ -42,9 +42,14 @@ struct CutFaces {
 
 impl CutFaces {
     /// Which sites of parity `p` keep every hop on the rank: the deepest
-    /// hop's faces tell (the Naik term's, where there is one).
+    /// hop's faces tell.
     fn interior(&self, p: Parity) -> &[bool] {
-        &self.long.as_ref().unwrap_or(&self.fat).interior[p.index()]
+        &self.deepest().interior[p.index()]
+    }
+
+    /// The faces of the deepest hop (the Naik term's, where there is one).
+    fn deepest(&self) -> &GaugeFaces {
+        self.long.as_ref().unwrap_or(&self.fat)
     }
 }
 
@@ -223,11 +228,10 @@ impl CpuStaggeredLinks {
                 ))
             }
         };
-        let depth = if self.long.is_some() { 3 } else { 1 };
         let interior = cf.interior(p);
         pool.install(|| {
             let (spinors, ()) = rayon::join(
-                || halo::exchange_spinor_faces(r, lat, p, &inp, depth, 6),
+                || halo::exchange_spinor_faces(r, lat, p, &inp, cf.deepest(), 6),
                 || {
                     let (inside, back) = (Region::Interior(interior), self.behind());
                     let o = out.reborrow();
