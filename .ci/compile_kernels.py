@@ -9,7 +9,7 @@ plus `--gpu-architecture=sm_XY`; every kernels/*.cuh is given to NVRTC as an
 in-memory header, as the library does. Exits non-zero, printing NVRTC's log,
 if any file fails to compile or yields no PTX.
 
-Usage: python3 .ci/compile_kernels.py [--arch sm_80 --arch sm_90] [--out DIR]
+Usage: python3 .ci/compile_kernels.py [--arch sm_80 --arch sm_90] [--out DIR] [--only FILE.cu]
 """
 import argparse
 import concurrent.futures
@@ -117,6 +117,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", action="append", help="sm_XY (repeatable); default sm_80 and sm_90")
     ap.add_argument("--out", help="write the PTX files here")
+    ap.add_argument("--only", action="append", help="compile this kernels/ file only (repeatable)")
     args = ap.parse_args()
     archs = args.arch or ["sm_80", "sm_90"]
 
@@ -132,6 +133,8 @@ def main():
         with open(h) as f:
             headers[os.path.basename(h)] = f.read()
     sources = sorted(glob.glob(os.path.join(KERNELS, "*.cu")))
+    if args.only:
+        sources = [s for s in sources if os.path.basename(s) in args.only]
     if not sources:
         sys.exit(f"no kernels/*.cu found under {KERNELS}")
 

@@ -31,7 +31,6 @@ use std::sync::Arc;
 
 use latsol::backend::cpu::{CpuBackend, CpuSpinor, Ranks};
 use latsol::backend::Backend;
-use latsol::clover::{CloverField, SiteBlocks};
 use latsol::comm::{Comm, Dims, MpiComm, Partition, RankMap, Reduction};
 use latsol::dirac::{Direct, Normal, WilsonFields};
 use latsol::field::{GaugeField, HostSpinor};
@@ -40,6 +39,9 @@ use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::solver::multishift_cg::{self, MultiShiftParams};
 use latsol::solver::{bicgstab, cg, cg_reliable, MixedParams, Silent, SolverParams, SolverStats};
 use mpi::raw::AsRaw;
+
+mod ranks_common;
+use ranks_common::parts::{local_clover, local_spinor, relative_difference};
 
 /// Local extents: 2 in x (the smallest a Wilson partition allows), 4 elsewhere.
 const LOCAL: Dims = [2, 4, 4, 4];
@@ -50,36 +52,6 @@ fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
         .map(|i| args[i + 1].as_str())
-}
-
-/// This rank's part of a global field of one parity.
-fn local_spinor(
-    global: &HostSpinor,
-    p: &Partition,
-    lat: &Arc<Lattice>,
-    parity: Parity,
-) -> HostSpinor {
-    let g = global.lattice();
-    let mut out = HostSpinor::zeros(lat.clone(), Subset::Single(parity));
-    for cb in 0..lat.half_volume() {
-        let gx = p.global_site(lat.coords(parity, cb));
-        out.site_mut(cb)
-            .copy_from_slice(global.site(g.cb_index(gx)));
-    }
-    out
-}
-
-/// This rank's sites of a clover field of the whole lattice.
-fn local_clover(global: &CloverField, p: &Partition, lat: &Arc<Lattice>) -> CloverField {
-    let g = global.lattice();
-    let sites: Vec<SiteBlocks> = (0..lat.volume())
-        .map(|i| {
-            let parity = Parity::from_index(i / lat.half_volume());
-            let x = lat.coords(parity, i % lat.half_volume());
-            *global.site(parity, g.cb_index(p.global_site(x)))
-        })
-        .collect();
-    CloverField::from_sites(lat.clone(), sites).unwrap()
 }
 
 /// `a · D_{p,p̄} src` in `prec` on `backend`, back on the host.
@@ -124,20 +96,6 @@ fn solve_even(
     let mut out = HostSpinor::zeros(lat.clone(), EVEN);
     backend.download_spinor(&x, &mut out).unwrap();
     (stats, out)
-}
-
-/// `‖mine − reference‖ / ‖reference‖` over all ranks, `reference` this
-/// rank's part of the one-rank result.
-fn relative_difference(comm: &dyn Comm, reference: &HostSpinor, mine: &HostSpinor) -> f64 {
-    let diff: f64 = reference
-        .data()
-        .iter()
-        .zip(mine.data())
-        .map(|(a, b)| (a - b).norm_sqr())
-        .sum();
-    let mut d = [diff, reference.norm2()];
-    comm.sum(&mut d, Reduction::Deterministic).unwrap();
-    (d[0] / d[1]).sqrt()
 }
 
 fn main() {

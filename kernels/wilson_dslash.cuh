@@ -51,8 +51,10 @@ struct DslashParams {
   int prefetch_links;  // 1: ask L2 for the links before the wait (`kernel_entry_after_links`)
   unsigned div_magic[3];  // n / dims[mu] = divide(n, div_magic[mu], div_shift[mu]), mu < 3
   unsigned div_shift[3];
+  int interior_cut;  // on a cut lattice, bit mu where mu is cut: the launch computes the interior sites only
+  int pad;
 };
-static_assert(sizeof(DslashParams) == 136, "DslashParams layout changed: update hopping_params.rs");
+static_assert(sizeof(DslashParams) == 144, "DslashParams layout changed: update hopping_params.rs");
 
 /// n / d for the multiplier m and shift s of d (hopping_params.rs, `division_magic`:
 /// the round-up method of Granlund and Montgomery, exact for every 32-bit n).
@@ -312,6 +314,17 @@ __device__ __forceinline__ DslashSite dslash_site(const DslashParams &P, int cb)
   return s;
 }
 
+/// Whether a site touches a face of the interior launch's cut directions
+/// (`P.interior_cut`): its hops of length 1 leave the rank, so the edges'
+/// launch computes it (`wilson_dslash_edges`) once the faces are here.
+__device__ __forceinline__ bool on_cut_face(const DslashParams &P, const DslashSite &s) {
+  bool edge = false;
+#pragma unroll
+  for (int mu = 0; mu < 4; mu++)
+    edge |= ((P.interior_cut >> mu) & 1) && (s.x[mu] == 0 || s.x[mu] == P.dims[mu] - 1);
+  return edge;
+}
+
 /// out[cb] = a · acc (+ x[cb]), with the clover term of the form (clover
 /// 1: on acc, 2: on x).
 template <typename S, bool xpay, int clover, typename C, typename F>
@@ -388,6 +401,7 @@ __device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
     kernel_entry();
   }
   const DslashSite site = dslash_site(P, cb);
+  if (P.interior_cut && on_cut_face(P, site)) return;
   constexpr int sf = dagger ? 1 : -1;  // forward hops carry (1 + sf γ)
   cplx<F> acc[12];
 #pragma unroll
@@ -432,7 +446,8 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
   const int lane = threadIdx.x % LATSOL_SPLIT_SITES, g = threadIdx.x / LATSOL_SPLIT_SITES;
   const int cb = blockIdx.x * LATSOL_SPLIT_SITES + lane;
-  const bool active = cb < P.vh;
+  // No early return: every warp of the block meets the barrier below.
+  const bool active = cb < P.vh && !(P.interior_cut && on_cut_face(P, dslash_site(P, cb)));
   // [direction − 1][forward, backward][component][site]
   __shared__ cplx<F> terms[3][2][12][LATSOL_SPLIT_SITES];
   constexpr int sf = dagger ? 1 : -1;
@@ -466,6 +481,126 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   }
   epilogue<S, xpay, 0, float>(P, cb, acc);
 }
+
+/// What a launch over the edge sites of a cut lattice reads besides the
+/// fields (issue 36); mirrored by `HaloView` in src/backend/cuda/halo.rs.
+/// A face is a block of the field's layout whose sites are the face's
+/// slots, `layer · face_len + face index` (src/comm/faces.rs).
+struct HaloView {
+  u64 ahead[4];    // per direction: the first layer of the rank ahead (the input's parity)
+  u64 behind[4];   // the last layer of the rank behind
+  u64 links[4][2]; // U_mu(x − mu) held by the rank behind, by the parity of x (the links' layout)
+  u64 edges;       // u32 checkerboard index of each edge site of the output parity
+  int face_stride[4];  // slots between a spinor face's rows
+  int link_stride[4];  // slots between a link face's rows
+  int cut;             // bit mu: mu is cut
+  int n_edges;
+  double t_sign_ahead;   // sign of a T hop forward across the last local slice
+  double t_sign_behind;  // of a T hop backward across the first
+};
+static_assert(sizeof(HaloView) == 192, "HaloView layout changed: update halo.rs");
+
+/// The edges' launch: the hopping term's arguments and the faces.
+struct EdgeParams {
+  DslashParams d;
+  HaloView h;
+};
+
+/// The index of site s among its parity's sites in its layer of direction
+/// mu (src/comm/faces.rs, `face_index`).
+__device__ __forceinline__ int face_index(const DslashParams &P, const DslashSite &s, int mu) {
+  int index = 0, stride = 1;
+#pragma unroll
+  for (int nu = 0; nu < 4; nu++) {
+    if (nu == mu) continue;
+    index += s.x[nu] * stride;
+    stride *= P.dims[nu];
+  }
+  return index >> 1;
+}
+
+/// `hops` for an edge site: a neighbour across a cut face read from the
+/// face, the link behind a cut face from the links' face. The same hops
+/// through the same `hop`, in the same order, as the one-device kernel.
+template <int mu, int sf, int R, typename S, typename Lk, typename F>
+__device__ __forceinline__ void edge_hops(const DslashParams &P, const HaloView &H, int cb, const DslashSite &site,
+                                          int step, cplx<F> *acc) {
+  typedef typename SpinorSoA<S>::Vec SV;
+  typedef GaugeSoA<Lk, R> G;
+  constexpr bool deferred = G::deferred;
+  const SV *in = reinterpret_cast<const SV *>(P.in);
+  const typename G::Vec *g = reinterpret_cast<const typename G::Vec *>(P.gauge);
+  const int L = P.dims[mu], xmu = site.x[mu], lex = site.lex;
+  const bool cut = (H.cut >> mu) & 1;
+  F kf;
+  const Link<F> uf = forward_link<mu, R, Lk>(P, cb, &kf);
+  if (cut && xmu == L - 1) {
+    const F sign = mu == 3 ? F(H.t_sign_ahead) : F(1);
+    const SV *face = reinterpret_cast<const SV *>(H.ahead[mu]);
+    hop<mu, sf, false, deferred, S>(face, H.face_stride[mu], uf, kf, face_index(P, site, mu), sign, acc);
+  } else {
+    const int fwd = (xmu == L - 1 ? lex - (L - 1) * step : lex + step) >> 1;
+    const F sign = (mu == 3 && xmu == L - 1) ? F(P.t_sign) : F(1);
+    hop<mu, sf, false, deferred, S>(in, P.stride, uf, kf, fwd, sign, acc);
+  }
+  F kb;
+  if (cut && xmu == 0) {
+    const int slot = face_index(P, site, mu);
+    const typename G::Vec *gf = reinterpret_cast<const typename G::Vec *>(H.links[mu][P.parity]);
+    const Link<F> ub = G::load_unscaled(gf, H.link_stride[mu], 0, 0, slot, F(P.gauge_scale), &kb);
+    const F sign = mu == 3 ? F(H.t_sign_behind) : F(1);
+    const SV *face = reinterpret_cast<const SV *>(H.behind[mu]);
+    hop<mu, -sf, true, deferred, S>(face, H.face_stride[mu], ub, kb, slot, sign, acc);
+  } else {
+    const int bwd = (xmu == 0 ? lex + (L - 1) * step : lex - step) >> 1;
+    const Link<F> ub = G::load_unscaled(g, P.gauge_stride, 1 - P.parity, mu, bwd, F(P.gauge_scale), &kb);
+    const F sign = (mu == 3 && xmu == 0) ? F(P.t_sign) : F(1);
+    hop<mu, -sf, true, deferred, S>(in, P.stride, ub, kb, bwd, sign, acc);
+  }
+}
+
+/// The hopping term on the edge sites of a cut lattice (one thread a site
+/// of `H.edges`), after the faces have arrived; the interior sites are the
+/// plain kernel's (`P.interior_cut`). The same numbers, bit for bit, as one
+/// device computing the whole lattice.
+template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float>
+__device__ __forceinline__ void wilson_dslash_edges(const EdgeParams &E) {
+  typedef typename SpinorSoA<S>::F F;
+  const DslashParams &P = E.d;
+  const HaloView &H = E.h;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= H.n_edges) return;
+  const int cb = reinterpret_cast<const unsigned *>(H.edges)[i];
+  const DslashSite site = dslash_site(P, cb);
+  constexpr int sf = dagger ? 1 : -1;
+  cplx<F> acc[12];
+#pragma unroll
+  for (int c = 0; c < 12; c++) acc[c] = mk<F>(0, 0);
+  const int X = P.dims[0], XY = X * P.dims[1], XYZ = XY * P.dims[2];
+  edge_hops<0, sf, R, S, Lk>(P, H, cb, site, 1, acc);
+  edge_hops<1, sf, R, S, Lk>(P, H, cb, site, X, acc);
+  edge_hops<2, sf, R, S, Lk>(P, H, cb, site, XY, acc);
+  edge_hops<3, sf, R, S, Lk>(P, H, cb, site, XYZ, acc);
+  epilogue<S, xpay, clover, C>(P, cb, acc);
+}
+
+/// The edges' kernels of one storage format (kernels/wilson_edges_<format>.cu):
+/// the hopping term's four forms and the clover forms' six, named as the
+/// one-device kernels + "_edges".
+#define LATSOL_EDGES(name, S, L, R, dagger, xpay, form, C) \
+  extern "C" __global__ void name(const EdgeParams P) { kernel_entry(); wilson_dslash_edges<S, L, R, dagger, xpay, form, C>(P); }
+#define LATSOL_EDGE_FORMS(prefix, S, L, R)                          \
+  LATSOL_EDGES(prefix##_edges, S, L, R, false, false, 0, float)      \
+  LATSOL_EDGES(prefix##_dag_edges, S, L, R, true, false, 0, float)   \
+  LATSOL_EDGES(prefix##_xpay_edges, S, L, R, false, true, 0, float)  \
+  LATSOL_EDGES(prefix##_dag_xpay_edges, S, L, R, true, true, 0, float)
+#define LATSOL_CLOVER_EDGE_FORMS(prefix, S, L, R, C)                   \
+  LATSOL_EDGES(prefix##_inv_edges, S, L, R, false, false, 1, C)         \
+  LATSOL_EDGES(prefix##_dag_inv_edges, S, L, R, true, false, 1, C)      \
+  LATSOL_EDGES(prefix##_inv_xpay_edges, S, L, R, false, true, 1, C)     \
+  LATSOL_EDGES(prefix##_dag_inv_xpay_edges, S, L, R, true, true, 1, C)  \
+  LATSOL_EDGES(prefix##_dir_edges, S, L, R, false, true, 2, C)          \
+  LATSOL_EDGES(prefix##_dag_dir_edges, S, L, R, true, true, 2, C)
 
 /// The four kernels of one form (`make`): plain, dagger, xpay, both; named
 /// prefix, prefix_dag, prefix_xpay, prefix_dag_xpay, each + `suffix`.

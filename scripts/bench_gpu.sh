@@ -13,8 +13,9 @@
 #
 # Steps: fields checks first-start whole-call quda-call small-volumes dslash-24
 #        dslash-32 mixed clover-dslash clover-pion clover-mixed multishift
-#        staggered staggered-solves   (`dslash` = both dslash steps, `clover` = the
-#        three clover steps: each pair is more than one call)
+#        staggered staggered-solves many-gpus   (`dslash` = both dslash steps, `clover` =
+#        the three clover steps: each pair is more than one call; `many-gpus` needs a
+#        machine of several GPUs and is not in the default list)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -141,6 +142,26 @@ for step in "${expanded[@]}"; do
     for run in single:32,32,32,64 half:32,32,32,64 single:48,48,48,96 half:48,48,48,96; do
       "$BIN/latsol-gpu-check" --staggered --bench-only --no-solve --quick --prec "${run%%:*}" \
         --dims "${run#*:}" | grep -E "^staggered (Single|Half)" | tee -a "$OUT/staggered-bench.txt"
+    done
+    ;;
+  many-gpus) # issue 36, on a machine of 2 or 4 GPUs (nvidia-h100-x2/-x4), the example built with
+    # `cargo build --release --features mpi --example gpu_ranks` (EXAMPLES=dir): every hopping
+    # term against one GPU bit for bit and the solves, with each transport; then the weak
+    # scaling of the hopping term at 32^4 and 48^4 a GPU (4 minutes on an empty kernel cache)
+    ex=${EXAMPLES:-target/release/examples}/gpu_ranks
+    gpus=$(nvidia-smi -L | wc -l)
+    run="mpirun --allow-run-as-root --oversubscribe -x LATSOL_CACHE_DIR -x LATSOL_HALO"
+    for halo in peer host; do
+      LATSOL_HALO=$halo $run -np 2 "$ex" --grid 1,1,1,2 | tee -a "$OUT/many-gpus.txt"
+    done
+    LATSOL_SHARE_DEVICES=1 $run -x LATSOL_SHARE_DEVICES -np 4 "$ex" --grid 2,1,1,2 |
+      tee -a "$OUT/many-gpus.txt"
+    for local in 32,32,32,32 48,48,48,48; do
+      grids="1,1,1,1:1 1,1,1,2:2 1,1,2,1:2"
+      [ "$gpus" -ge 4 ] && grids="$grids 1,1,2,2:4 1,1,1,4:4"
+      for g in $grids; do
+        $run -np "${g#*:}" "$ex" --grid "${g%:*}" --bench "$local" | tee -a "$OUT/many-gpus.txt"
+      done
     done
     ;;
   staggered-solves) # CG and multi-shift CG on asqtad links of a 24^3x48 field (about 5 minutes)

@@ -21,8 +21,9 @@ if [ -n "$missing" ]; then
   exit 0
 fi
 
+# gpu_ranks is built and linted here, run on the GPU machines (scripts/bench_gpu.sh many-gpus).
 examples=(--example comm_ranks --example cpu_ranks --example abi_ranks --example quda_ranks
-  --example staggered_ranks)
+  --example staggered_ranks --example gpu_ranks)
 cargo clippy --release --features mpi --lib "${examples[@]}" --bin latsol-solve -- -D warnings
 cargo build --release --features mpi "${examples[@]}" --bin latsol-solve --bin latsol-heatbath
 bin=target/release/examples/comm_ranks

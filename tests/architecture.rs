@@ -743,7 +743,13 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "shared formats",
-        &["fields.rs", "layout.rs", "hopping_params.rs"],
+        &[
+            "fields.rs",
+            "layout.rs",
+            "hopping_params.rs",
+            "halo.rs",
+            "halo_transport.rs",
+        ],
     ),
     ("the driver", &["driver"]),
 ];

@@ -5,6 +5,8 @@
 //! every rank keeps and reports together.
 #![allow(dead_code)]
 
+pub mod parts;
+
 use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::topology::Communicator;
 

@@ -393,16 +393,7 @@ impl ContextInner {
             Some(r) => CpuBackend::on_ranks(threads_per_rank(params.num_threads, r), r.clone()),
             None => CpuBackend::new(params.num_threads),
         };
-        // The CUDA backend's faces are issue 36: on a cut lattice the CPU's.
-        let cut = ranks.as_ref().is_some_and(|r| r.partitioned());
-        let cuda = || match cut {
-            true => Err(Error::Unsupported(
-                "the CUDA backend on a lattice cut over several ranks (issue 36: next); use \
-                 the CPU backend"
-                    .into(),
-            )),
-            false => open_cuda(params.device, ranks.as_ref()),
-        };
+        let cuda = || open_cuda(params.device, ranks.as_ref());
         let backend = match params.backend {
             BackendChoice::Cpu => AnyBackend::Cpu(cpu()?),
             BackendChoice::Cuda => cuda()?,
@@ -499,7 +490,7 @@ fn open_cuda(asked: Option<usize>, ranks: Option<&Ranks>) -> Result<AnyBackend> 
                 backend.info().pci,
                 share,
             ))?;
-            backend
+            backend.with_ranks(r.clone())
         }
         None => opened?,
     };

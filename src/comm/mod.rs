@@ -9,6 +9,8 @@
 //! own communicator.
 //!
 //! - `devices`: which GPU a rank uses (its place on its node, QUDA's rule);
+//! - `faces`: where a cut lattice's faces are, in the order both backends
+//!   send and read them;
 //! - `extend`: a rank's links with its neighbours' around them (the
 //!   plaquette and the clover term reach a diagonal neighbour's corner);
 //! - `gauge_file`: a gauge file read by every rank in parts, checked on the
@@ -19,6 +21,7 @@
 
 pub mod devices;
 pub mod extend;
+pub mod faces;
 pub mod gauge_file;
 #[cfg(feature = "mpi")]
 mod mpi_comm;

@@ -2,65 +2,21 @@
 //! among the others (`Ranks`) and the faces its hopping terms read from
 //! them, exchanged through the communication layer (`crate::comm`).
 //!
-//! A field here is the rank's local sub-lattice. A hop of length `d` (1;
-//! 3 for the staggered Naik term) from a site within `d` layers of the
-//! forward end of a partitioned direction μ reads `ψ(x + d μ̂)` from the
-//! rank ahead; within `d` layers of the backward end, `ψ(x − d μ̂)` and the
-//! link `U_μ(x − d μ̂)` from the rank behind. The spinor faces travel at
-//! every application (the decoded site numbers: exactly what a single
-//! rank's hop loads), the links' once, at the gauge field's upload. A site of a face is found by its coordinates
-//! in the three other directions, lexicographic and halved (`face_index`:
-//! every local extent is even, so the halving is a bijection on the sites
-//! of one parity); a site and its neighbour across the face share them.
+//! A field here is the rank's local sub-lattice. Where the faces are, and
+//! the order of their sites, is `crate::comm::faces` (shared with the CUDA
+//! backend). The spinor faces travel at every application (the decoded
+//! site numbers: exactly what a single rank's hop loads), the links' once,
+//! at the gauge field's upload.
 
 use super::links::Links;
 use super::storage::Sites;
+pub(crate) use crate::comm::faces::face_index;
+use crate::comm::faces::{face_len, interior_sites, layer_sites, sent_sites, SentSites};
+use crate::comm::Message;
 pub use crate::comm::Ranks;
-use crate::comm::{Dims, Message};
 use crate::error::Result;
 use crate::lattice::{Lattice, Parity};
 use crate::su3::Su3;
-
-/// The index of site `x` among the sites of its parity in its layer of
-/// direction `mu`.
-pub(crate) fn face_index(local: Dims, mu: usize, x: Dims) -> usize {
-    let (mut index, mut stride) = (0, 1);
-    for nu in (0..4).filter(|&nu| nu != mu) {
-        index += x[nu] * stride;
-        stride *= local[nu];
-    }
-    index / 2
-}
-
-/// Sites of one parity in a layer of direction `mu`.
-fn face_len(local: Dims, mu: usize) -> usize {
-    (0..4)
-        .filter(|&nu| nu != mu)
-        .map(|nu| local[nu])
-        .product::<usize>()
-        / 2
-}
-
-/// The sites of parity `p` in the layer `x_μ = layer`, as (face index,
-/// checkerboard index): a walk over the layer alone, not the lattice.
-fn layer_sites(
-    lat: &Lattice,
-    p: Parity,
-    mu: usize,
-    layer: usize,
-) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let local = lat.dims();
-    let n = 2 * face_len(local, mu);
-    (0..n).filter_map(move |mut i| {
-        let mut x = [0; 4];
-        x[mu] = layer;
-        for nu in (0..4).filter(|&nu| nu != mu) {
-            x[nu] = i % local[nu];
-            i /= local[nu];
-        }
-        (lat.parity_of(x) == p).then(|| (face_index(local, mu, x), lat.cb_index(x)))
-    })
-}
 
 /// The links `U_μ(x − d μ̂)` of the hops of length `d` (the depth: 1, or 3
 /// for the Naik term's long links) from the sites `x` of the first `d`
@@ -79,30 +35,7 @@ pub struct GaugeFaces {
     /// rather than at every application: `[parity of the input][mu]
     /// [first layers, last layers]`, the checkerboard index of each slot
     /// `layer · face_len + face index` (layer counted from the face sent).
-    sent_sites: [[[Vec<u32>; 2]; 4]; 2],
-}
-
-/// `sent_sites` for the cut directions of `part`, `depth` layers.
-fn sent_sites(lat: &Lattice, partitioned: [bool; 4], depth: usize) -> [[[Vec<u32>; 2]; 4]; 2] {
-    let local = lat.dims();
-    [Parity::Even, Parity::Odd].map(|q| {
-        std::array::from_fn(|mu| {
-            if !partitioned[mu] {
-                return Default::default();
-            }
-            let n = face_len(local, mu);
-            [false, true].map(|last| {
-                let mut slots = vec![0u32; depth * n];
-                for j in 0..depth {
-                    let layer = if last { local[mu] - 1 - j } else { j };
-                    for (i, cb) in layer_sites(lat, q, mu, layer) {
-                        slots[j * n + i] = cb as u32;
-                    }
-                }
-                slots
-            })
-        })
-    })
+    sent_sites: SentSites,
 }
 
 /// Which output sites of a hopping term one pass computes on a cut
@@ -244,22 +177,6 @@ impl SpinorFaces {
     }
 }
 
-/// Which sites of each parity keep every hop of length up to `depth` on
-/// this rank (`[parity][cb]`, true inside): the hopping terms compute
-/// those while the faces travel, the others after.
-fn interior_sites(lat: &Lattice, partitioned: [bool; 4], depth: usize) -> Result<[Vec<bool>; 2]> {
-    let local = lat.dims();
-    let vh = lat.half_volume();
-    let inside = |x: Dims| {
-        (0..4).all(|mu| !partitioned[mu] || (x[mu] >= depth && x[mu] + depth < local[mu]))
-    };
-    let of = |p: Parity| {
-        let flags = (0..vh).map(|cb| inside(lat.coords(p, cb)));
-        crate::alloc::collect(vh, flags, "the interior sites of a cut lattice")
-    };
-    Ok([of(Parity::Even)?, of(Parity::Odd)?])
-}
-
 /// Exchanges the faces of `inp` (the sites of parity `p̄`, the hopping
 /// term's input on parity `p`), as deep as the hops of `links` (the gauge
 /// faces of the operator's longest hop, whose `sent_sites` say which sites
@@ -328,50 +245,6 @@ pub(crate) fn exchange_spinor_faces(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_face_numbers_the_sites_of_one_parity_once() {
-        let local = [4, 2, 6, 4];
-        let lat = Lattice::new(local).unwrap();
-        for mu in 0..4 {
-            for p in [Parity::Even, Parity::Odd] {
-                let mut seen = vec![false; face_len(local, mu)];
-                for cb in 0..lat.half_volume() {
-                    let x = lat.coords(p, cb);
-                    if x[mu] == 0 {
-                        let i = face_index(local, mu, x);
-                        assert!(!seen[i], "{mu} {p:?} {x:?}");
-                        seen[i] = true;
-                        // The neighbour across the face has the same index.
-                        let mut y = x;
-                        y[mu] = local[mu] - 1;
-                        assert_eq!(face_index(local, mu, y), i);
-                    }
-                }
-                assert!(seen.iter().all(|&s| s), "{mu} {p:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_layer_walk_finds_the_sites_a_lattice_scan_finds() {
-        let lat = Lattice::new([4, 2, 6, 4]).unwrap();
-        for mu in 0..4 {
-            for p in [Parity::Even, Parity::Odd] {
-                for layer in [0, lat.dims()[mu] - 1] {
-                    let mut walked: Vec<_> = layer_sites(&lat, p, mu, layer).collect();
-                    let mut scanned: Vec<_> = (0..lat.half_volume())
-                        .map(|cb| (lat.coords(p, cb), cb))
-                        .filter(|(x, _)| x[mu] == layer)
-                        .map(|(x, cb)| (face_index(lat.dims(), mu, x), cb))
-                        .collect();
-                    walked.sort();
-                    scanned.sort();
-                    assert_eq!(walked, scanned, "{mu} {p:?} {layer}");
-                }
-            }
-        }
-    }
 
     #[test]
     fn su3_travels_as_18_reals() {

@@ -22,10 +22,12 @@ use super::driver::nvrtc;
 use super::driver::scratch::Scratch;
 use super::dslash_forms::{DslashForm, DslashForms, LinkPrefetch, WilsonKernels};
 use super::fields::suffix;
+use super::halo::DeferredFailure;
 use super::host_gauge::HostOrder;
 use super::layout::{self, SoaShape};
 use super::staggered::StaggeredKernels;
 use crate::backend::OperatorFamily;
+use crate::comm::Ranks;
 use crate::error::{Error, Result};
 use crate::field::GaugeField;
 use crate::format::Fixed;
@@ -39,6 +41,12 @@ pub struct CudaBackend {
     flags: CudaSlice<u64>,
     /// The hopping term's forms and link prefetch (`dslash_forms`).
     forms: DslashForms,
+    /// On many ranks: this rank's part of the lattice and the engine that
+    /// reaches the others (the faces, the global sums).
+    pub(crate) ranks: Option<Ranks>,
+    /// A failure on this rank kept for the next collective step
+    /// (`halo::DeferredFailure`).
+    pub(crate) failure: DeferredFailure,
     // Dropped last: everything above lives in its context.
     pub(crate) dev: Device,
 }
@@ -88,8 +96,23 @@ impl CudaBackend {
             scratch: Mutex::new(scratch),
             flags,
             forms: DslashForms::from_env(),
+            ranks: None,
+            failure: DeferredFailure::default(),
             dev,
         })
+    }
+
+    /// The backend of one rank of a partitioned lattice: its fields are the
+    /// rank's sub-lattice, its sums global, its hopping terms read the
+    /// other ranks' faces (`halo`).
+    pub fn with_ranks(mut self, ranks: Ranks) -> CudaBackend {
+        self.ranks = Some(ranks);
+        self
+    }
+
+    /// The ranks of a partitioned lattice, if any direction is cut.
+    pub(crate) fn cut(&self) -> Option<&Ranks> {
+        self.ranks.as_ref().filter(|r| r.partitioned())
     }
 
     /// The vector operations.
@@ -97,6 +120,8 @@ impl CudaBackend {
         Blas {
             dev: &self.dev,
             scratch: &self.scratch,
+            ranks: self.ranks.as_ref(),
+            failure: &self.failure,
         }
     }
 
@@ -105,12 +130,16 @@ impl CudaBackend {
         WilsonKernels {
             dev: &self.dev,
             forms: &self.forms,
+            failure: &self.failure,
         }
     }
 
     /// The clover term, alone and in the hopping term.
     pub(crate) fn clover_kernels(&self) -> CloverKernels<'_> {
-        CloverKernels { dev: &self.dev }
+        CloverKernels {
+            dev: &self.dev,
+            failure: &self.failure,
+        }
     }
 
     /// The staggered hopping terms.
@@ -234,6 +263,24 @@ impl CudaBackend {
                 names.push(format!("blas_{}", suffix(p.partial_solution())));
             } else if matches!(p, Precision::Double | Precision::Single) {
                 names.push(format!("blas_{f}"));
+            }
+        }
+        names
+            .iter()
+            .filter_map(|n| Module::named(catalogue::SOURCES, n))
+            .collect()
+    }
+
+    /// The modules a solve with `family` on `formats` launches besides
+    /// `modules_for` on a cut lattice: the edges' kernels and the packing.
+    pub(crate) fn edge_modules_for(
+        family: OperatorFamily,
+        formats: &[(Precision, Reconstruct)],
+    ) -> Vec<Module> {
+        let mut names = vec!["halo".to_string()];
+        if family != OperatorFamily::Staggered {
+            for &(p, r) in formats {
+                names.push(format!("wilson_edges_{}_r{}", suffix(p), r.reals()));
             }
         }
         names

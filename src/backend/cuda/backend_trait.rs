@@ -17,6 +17,7 @@ use super::fields::{
     alloc_spinor, check_lattice, check_same, link_scale, per_site, same_lattice, CudaGauge,
     CudaSpinor,
 };
+use super::halo::{Block, GaugeHalo, SiteRows};
 use super::layout::{self, SoaShape, LINK_REALS};
 use super::staggered::CudaStaggeredLinks;
 use crate::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
@@ -36,9 +37,31 @@ impl Backend for CudaBackend {
         "cuda"
     }
 
+    fn ranks(&self) -> usize {
+        self.ranks.as_ref().map_or(1, |r| r.comm.size())
+    }
+
+    fn all_ok(&self, ok: bool) -> Result<bool> {
+        match &self.ranks {
+            Some(r) => self.failure.all_ok(r, ok),
+            None => Ok(ok),
+        }
+    }
+
+    fn global_max(&self, value: f64) -> Result<f64> {
+        let mut v = [value];
+        if let Some(r) = &self.ranks {
+            r.comm.max(&mut v)?;
+        }
+        Ok(v[0])
+    }
+
     fn prepare(&self, family: OperatorFamily, formats: &[(Precision, Reconstruct)]) -> Result<()> {
-        self.dev
-            .prepare_modules(&Self::modules_for(family, formats))
+        let mut modules = Self::modules_for(family, formats);
+        if self.cut().is_some() {
+            modules.extend(Self::edge_modules_for(family, formats));
+        }
+        self.dev.prepare_modules(&modules)
     }
 
     fn release_workspaces(&self) {
@@ -53,6 +76,9 @@ impl Backend for CudaBackend {
         fold: Option<crate::backend::PhaseFold>,
         formats: &[(Precision, crate::long_links::LongReconstruct)],
     ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
+        if self.cut().is_some() {
+            return Ok(None);
+        }
         self.host_order()
             .import_staggered_impl(lattice, fat, long, fold, formats)
     }
@@ -66,7 +92,11 @@ impl Backend for CudaBackend {
         accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
     ) -> Result<Option<(crate::backend::GaugeScan, Vec<CudaGauge>)>> {
         // Temporal-gauge storage is the plain one here (the default
-        // `upload_gauge_temporal`).
+        // `upload_gauge_temporal`). On a cut lattice the host path stores
+        // the links (`upload_gauge`, with the faces).
+        if self.cut().is_some() {
+            return Ok(None);
+        }
         check_lattice(lattice)?;
         self.prepare_gauge_import(lattice, formats)?;
         self.host_order()
@@ -147,6 +177,8 @@ impl Backend for CudaBackend {
                 buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
             })
             .reduce(|| 1.0f64, f64::max);
+        // On many ranks the whole lattice's largest, as one device scales.
+        let max = self.global_max(max)?;
         let (_, scale) = link_scale(precision, max);
         let stride = layout::padded_stride(vh);
         let vec = SoaShape::link_vec(precision, reals);
@@ -179,7 +211,30 @@ impl Backend for CudaBackend {
             }
         }
         // Stored before any later kernel starts (as `import_gauge_impl`).
-        self.dev.synchronize()?;
+        let stored = self.dev.synchronize();
+        let halo = match self.cut() {
+            None => {
+                stored?;
+                None
+            }
+            Some(r) => {
+                crate::backend::agreed(self, stored.and(r.check_local(&lat, "upload_gauge")))?;
+                let rows = SiteRows {
+                    elem: links.bytes() / links.len() * vec,
+                    rows: reals / vec,
+                    norm: false,
+                };
+                let block = Block {
+                    ptr: at,
+                    stride,
+                    rows,
+                };
+                let t_sign = t_boundary.sign();
+                Some(Arc::new(GaugeHalo::new(
+                    &self.dev, r, &lat, block, 1, t_sign,
+                )?))
+            }
+        };
         Ok(CudaGauge {
             lattice: lat,
             stride,
@@ -188,6 +243,7 @@ impl Backend for CudaBackend {
             reconstruct,
             scale,
             t_sign: t_boundary.sign(),
+            halo,
         })
     }
 
@@ -198,7 +254,13 @@ impl Backend for CudaBackend {
         precision: Precision,
         fermion: Fermion,
     ) -> Result<CudaSpinor> {
-        alloc_spinor(&self.dev, lattice, subset, precision, fermion)
+        let field = alloc_spinor(&self.dev, lattice, subset, precision, fermion);
+        // On many ranks (as on the CPU): an allocation that fails on one
+        // rank, inside a solve too, fails on all before any waits in a sum.
+        match &self.ranks {
+            Some(_) => crate::backend::agreed(self, field),
+            None => field,
+        }
     }
 
     fn upload_spinor(&self, dst: &mut CudaSpinor, src: &HostSpinor) -> Result<()> {
@@ -468,6 +530,13 @@ impl Backend for CudaBackend {
         precision: Precision,
         long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
+        if self.cut().is_some() {
+            return Err(Error::Unsupported(
+                "staggered operators on a lattice cut over several GPUs (issue 36: next); use \
+                 the CPU backend"
+                    .into(),
+            ));
+        }
         self.staggered()
             .upload_staggered_impl(fat, long, precision, long_reconstruct)
     }
@@ -503,6 +572,11 @@ impl Backend for CudaBackend {
         precisions: &[Precision],
         accept: &dyn Fn(&crate::backend::GaugeScan) -> bool,
     ) -> Result<Option<Vec<CudaClover>>> {
+        // On a cut lattice the clover term reaches the neighbours' links:
+        // made on the host from the extended field (`comm::extend`).
+        if self.cut().is_some() {
+            return Ok(None);
+        }
         self.host_order()
             .compute_clover_impl(lattice, links, c, precisions, accept)
     }

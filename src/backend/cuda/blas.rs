@@ -20,7 +20,9 @@ use super::driver::scratch::Scratch;
 use super::fields::{
     alloc_spinor, check_same, colour_suffix, per_site, spinor_vec, suffix, CudaSpinor,
 };
+use super::halo::DeferredFailure;
 use crate::backend::SpinorField;
+use crate::comm::Ranks;
 use crate::error::{Error, Result};
 use crate::field::Fermion;
 use crate::lattice::Subset;
@@ -187,6 +189,10 @@ pub(crate) enum ReduceOut<'a> {
 pub(crate) struct Blas<'d> {
     pub(crate) dev: &'d Device,
     pub(crate) scratch: &'d Mutex<Scratch>,
+    /// On many ranks: the reductions' sums are global, and carry the
+    /// verdict of the work since the last one (`DeferredFailure::sum`).
+    pub(crate) ranks: Option<&'d Ranks>,
+    pub(crate) failure: &'d DeferredFailure,
 }
 
 impl std::ops::Deref for Blas<'_> {
@@ -345,7 +351,7 @@ impl Blas<'_> {
             stride: x.stride as i64,
             ..Default::default()
         };
-        self.run_reduction(op, nred, format_of(x), params)
+        self.run_global_reduction(op, nred, format_of(x), params)
     }
 
     /// BiCGstab's fused closing update (`Backend::bicgstab_update`).
@@ -387,7 +393,7 @@ impl Blas<'_> {
             stride: s.stride as i64,
             ..Default::default()
         };
-        let r = self.run_reduction(op, 3, format_of(s), params)?;
+        let r = self.run_global_reduction(op, 3, format_of(s), params)?;
         Ok((C64::new(r[0], r[1]), r[2]))
     }
 
@@ -425,6 +431,31 @@ impl Blas<'_> {
             *o = unsafe { std::ptr::read_volatile(host.add(k)) };
         }
         Ok(out)
+    }
+
+    /// `run_reduction`, its sums over all ranks where there are several.
+    fn run_global_reduction(
+        &self,
+        op: &str,
+        nred: usize,
+        format: &str,
+        params: BlasParams,
+    ) -> Result<[f64; RED_MAX]> {
+        let local = self.run_reduction(op, nred, format, params);
+        let Some(r) = self.ranks else {
+            return local;
+        };
+        let (mut out, local) = match local {
+            Ok(v) => (v, Ok(())),
+            Err(e) => ([0.0; RED_MAX], Err(e)),
+        };
+        self.failure.sum(r, &mut out[..nred], local)?;
+        Ok(out)
+    }
+
+    /// Ranks the lattice is cut over (1: one process).
+    fn ranks(&self) -> usize {
+        self.ranks.map_or(1, |r| r.comm.size())
     }
 
     /// `y += Σ_j a_j x_j` (`Backend::axpy_many`), `MANY_MAX` fields per
@@ -603,8 +634,8 @@ impl Blas<'_> {
             ..Default::default()
         };
         let format = colour_suffix(x.precision());
-        let [sum, ..] = self.run_reduction("heavy_quark", 1, format, params)?;
-        Ok(sum / x.lattice.sites(x.subset) as f64)
+        let [sum, ..] = self.run_global_reduction("heavy_quark", 1, format, params)?;
+        Ok(sum / (x.lattice.sites(x.subset) * self.ranks()) as f64)
     }
 }
 

@@ -5,7 +5,7 @@
 //! prepares its formats or at the first launch of one of its kernels.
 
 use super::driver::modules::{Catalogue, Source};
-use super::{blas, clover, clover_compute, dslash, host_gauge, host_spinor, staggered};
+use super::{blas, clover, clover_compute, dslash, halo, host_gauge, host_spinor, staggered};
 use crate::precision::Precision;
 
 /// Reconstructs of the Wilson and Wilson-clover hopping-term sources.
@@ -46,6 +46,19 @@ fn staggered_module_kernels(module: Precision) -> Vec<String> {
     let mut v = staggered::kernel_names(module);
     v.extend(blas::colour_kernel_names(module));
     v
+}
+
+/// The kernels of kernels/wilson_edges_<suffix(p)>.cu: every Wilson and
+/// Wilson-clover hopping term of format `p` on the edge sites of a cut
+/// lattice, named as the one-device kernel + "_edges".
+pub fn edge_kernel_names(p: Precision) -> Vec<String> {
+    let clover = clover::kernel_names(p);
+    let hopping = clover.iter().filter(|n| !n.starts_with("clover_site_"));
+    dslash::kernel_names(p)
+        .iter()
+        .chain(hopping)
+        .map(|n| format!("{n}_edges"))
+        .collect()
 }
 
 /// Every source. Nothing is compiled at start: a module is compiled (or
@@ -151,6 +164,48 @@ pub const SOURCES: &[Source] = &[
         name: "staggered_f8",
         text: include_str!("../../../kernels/staggered_f8.cu"),
         kernels: || staggered_module_kernels(Precision::Quarter),
+        reconstructs: &[],
+    },
+    Source {
+        name: "wilson_edges_f64",
+        text: include_str!("../../../kernels/wilson_edges_f64.cu"),
+        kernels: || edge_kernel_names(Precision::Double),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_edges_f32",
+        text: include_str!("../../../kernels/wilson_edges_f32.cu"),
+        kernels: || edge_kernel_names(Precision::Single),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_edges_f16",
+        text: include_str!("../../../kernels/wilson_edges_f16.cu"),
+        kernels: || edge_kernel_names(Precision::Half),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_edges_f8",
+        text: include_str!("../../../kernels/wilson_edges_f8.cu"),
+        kernels: || edge_kernel_names(Precision::Quarter),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_edges_p20",
+        text: include_str!("../../../kernels/wilson_edges_p20.cu"),
+        kernels: || edge_kernel_names(Precision::Packed20),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_edges_p30",
+        text: include_str!("../../../kernels/wilson_edges_p30.cu"),
+        kernels: || edge_kernel_names(Precision::Packed30),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "halo",
+        text: include_str!("../../../kernels/halo.cu"),
+        kernels: halo::kernel_names,
         reconstructs: &[],
     },
     Source {

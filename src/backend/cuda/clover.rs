@@ -12,7 +12,8 @@ use super::driver::memory::DeviceData;
 use super::fields::{
     check_lattice, same_lattice, spinor_block_bytes, suffix, CudaGauge, CudaSpinor,
 };
-use super::hopping_params::{block_of, hopping_params, DslashParams};
+use super::halo::DeferredFailure;
+use super::hopping_params::{block_of, hopping_params, launch_hopping, DslashParams};
 use super::layout::{padded_stride, SharedOut, SoaShape};
 use crate::backend::{CloverForm, CloverStorage, GaugeStorage, SpinorField};
 use crate::clover::packed::BLOCK_REALS;
@@ -196,6 +197,8 @@ fn soa_of<T: Copy + Default + Send + Sync>(
 /// The clover term's kernels on one device (alone and in the hopping term), and the storage of the field.
 pub(crate) struct CloverKernels<'d> {
     pub(crate) dev: &'d Device,
+    /// Where a rank keeps a failure on a cut lattice (`halo`).
+    pub(crate) failure: &'d DeferredFailure,
 }
 
 impl std::ops::Deref for CloverKernels<'_> {
@@ -389,7 +392,11 @@ impl CloverKernels<'_> {
             form,
             x.is_some(),
         );
-        self.launch_tuned(&name, gauge.lattice().half_volume(), 128, &params, None)
+        let launch_all = |params: &DslashParams| {
+            self.launch_tuned(&name, gauge.lattice().half_volume(), 128, params, None)
+        };
+        let (dev, failure) = (self.dev, self.failure);
+        launch_hopping(dev, failure, gauge, parity, inp, &params, &name, launch_all)
     }
 }
 

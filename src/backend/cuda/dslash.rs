@@ -8,7 +8,7 @@ use super::driver::launch;
 use super::driver::modules::{Module, Source};
 use super::dslash_forms::{has_small_volume_forms, WilsonKernels};
 use super::fields::{spinor_block_bytes, suffix, CudaGauge, CudaSpinor};
-use super::hopping_params::hopping_params;
+use super::hopping_params::{hopping_params, launch_hopping, DslashParams};
 use crate::backend::SpinorField;
 use crate::error::Result;
 use crate::lattice::Parity;
@@ -83,18 +83,23 @@ impl WilsonKernels<'_> {
         a: f64,
         x: Option<&CudaSpinor>,
     ) -> Result<()> {
-        let mut params = hopping_params(&self.stream, out, parity, gauge, inp, a, x)?;
+        let params = hopping_params(&self.stream, out, parity, gauge, inp, a, x)?;
         let name = kernel_name(out.precision(), gauge.reconstruct, dagger, x.is_some());
-        let plain = self.kernel(&name)?;
-        let sizes = (
-            gauge.links.bytes(),
-            spinor_block_bytes(out.precision(), out.stride),
-        );
-        let sites = gauge.lattice.half_volume();
-        let (kernel, grid, block, prefetch) =
-            self.launch_choice(&plain, sites, &params, out.precision(), sizes)?;
-        params.prefetch_links = prefetch as i32;
-        launch::launch(&self.stream, &kernel, grid, block, &params)
+        let launch_all = |params: &DslashParams| -> Result<()> {
+            let plain = self.kernel(&name)?;
+            let sizes = (
+                gauge.links.bytes(),
+                spinor_block_bytes(out.precision(), out.stride),
+            );
+            let sites = gauge.lattice.half_volume();
+            let mut params = *params;
+            let (kernel, grid, block, prefetch) =
+                self.launch_choice(&plain, sites, &params, out.precision(), sizes)?;
+            params.prefetch_links = prefetch as i32;
+            launch::launch(&self.stream, &kernel, grid, block, &params)
+        };
+        let (dev, failure) = (self.dev, self.failure);
+        launch_hopping(dev, failure, gauge, parity, inp, &params, &name, launch_all)
     }
 
     /// The modules of the small-volume forms of `formats` in this device's

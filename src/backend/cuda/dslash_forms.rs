@@ -17,6 +17,7 @@ use super::cold_fields::ColdCopies;
 use super::driver::device::Device;
 use super::driver::launch;
 use super::driver::modules::Kernel;
+use super::halo::DeferredFailure;
 use super::hopping_params::DslashParams;
 use crate::error::Result;
 use crate::precision::Precision;
@@ -161,6 +162,8 @@ impl DslashForms {
 pub(crate) struct WilsonKernels<'d> {
     pub(crate) dev: &'d Device,
     pub(crate) forms: &'d DslashForms,
+    /// Where a rank keeps a failure on a cut lattice (`halo`).
+    pub(crate) failure: &'d DeferredFailure,
 }
 
 impl std::ops::Deref for WilsonKernels<'_> {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::driver::device::Device;
 use super::driver::memory::DeviceData;
 use super::driver::pool::Pooled;
+use super::halo::GaugeHalo;
 use super::layout::{self, SoaShape};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
@@ -172,6 +173,8 @@ pub struct CudaGauge {
     /// Fixed point: value = stored · scale.
     pub(crate) scale: f64,
     pub(crate) t_sign: f64,
+    /// On a cut lattice: the faces of its hopping terms (`halo`).
+    pub(crate) halo: Option<Arc<GaugeHalo>>,
 }
 
 impl GaugeStorage for CudaGauge {
@@ -287,6 +290,35 @@ mod tests {
         // Half: int16 values then one f32 norm per site.
         assert_eq!(spinor_block_bytes(Precision::Half, stride), 52 * stride);
         assert!(!per_site(Precision::Single));
+    }
+
+    /// The rows of a site are the block sizes of `fields.rs`.
+    #[test]
+    fn site_rows_are_the_stored_bytes() {
+        use super::super::halo::SiteRows;
+        use crate::field::Fermion;
+        let stride = 64;
+        for p in [
+            Precision::Double,
+            Precision::Single,
+            Precision::Half,
+            Precision::Quarter,
+            Precision::Packed20,
+            Precision::Packed30,
+        ] {
+            let r = SiteRows::of_field(p, Fermion::Wilson);
+            assert_eq!(r.face_bytes(stride), spinor_block_bytes(p, stride), "{p:?}");
+        }
+        for p in [
+            Precision::Double,
+            Precision::Single,
+            Precision::Half,
+            Precision::Quarter,
+        ] {
+            let r = SiteRows::of_field(p, Fermion::Staggered);
+            let bytes = colour_block_len(p, stride) * p.bytes_per_real();
+            assert_eq!(r.face_bytes(stride), bytes, "{p:?}");
+        }
     }
 
     #[test]

@@ -5,7 +5,10 @@
 
 use cudarc::driver::{CudaStream, DeviceRepr};
 
+use super::driver::device::Device;
+use super::driver::launch;
 use super::fields::{same_lattice, spinor_block_bytes, CudaGauge, CudaSpinor};
+use super::halo::{Block, DeferredFailure, GaugeHalo, HaloView, SiteRows};
 use crate::backend::{GaugeStorage, SpinorField};
 use crate::error::{Error, Result};
 use crate::lattice::{Parity, Subset};
@@ -37,9 +40,91 @@ pub struct DslashParams {
     /// (`division_magic`): the site coordinates of `dslash_site`.
     pub div_magic: [u32; 3],
     pub div_shift: [u32; 3],
+    /// On a cut lattice, bit mu where mu is cut: the launch computes the
+    /// interior sites only (`launch_on_cut`); 0: every site.
+    pub interior_cut: i32,
+    pub pad: i32,
 }
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
+
+/// The edges' launch (`struct EdgeParams` in wilson_dslash.cuh).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EdgeParams {
+    pub d: DslashParams,
+    pub h: HaloView,
+}
+// SAFETY: plain old data with the C layout of `EdgeParams`.
+unsafe impl DeviceRepr for EdgeParams {}
+
+/// A hopping term, `launch_all` launching kernel `name` with `params`
+/// over every site; on a cut lattice (the links have a halo) over the
+/// interior sites, the edges after (`launch_on_cut`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_hopping(
+    dev: &Device,
+    failure: &DeferredFailure,
+    gauge: &CudaGauge,
+    parity: Parity,
+    inp: &CudaSpinor,
+    params: &DslashParams,
+    name: &str,
+    launch_all: impl FnOnce(&DslashParams) -> Result<()>,
+) -> Result<()> {
+    match &gauge.halo {
+        None => launch_all(params),
+        Some(halo) => {
+            let edges = format!("{name}_edges");
+            launch_on_cut(dev, failure, halo, parity, inp, params, &edges, launch_all)
+        }
+    }
+}
+
+/// A hopping term on a cut lattice (`GaugeHalo::apply`): `interior`
+/// launches the one-device kernel with `params` over the interior sites
+/// while the faces of `inp` travel, then the kernel `edges` (the same
+/// form + "_edges") computes the sites on a cut face.
+#[allow(clippy::too_many_arguments)]
+fn launch_on_cut(
+    dev: &Device,
+    failure: &DeferredFailure,
+    halo: &GaugeHalo,
+    parity: Parity,
+    inp: &CudaSpinor,
+    params: &DslashParams,
+    edges: &str,
+    interior: impl FnOnce(&DslashParams) -> Result<()>,
+) -> Result<()> {
+    let block = Block {
+        ptr: params.inp,
+        stride: inp.stride,
+        rows: SiteRows::of_field(inp.precision(), inp.fermion),
+    };
+    let inside = DslashParams {
+        interior_cut: halo.cut_bits(),
+        ..*params
+    };
+    let key = (inp.precision(), inp.fermion);
+    halo.apply(
+        dev,
+        failure,
+        parity,
+        block,
+        key,
+        || interior(&inside),
+        |stream, view| {
+            let kernel = dev.kernel(edges)?;
+            let p = EdgeParams {
+                d: *params,
+                h: *view,
+            };
+            const BLOCK: u32 = 128;
+            let grid = launch::grid_for(view.n_edges as usize, BLOCK)?;
+            launch::launch(stream, &kernel, grid, BLOCK, &p)
+        },
+    )
+}
 
 /// The multiplier m and shift s with which kernels/wilson_dslash.cuh
 /// `divide` gives n / d for every 32-bit n (d ≥ 2): t = umulhi(n, m),
@@ -145,7 +230,9 @@ mod tests {
     #[test]
     fn parameter_struct_matches_the_kernel() {
         // wilson_dslash.cuh static_asserts the same size.
-        assert_eq!(std::mem::size_of::<DslashParams>(), 136);
+        assert_eq!(std::mem::size_of::<DslashParams>(), 144);
+        assert_eq!(std::mem::offset_of!(DslashParams, interior_cut), 136);
+        assert_eq!(std::mem::size_of::<EdgeParams>(), 144 + 192);
         assert_eq!(std::mem::offset_of!(DslashParams, div_magic), 112);
         assert_eq!(std::mem::offset_of!(DslashParams, div_shift), 124);
         assert_eq!(std::mem::offset_of!(DslashParams, clover), 88);

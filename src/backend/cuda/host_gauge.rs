@@ -345,6 +345,7 @@ impl HostOrder<'_> {
                 reconstruct,
                 scale: link_scale(precision, max).1,
                 t_sign: form.t_boundary.sign(),
+                halo: None,
             });
         }
         // The stores finished before any later kernel starts: some hopping

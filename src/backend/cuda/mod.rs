@@ -13,7 +13,8 @@
 //!    module cache, launches and tuning, staged copies of host arrays;
 //! 2. shared formats: `fields` (device spinors and links), `layout` (the
 //!    structure-of-arrays placement), `hopping_params` (what every hopping
-//!    term is given);
+//!    term is given), `halo` (the faces of a cut lattice: packed, carried
+//!    to the other ranks, read by the edges' launch);
 //! 3. kernel families, never importing one another: `blas` (vector
 //!    algebra), the Wilson hopping term (`dslash`, `dslash_forms`,
 //!    `cold_fields`), `clover`, `staggered`;
@@ -42,6 +43,8 @@ mod dslash_forms;
 #[cfg(test)]
 mod emulation;
 mod fields;
+mod halo;
+mod halo_transport;
 mod hopping_params;
 mod host_gauge;
 mod host_spinor;

@@ -61,6 +61,10 @@ pub struct Device {
     /// (`import_each`), made on first use; ordered against `stream` by
     /// events, never by cudarc's per-field tracking (off).
     copy_stream: OnceLock<Arc<CudaStream>>,
+    /// A stream of the highest priority for the edges of a cut lattice
+    /// (`halo`), made on first use: their blocks are placed ahead of the
+    /// interior's remaining ones, so the two run together.
+    edge_stream: OnceLock<Arc<CudaStream>>,
     pub(crate) tuner: Tuner,
     /// Blocks of a kernel resident on the device at once, by (kernel
     /// address, block size): `resident_blocks`.
@@ -155,6 +159,7 @@ impl Device {
             pool: Arc::default(),
             staging: Mutex::new(None),
             copy_stream: OnceLock::new(),
+            edge_stream: OnceLock::new(),
             builder,
             tuner,
             residency: Mutex::new(HashMap::new()),
@@ -196,6 +201,18 @@ impl Device {
             .new_stream()
             .map_err(device_err("copy stream creation"))?;
         Ok(self.copy_stream.get_or_init(|| s).clone())
+    }
+
+    /// `edge_stream`, made on first use.
+    pub(crate) fn edge_stream(&self) -> Result<Arc<CudaStream>> {
+        if let Some(s) = self.edge_stream.get() {
+            return Ok(s.clone());
+        }
+        let what = device_err("edge stream creation");
+        self.ctx.bind_to_thread().map_err(&what)?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range().map_err(&what)?;
+        let s = self.ctx.new_stream_with_priority(greatest).map_err(&what)?;
+        Ok(self.edge_stream.get_or_init(|| s).clone())
     }
 
     /// The device, the compiler and what start-up compiled or loaded.
