@@ -168,6 +168,29 @@ __device__ __forceinline__ void kernel_entry() {
   grid_launch_dependents();
 }
 
+/// What a launch over the edge sites of a cut lattice reads besides the
+/// fields (issue 36: kernels/wilson_dslash.cuh, `wilson_dslash_edges`;
+/// kernels/staggered_dslash.cuh, `staggered_edges`); mirrored by
+/// `HaloView` in src/backend/cuda/halo.rs. A face is a block of the
+/// field's layout whose sites are the face's slots, `layer · face_len +
+/// face index` (src/comm/faces.rs), the layer counted from the face that
+/// touches this rank.
+struct HaloView {
+  u64 ahead[4];       // per direction: the first layers of the rank ahead (the input's parity)
+  u64 behind[4];      // the last layers of the rank behind
+  u64 links[2][4][2]; // per link field (Wilson: one; staggered: fat, long), direction and
+                      // parity of the receiving site x: the links U(x − d mu) the rank behind holds
+  u64 edges;          // u32 checkerboard index of each edge site of the output parity
+  int face_stride[4];     // slots between a spinor face's rows
+  int link_stride[2][4];  // slots between a link face's rows
+  int face_len[4];        // sites of one parity in a layer
+  int cut;                // bit mu: mu is cut
+  int n_edges;
+  double t_sign_ahead;   // Wilson: sign of a T hop forward across the last local slice
+  double t_sign_behind;  // of a T hop backward across the first
+};
+static_assert(sizeof(HaloView) == 288, "HaloView layout changed: update halo.rs");
+
 // ---- spinor accessors -----------------------------------------------------
 
 template <typename Float> struct SpinorSoA;

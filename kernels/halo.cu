@@ -52,8 +52,10 @@ template <typename E> __device__ __forceinline__ void pack_faces(const PackParam
   }
 }
 
-// By the bytes of an element: 2 (char2), 4 (short2, char4, a packed word),
-// 8 (short4, float2), 16 (double2, float4, uint4).
+// By the bytes of an element: 1 (a quarter long link's phase), 2 (char2, a
+// half long link's phase), 4 (short2, char4, a packed word), 8 (short4,
+// float2), 16 (double2, float4, uint4).
+extern "C" __global__ void pack_faces_b1(const PackParams P) { kernel_entry(); pack_faces<unsigned char>(P); }
 extern "C" __global__ void pack_faces_b2(const PackParams P) { kernel_entry(); pack_faces<unsigned short>(P); }
 extern "C" __global__ void pack_faces_b4(const PackParams P) { kernel_entry(); pack_faces<unsigned>(P); }
 extern "C" __global__ void pack_faces_b8(const PackParams P) { kernel_entry(); pack_faces<uint2>(P); }

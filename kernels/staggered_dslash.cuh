@@ -34,8 +34,10 @@ struct StaggeredParams {
   int vh;
   int stride;
   int gauge_stride;
+  int interior_cut;  // on a cut lattice, bit mu where mu is cut: the launch computes the interior sites only
+  int depth;         // the longest hop (1, or 3 with long links): sites within it of a cut face are edges
 };
-static_assert(sizeof(StaggeredParams) == 112, "StaggeredParams layout changed: update staggered.rs");
+static_assert(sizeof(StaggeredParams) == 120, "StaggeredParams layout changed: update staggered.rs");
 
 /// The storage formats of colour vectors and staggered links, by storage
 /// type S: double2 / float2 per complex number in double and single; short2
@@ -260,6 +262,32 @@ __device__ __forceinline__ int cb_index(const int *d, int x0, int x1, int x2, in
   return (x0 + d[0] * (x1 + d[1] * (x2 + d[2] * x3))) >> 1;
 }
 
+/// Coordinates of checkerboard site cb of the output parity.
+__device__ __forceinline__ void site_coords(const StaggeredParams &P, int cb, int *x) {
+  const int *d = P.dims;
+  const int lex = 2 * cb;
+  x[1] = (lex / d[0]) % d[1];
+  x[2] = (lex / (d[0] * d[1])) % d[2];
+  x[3] = lex / (d[0] * d[1] * d[2]);
+  x[0] = lex % d[0] + ((x[1] + x[2] + x[3] + P.parity) & 1);
+}
+
+/// out[cb] = a · acc (+ b · x[cb]).
+template <typename S>
+__device__ __forceinline__ void store_site(const StaggeredParams &P, int cb, const cplx<typename Stag<S>::R> *acc) {
+  typedef typename Stag<S>::R R;
+  typedef typename Stag<S>::V V;
+  typedef ColourVector<S> CV;
+  cplx<R> o[3];
+  if (P.x) CV::load(reinterpret_cast<const V *>(P.x), P.stride, cb, o);
+#pragma unroll
+  for (int c = 0; c < 3; c++) {
+    o[c] = P.x ? mk<R>(R(P.a) * acc[c].re + R(P.b) * o[c].re, R(P.a) * acc[c].im + R(P.b) * o[c].im)
+               : R(P.a) * acc[c];
+  }
+  CV::store(reinterpret_cast<V *>(P.out), P.stride, cb, o);
+}
+
 template <typename S, int LR>
 __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) {
   typedef typename Stag<S>::R R;
@@ -268,13 +296,14 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
   const int cb = blockIdx.x * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   const int *d = P.dims;
-  // Coordinates of checkerboard site cb of the output parity.
-  const int lex = 2 * cb;
   int x[4];
-  x[1] = (lex / d[0]) % d[1];
-  x[2] = (lex / (d[0] * d[1])) % d[2];
-  x[3] = lex / (d[0] * d[1] * d[2]);
-  x[0] = lex % d[0] + ((x[1] + x[2] + x[3] + P.parity) & 1);
+  site_coords(P, cb, x);
+  if (P.interior_cut) {
+    // Sites whose hops leave the rank are the edges' launch's.
+#pragma unroll
+    for (int mu = 0; mu < 4; mu++)
+      if (((P.interior_cut >> mu) & 1) && (x[mu] < P.depth || x[mu] >= d[mu] - P.depth)) return;
+  }
   const int q = 1 - P.parity;
   const V *in = reinterpret_cast<const V *>(P.in);
   const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);
@@ -307,15 +336,105 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) 
       hop<R, -1>(u, v, acc);
     }
   }
-  cplx<R> o[3];
-  if (P.x) CV::load(reinterpret_cast<const V *>(P.x), P.stride, cb, o);
-#pragma unroll
-  for (int c = 0; c < 3; c++) {
-    o[c] = P.x ? mk<R>(R(P.a) * acc[c].re + R(P.b) * o[c].re, R(P.a) * acc[c].im + R(P.b) * o[c].im)
-               : R(P.a) * acc[c];
-  }
-  CV::store(reinterpret_cast<V *>(P.out), P.stride, cb, o);
+  store_site<S>(P, cb, acc);
 }
+
+/// The edges' launch: the hopping term's arguments and the faces.
+struct StaggeredEdgeParams {
+  StaggeredParams d;
+  HaloView h;
+};
+
+/// The hopping term on the edge sites of a cut lattice (one thread a site
+/// of `H.edges`), after the faces have arrived: a neighbour across a cut
+/// face read from the faces (a hop of length h from layer x of the last h
+/// lands in layer x + h − L of the rank ahead; backward, in layer h − x − 1
+/// counted from the end of the rank behind), the link behind it from the
+/// links' faces (the fat link of layer 0, the long link of layer x). The
+/// same hops, loads and sums, in the same order, as `staggered_dslash_body`
+/// on one device: the same numbers, bit for bit.
+template <typename S, int LR>
+__device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &E) {
+  typedef typename Stag<S>::R R;
+  typedef typename Stag<S>::V V;
+  typedef ColourVector<S> CV;
+  const StaggeredParams &P = E.d;
+  const HaloView &H = E.h;
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= H.n_edges) return;
+  const int cb = reinterpret_cast<const unsigned *>(H.edges)[i];
+  const int *d = P.dims;
+  int x[4];
+  site_coords(P, cb, x);
+  const int q = 1 - P.parity;
+  const V *in = reinterpret_cast<const V *>(P.in);
+  const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);
+  cplx<R> acc[3] = {mk<R>(0, 0), mk<R>(0, 0), mk<R>(0, 0)};
+  cplx<R> u[9], v[3];
+#pragma unroll
+  for (int mu = 0; mu < 4; mu++) {
+    const bool cut = (H.cut >> mu) & 1;
+    // The site's index in its layer of mu (src/comm/faces.rs, `face_index`).
+    int fi = 0, fs = 1;
+#pragma unroll
+    for (int nu = 0; nu < 4; nu++) {
+      if (nu == mu) continue;
+      fi += x[nu] * fs;
+      fs *= d[nu];
+    }
+    fi >>= 1;
+    const int n = H.face_len[mu];
+#pragma unroll
+    for (int hops = 1; hops <= 3; hops += 2) {
+      const u64 links = hops == 1 ? P.fat : P.lng;
+      if (links == 0) continue;
+      const R fixed = hops == 1 ? fat_fixed : long_fixed;
+      const int set = hops == 1 ? 0 : 1;
+      int y[4] = {x[0], x[1], x[2], x[3]};
+      if (hops == 3 && LR != 18) {
+        load_long<S, LR>(links, P.gauge_stride, P.parity, mu, cb, fixed, long_scale, u);
+      } else {
+        load_link<S>(links, P.gauge_stride, P.parity, mu, cb, fixed, u);
+      }
+      const int f = x[mu] + hops;
+      if (cut && f >= d[mu]) {
+        CV::load(reinterpret_cast<const V *>(H.ahead[mu]), H.face_stride[mu], (f - d[mu]) * n + fi, v);
+      } else {
+        y[mu] = f % d[mu];
+        CV::load(in, P.stride, cb_index(d, y[0], y[1], y[2], y[3]), v);
+      }
+      hop<R, 1>(u, v, acc);
+      const int b = x[mu] - hops;
+      // The link behind: from the links' face where it lies on the rank
+      // behind (a face is one block: parity and direction 0).
+      const bool ghost = cut && b < 0;
+      const u64 lb = ghost ? H.links[set][mu][P.parity] : links;
+      const int gs = ghost ? H.link_stride[set][mu] : P.gauge_stride;
+      const int lp = ghost ? 0 : q, lmu = ghost ? 0 : mu;
+      int lcb;
+      if (ghost) {
+        lcb = (hops == 1 ? 0 : x[mu]) * n + fi;
+      } else {
+        y[mu] = (b + 3 * d[mu]) % d[mu];
+        lcb = cb_index(d, y[0], y[1], y[2], y[3]);
+      }
+      if (hops == 3 && LR != 18) {
+        load_long<S, LR>(lb, gs, lp, lmu, lcb, fixed, long_scale, u);
+      } else {
+        load_link<S>(lb, gs, lp, lmu, lcb, fixed, u);
+      }
+      if (ghost) {
+        CV::load(reinterpret_cast<const V *>(H.behind[mu]), H.face_stride[mu], (-b - 1) * n + fi, v);
+      } else {
+        CV::load(in, P.stride, lcb, v);
+      }
+      hop<R, -1>(u, v, acc);
+    }
+  }
+  store_site<S>(P, cb, acc);
+}
+#define LATSOL_STAGGERED_EDGES(name, S, LR) \
+  extern "C" __global__ void name(StaggeredEdgeParams P) { kernel_entry(); staggered_edges_body<S, LR>(P); }
 
 // LATSOL_STAGGERED_BOUNDS="threads,min_blocks" (an experiment switch, or a
 // module's setting) caps the registers of the hopping term so that more

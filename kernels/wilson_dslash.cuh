@@ -482,24 +482,6 @@ __device__ __forceinline__ void wilson_dslash_split(const DslashParams &P) {
   epilogue<S, xpay, 0, float>(P, cb, acc);
 }
 
-/// What a launch over the edge sites of a cut lattice reads besides the
-/// fields (issue 36); mirrored by `HaloView` in src/backend/cuda/halo.rs.
-/// A face is a block of the field's layout whose sites are the face's
-/// slots, `layer · face_len + face index` (src/comm/faces.rs).
-struct HaloView {
-  u64 ahead[4];    // per direction: the first layer of the rank ahead (the input's parity)
-  u64 behind[4];   // the last layer of the rank behind
-  u64 links[4][2]; // U_mu(x − mu) held by the rank behind, by the parity of x (the links' layout)
-  u64 edges;       // u32 checkerboard index of each edge site of the output parity
-  int face_stride[4];  // slots between a spinor face's rows
-  int link_stride[4];  // slots between a link face's rows
-  int cut;             // bit mu: mu is cut
-  int n_edges;
-  double t_sign_ahead;   // sign of a T hop forward across the last local slice
-  double t_sign_behind;  // of a T hop backward across the first
-};
-static_assert(sizeof(HaloView) == 192, "HaloView layout changed: update halo.rs");
-
 /// The edges' launch: the hopping term's arguments and the faces.
 struct EdgeParams {
   DslashParams d;
@@ -546,8 +528,8 @@ __device__ __forceinline__ void edge_hops(const DslashParams &P, const HaloView 
   F kb;
   if (cut && xmu == 0) {
     const int slot = face_index(P, site, mu);
-    const typename G::Vec *gf = reinterpret_cast<const typename G::Vec *>(H.links[mu][P.parity]);
-    const Link<F> ub = G::load_unscaled(gf, H.link_stride[mu], 0, 0, slot, F(P.gauge_scale), &kb);
+    const typename G::Vec *gf = reinterpret_cast<const typename G::Vec *>(H.links[0][mu][P.parity]);
+    const Link<F> ub = G::load_unscaled(gf, H.link_stride[0][mu], 0, 0, slot, F(P.gauge_scale), &kb);
     const F sign = mu == 3 ? F(H.t_sign_behind) : F(1);
     const SV *face = reinterpret_cast<const SV *>(H.behind[mu]);
     hop<mu, -sf, true, deferred, S>(face, H.face_stride[mu], ub, kb, slot, sign, acc);

@@ -154,8 +154,12 @@ for step in "${expanded[@]}"; do
     for halo in peer host; do
       LATSOL_HALO=$halo $run -np 2 "$ex" --grid 1,1,1,2 | tee -a "$OUT/many-gpus.txt"
     done
-    LATSOL_SHARE_DEVICES=1 $run -x LATSOL_SHARE_DEVICES -np 4 "$ex" --grid 2,1,1,2 |
-      tee -a "$OUT/many-gpus.txt"
+    # Four ranks (on two GPUs where there are two): ahead and behind are
+    # different ranks; cuts in one, two and three directions.
+    for g in 1,1,1,4 1,1,2,2 2,1,1,2 1,2,2,1; do
+      LATSOL_SHARE_DEVICES=1 $run -x LATSOL_SHARE_DEVICES -np 4 "$ex" --grid $g |
+        tee -a "$OUT/many-gpus.txt"
+    done
     for local in 32,32,32,32 48,48,48,48; do
       grids="1,1,1,1:1 1,1,1,2:2 1,1,2,1:2"
       [ "$gpus" -ge 4 ] && grids="$grids 1,1,2,2:4 1,1,1,4:4"

@@ -17,7 +17,8 @@ pub fn local_spinor(
     parity: Parity,
 ) -> HostSpinor {
     let g = global.lattice();
-    let mut out = HostSpinor::zeros(lat.clone(), Subset::Single(parity));
+    let subset = Subset::Single(parity);
+    let mut out = HostSpinor::try_zeros_of(lat.clone(), subset, global.fermion()).unwrap();
     for cb in 0..lat.half_volume() {
         let gx = p.global_site(lat.coords(parity, cb));
         out.site_mut(cb)

@@ -122,8 +122,11 @@ impl Context {
                 .map_err(|e| name_field(e, "input"))
                 .and_then(|inp| Ok((inp, HostSpinor::try_zeros(lat, sub)?)));
             let (inp, mut res) = self.inner.agree(imported)?;
+            // Agreed: a failure kept on one rank (a GPU's faces) ends the
+            // call on every rank here, where no global sum follows.
             with_backend!(self.inner, fields, |b, f, _fs| {
-                dispatch::apply(b, f, params, op, &inp, &mut res)?
+                let applied = dispatch::apply(b, f, params, op, &inp, &mut res);
+                crate::backend::agreed(b, applied)?
             });
             let fits = layout::spinor::check_export_range(&res, &out, -scale);
             self.inner.agree(fits.map_err(|e| name_field(e, "out")))?;

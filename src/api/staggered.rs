@@ -636,7 +636,9 @@ fn solve_on<B: Backend, R>(
             )
             .map_err(|e| named(e, "solution (initial guess)"))?;
     }
-    let r = solve(&src, &mut x)?;
+    // Agreed: a failure kept on one rank (a GPU's faces) ends the call on
+    // every rank here, also where no global sum followed it.
+    let r = crate::backend::agreed(backend, solve(&src, &mut x))?;
     backend
         .export_spinor(&x, solution, DiracOrder::Dirac, GammaBasis::Ukqcd, -scale)
         .map_err(|e| named(e, output))?;

@@ -144,7 +144,11 @@ impl CudaBackend {
 
     /// The staggered hopping terms.
     pub(crate) fn staggered(&self) -> StaggeredKernels<'_> {
-        StaggeredKernels { dev: &self.dev }
+        StaggeredKernels {
+            dev: &self.dev,
+            ranks: self.ranks.as_ref(),
+            failure: &self.failure,
+        }
     }
 
     /// The conversions of the caller's arrays.
@@ -278,7 +282,9 @@ impl CudaBackend {
         formats: &[(Precision, Reconstruct)],
     ) -> Vec<Module> {
         let mut names = vec!["halo".to_string()];
-        if family != OperatorFamily::Staggered {
+        if family == OperatorFamily::Staggered {
+            names.push("staggered_edges".to_string());
+        } else {
             for &(p, r) in formats {
                 names.push(format!("wilson_edges_{}_r{}", suffix(p), r.reals()));
             }

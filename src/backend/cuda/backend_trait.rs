@@ -17,7 +17,7 @@ use super::fields::{
     alloc_spinor, check_lattice, check_same, link_scale, per_site, same_lattice, CudaGauge,
     CudaSpinor,
 };
-use super::halo::{Block, GaugeHalo, SiteRows};
+use super::halo::{GaugeHalo, LinkFaces, LinkPart};
 use super::layout::{self, SoaShape, LINK_REALS};
 use super::staggered::CudaStaggeredLinks;
 use crate::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
@@ -160,7 +160,13 @@ impl Backend for CudaBackend {
         reconstruct: Reconstruct,
     ) -> Result<CudaGauge> {
         let lat = gauge.lattice().clone();
-        check_lattice(&lat)?;
+        // Every local step agreed on many ranks: no rank leaves while the
+        // others go on to the next collective one.
+        let checked = match &self.ranks {
+            Some(r) => check_lattice(&lat).and_then(|()| r.check_local(&lat, "upload_gauge")),
+            None => check_lattice(&lat),
+        };
+        crate::backend::agreed(self, checked)?;
         let vh = lat.half_volume();
         let reals = reconstruct.reals();
         // Fixed point relative to the largest stored number (at least 1;
@@ -183,56 +189,28 @@ impl Backend for CudaBackend {
         let stride = layout::padded_stride(vh);
         let vec = SoaShape::link_vec(precision, reals);
         let shape = SoaShape::link(reals, vec, vh, stride);
-        let links = self.dev.alloc_links(precision, 8 * shape.block_len())?;
-        // Compressed and reordered straight into the device layout in one
-        // parallel pass (no canonical copy in between), then one transfer
-        // through the pinned staging buffers.
+        let stored = self.store_links(gauge, reconstruct, shape, precision, max);
+        let links = crate::backend::agreed(self, stored)?;
         let at = links.ptr(&self.dev.stream);
-        match &links {
-            DeviceData::F64(_) => {
-                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x)?;
-                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
-            }
-            DeviceData::F32(_) => {
-                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x as f32)?;
-                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
-            }
-            DeviceData::I16(_) => {
-                self.store_fixed_links::<i16>(at, gauge, reconstruct, shape, max)?
-            }
-            DeviceData::I8(_) => {
-                self.store_fixed_links::<i8>(at, gauge, reconstruct, shape, max)?
-            }
-            DeviceData::I32(_) => {
-                self.store_fixed_links::<i32>(at, gauge, reconstruct, shape, max)?
-            }
-            DeviceData::P20(_) | DeviceData::P30(_) => {
-                return Err(Error::Internal("links are never stored packed".into()))
-            }
-        }
-        // Stored before any later kernel starts (as `import_gauge_impl`).
-        let stored = self.dev.synchronize();
         let halo = match self.cut() {
-            None => {
-                stored?;
-                None
-            }
+            None => None,
             Some(r) => {
-                crate::backend::agreed(self, stored.and(r.check_local(&lat, "upload_gauge")))?;
-                let rows = SiteRows {
-                    elem: links.bytes() / links.len() * vec,
-                    rows: reals / vec,
-                    norm: false,
-                };
-                let block = Block {
+                let real_bytes = links.bytes() / links.len();
+                let faces = LinkFaces {
                     ptr: at,
                     stride,
-                    rows,
+                    reals,
+                    real_bytes,
+                    parts: vec![LinkPart {
+                        start: 0,
+                        elem: vec * real_bytes,
+                        rows: reals / vec,
+                    }],
+                    depth: 1,
                 };
                 let t_sign = t_boundary.sign();
-                Some(Arc::new(GaugeHalo::new(
-                    &self.dev, r, &lat, block, 1, t_sign,
-                )?))
+                let halo = GaugeHalo::new(&self.dev, r, &lat, &[faces], 1, t_sign)?;
+                Some(Arc::new(halo))
             }
         };
         Ok(CudaGauge {
@@ -530,10 +508,17 @@ impl Backend for CudaBackend {
         precision: Precision,
         long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
-        if self.cut().is_some() {
+        // The staggered faces are built but not yet checked on several
+        // GPUs (examples/gpu_ranks.rs sets the switch): refused until then.
+        let checking = std::env::var("LATSOL_STAGGERED_HALO").as_deref() == Ok("1");
+        let allowed = match self.cut() {
+            Some(r) => r.comm.all_ok(checking)?,
+            None => true,
+        };
+        if !allowed {
             return Err(Error::Unsupported(
-                "staggered operators on a lattice cut over several GPUs (issue 36: next); use \
-                 the CPU backend"
+                "staggered operators on a lattice cut over several GPUs (issue 36: awaiting \
+                 their check on the GPU machines); use the CPU backend"
                     .into(),
             ));
         }
@@ -622,6 +607,47 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
+    /// `upload_gauge`'s local part: device memory for the links, the links
+    /// compressed and reordered straight into the device layout in one
+    /// parallel pass (no canonical copy in between), one transfer through
+    /// the pinned staging buffers, stored before any later kernel starts
+    /// (as `import_gauge_impl`).
+    fn store_links(
+        &self,
+        gauge: &GaugeField,
+        reconstruct: Reconstruct,
+        shape: SoaShape,
+        precision: Precision,
+        max: f64,
+    ) -> Result<DeviceData> {
+        let links = self.dev.alloc_links(precision, 8 * shape.block_len())?;
+        let at = links.ptr(&self.dev.stream);
+        match &links {
+            DeviceData::F64(_) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x)?;
+                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::F32(_) => {
+                let v = layout::links_to_soa(gauge, reconstruct, shape, |x| x as f32)?;
+                self.dev.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::I16(_) => {
+                self.store_fixed_links::<i16>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I8(_) => {
+                self.store_fixed_links::<i8>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::I32(_) => {
+                self.store_fixed_links::<i32>(at, gauge, reconstruct, shape, max)?
+            }
+            DeviceData::P20(_) | DeviceData::P30(_) => {
+                return Err(Error::Internal("links are never stored packed".into()))
+            }
+        }
+        self.dev.synchronize()?;
+        Ok(links)
+    }
+
     /// Compiles (or loads from the cache), all at once and in parallel, the
     /// modules of a gauge import: the import's own, those a Wilson solve on
     /// `formats` will launch, and the small-volume forms where the tuner

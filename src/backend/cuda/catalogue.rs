@@ -61,6 +61,17 @@ pub fn edge_kernel_names(p: Precision) -> Vec<String> {
         .collect()
 }
 
+/// The kernels of kernels/staggered_edges.cu: every staggered hopping
+/// term on the edge sites of a cut lattice, named as the one-device kernel
+/// + "_edges".
+fn staggered_edge_kernel_names() -> Vec<String> {
+    [Precision::Double, Precision::Half, Precision::Quarter]
+        .iter()
+        .flat_map(|&p| staggered::kernel_names(p))
+        .map(|n| format!("{n}_edges"))
+        .collect()
+}
+
 /// Every source. Nothing is compiled at start: a module is compiled (or
 /// loaded from the disk cache) when a context prepares the formats of a
 /// solve (`Backend::prepare`, every module it needs in parallel threads:
@@ -201,6 +212,12 @@ pub const SOURCES: &[Source] = &[
         text: include_str!("../../../kernels/wilson_edges_p30.cu"),
         kernels: || edge_kernel_names(Precision::Packed30),
         reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "staggered_edges",
+        text: include_str!("../../../kernels/staggered_edges.cu"),
+        kernels: staggered_edge_kernel_names,
+        reconstructs: &[],
     },
     Source {
         name: "halo",

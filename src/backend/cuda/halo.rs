@@ -78,14 +78,53 @@ unsafe impl DeviceRepr for PackParams {}
 pub(crate) struct HaloView {
     pub ahead: [u64; 4],
     pub behind: [u64; 4],
-    pub links: [[u64; 2]; 4],
+    pub links: [[[u64; 2]; 4]; 2],
     pub edges: u64,
     pub face_stride: [i32; 4],
-    pub link_stride: [i32; 4],
+    pub link_stride: [[i32; 4]; 2],
+    pub face_len: [i32; 4],
     pub cut: i32,
     pub n_edges: i32,
     pub t_sign_ahead: f64,
     pub t_sign_behind: f64,
+}
+
+/// A link field whose links behind the backward faces a halo fetches:
+/// where it is (`ptr`, blocks `[parity][mu]` of `reals` numbers of
+/// `real_bytes` each a site, `stride` sites apart), how its site's numbers
+/// lie (`parts`: from real `start` of the site, `rows` rows of elements of
+/// `elem` bytes, as kernels/core.cuh and staggered_dslash.cuh load them),
+/// and the length of the hops that cross on them.
+#[derive(Debug, Clone)]
+pub(crate) struct LinkFaces {
+    pub ptr: u64,
+    pub stride: usize,
+    pub reals: usize,
+    pub real_bytes: usize,
+    pub parts: Vec<LinkPart>,
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkPart {
+    pub start: usize,
+    pub elem: usize,
+    pub rows: usize,
+}
+
+impl LinkFaces {
+    /// Bytes of one face of `stride` slots (a direction, a receiving parity).
+    fn face_bytes(&self, stride: usize) -> usize {
+        aligned(self.reals * stride * self.real_bytes)
+    }
+}
+
+/// A link field's faces on this rank: per cut direction, both receiving
+/// parities' faces, `stride[mu]` slots each.
+struct LinkHalo {
+    faces: [Option<CudaSlice<u8>>; 4],
+    face_bytes: [usize; 4],
+    stride: [usize; 4],
 }
 
 /// How a field's site is stored, row by row (kernels/core.cuh): the bytes
@@ -127,7 +166,7 @@ impl SiteRows {
 
 /// The kernels of kernels/halo.cu.
 pub fn kernel_names() -> Vec<String> {
-    [2, 4, 8, 16]
+    [1, 2, 4, 8, 16]
         .iter()
         .map(|b| format!("pack_faces_b{b}"))
         .collect()
@@ -197,6 +236,68 @@ fn pack_params(
     p
 }
 
+/// The links of `field` in direction `mu` that this rank sends ahead,
+/// packed on the device (the faces of both receiving parities) and copied
+/// to the host: for hops of length d, the link at y in layer L − d + j
+/// serves the site y + d μ̂ (the other parity) in layer j ahead, slot
+/// `j · len + face index`.
+fn pack_links(
+    dev: &Device,
+    lat: &Lattice,
+    field: &LinkFaces,
+    mu: usize,
+    len: usize,
+) -> Result<(CudaSlice<u8>, Vec<u8>)> {
+    let (depth, local) = (field.depth, lat.dims());
+    let slots = depth * len;
+    let stride = face_stride(slots);
+    let face_bytes = field.face_bytes(stride);
+    let buf = dev
+        .stream
+        .alloc_zeros::<u8>(2 * face_bytes)
+        .map_err(device_err("a face of links"))?;
+    let at = cudarc::driver::DevicePtr::device_ptr(&buf, &dev.stream).0;
+    for q in [Parity::Even, Parity::Odd] {
+        let mut table = vec![0u32; slots];
+        for j in 0..depth {
+            for (i, cb) in layer_sites(lat, q, mu, local[mu] - depth + j) {
+                table[j * len + i] = cb as u32;
+            }
+        }
+        let table = upload_table(dev, &table)?;
+        let t = cudarc::driver::DevicePtr::device_ptr(&table, &dev.stream).0;
+        let block = (q.index() * 4 + mu) * field.reals * field.stride * field.real_bytes;
+        let face = q.other().index() * face_bytes;
+        for part in &field.parts {
+            let src = Block {
+                ptr: field.ptr + (block + part.start * field.stride * field.real_bytes) as u64,
+                stride: field.stride,
+                rows: SiteRows {
+                    elem: part.elem,
+                    rows: part.rows,
+                    norm: false,
+                },
+            };
+            let offset = face + part.start * stride * field.real_bytes;
+            pack(
+                dev,
+                &dev.stream,
+                src,
+                at,
+                t,
+                &[0, slots],
+                &[stride],
+                &[offset],
+            )?;
+        }
+        // The table lives until the launches have read it.
+        dev.synchronize()?;
+    }
+    let mut host = vec![0u8; 2 * face_bytes];
+    dev.download_bytes(&mut host, at)?;
+    Ok((buf, host))
+}
+
 fn upload_table(dev: &Device, v: &[u32]) -> Result<CudaSlice<u32>> {
     let v = if v.is_empty() { &[0u32][..] } else { v };
     dev.stream
@@ -227,7 +328,8 @@ impl DeferredFailure {
     /// sum): where any did, every rank returns an error here, the failing
     /// one its own.
     pub(crate) fn sum(&self, ranks: &Ranks, values: &mut [f64], local: Result<()>) -> Result<()> {
-        let mine = local.err().or_else(|| self.take());
+        let kept = self.take();
+        let mine = local.err().or(kept);
         let n = values.len();
         let mut all = Vec::with_capacity(n + 1);
         all.extend_from_slice(values);
@@ -276,14 +378,58 @@ pub struct GaugeHalo {
     /// The sites on a cut face, by the output's parity.
     edges: [CudaSlice<u32>; 2],
     n_edges: [usize; 2],
-    /// The links behind the backward faces, per cut direction: the faces of
-    /// both receiving parities, `link_stride[mu]` slots each.
-    links: [Option<CudaSlice<u8>>; 4],
-    link_face_bytes: [usize; 4],
-    link_stride: [usize; 4],
+    /// Sites of one parity in a layer, per direction.
+    len: [usize; 4],
+    /// The links behind the backward faces, per link field (Wilson: the
+    /// links; staggered: fat, then long).
+    links: Vec<LinkHalo>,
     t_sign_ahead: f64,
     t_sign_behind: f64,
     buffers: Mutex<HashMap<(Precision, Fermion), FaceBuffers>>,
+    /// With `LATSOL_HALO_TIMING=1`: where the host's time goes in each
+    /// application, printed when the halo is dropped.
+    timing: Option<Mutex<HostTimes>>,
+}
+
+/// The host's time in the applications of a halo (`LATSOL_HALO_TIMING`):
+/// launching the pack, copies and interior; waiting for the copies;
+/// the exchange; launching the edges.
+#[derive(Default)]
+struct HostTimes {
+    applications: u64,
+    seconds: [f64; 4],
+}
+
+impl HostTimes {
+    fn add(&mut self, marks: &[std::time::Instant; 5]) {
+        self.applications += 1;
+        for (s, w) in self.seconds.iter_mut().zip(marks.windows(2)) {
+            *s += (w[1] - w[0]).as_secs_f64();
+        }
+    }
+}
+
+impl Drop for GaugeHalo {
+    fn drop(&mut self) {
+        let Some(Ok(t)) = self.timing.as_ref().map(|t| t.lock()) else {
+            return;
+        };
+        if t.applications == 0 {
+            return;
+        }
+        let us = t.seconds.map(|s| s * 1e6 / t.applications as f64);
+        eprintln!(
+            "latsol: rank {} halo, {} applications, host microseconds each: launching {:.1}, \
+             waiting for the copies {:.1}, exchange {:.1}, edges {:.1}; total {:.1}",
+            self.ranks.comm.rank(),
+            t.applications,
+            us[0],
+            us[1],
+            us[2],
+            us[3],
+            us.iter().sum::<f64>()
+        );
+    }
 }
 
 impl std::fmt::Debug for GaugeHalo {
@@ -297,15 +443,17 @@ impl std::fmt::Debug for GaugeHalo {
 }
 
 impl GaugeHalo {
-    /// The halo of links stored at `links` (`rows` a direction and parity,
-    /// `stride` sites apart) for hops of length `depth` on a cut lattice:
-    /// the tables, and the links behind the backward faces fetched from the
-    /// ranks behind. Collective; a failure on one rank fails all.
+    /// The halo of a cut lattice for hopping terms of length up to `depth`
+    /// on the link fields `links`: the face tables, and each field's links
+    /// behind the backward faces fetched from the ranks behind as they store
+    /// them. `t_sign`: the Wilson time boundary's sign (1 for staggered,
+    /// whose signs are in the links). Collective; a failure on one rank
+    /// fails all.
     pub(crate) fn new(
         dev: &Device,
         ranks: &Ranks,
         lat: &Lattice,
-        links: Block,
+        links: &[LinkFaces],
         depth: usize,
         t_sign: f64,
     ) -> Result<GaugeHalo> {
@@ -314,8 +462,6 @@ impl GaugeHalo {
         let local = lat.dims();
         let len = [0, 1, 2, 3].map(|mu| face_len(local, mu));
         let slots = [0, 1, 2, 3].map(|mu| if cut[mu] { depth * len[mu] } else { 0 });
-        let link_stride = slots.map(face_stride);
-        let link_face_bytes = link_stride.map(|s| aligned(links.rows.face_bytes(s)));
         let interior = ranks.agree(interior_sites(lat, cut, depth))?;
         // Everything local first, agreed before the first exchange.
         let prepared = (|| -> Result<_> {
@@ -338,66 +484,40 @@ impl GaugeHalo {
             let on_device = |v: &[u32]| upload_table(dev, v);
             let sent = [on_device(&sent[0])?, on_device(&sent[1])?];
             let edges = [on_device(&edges[0])?, on_device(&edges[1])?];
-            // The links each rank sends ahead, per cut direction: for hops
-            // of length `depth`, the link at y in layer L − depth + j serves
-            // the site y + depth μ̂ (the other parity) in layer j ahead.
             let mut packed = Vec::new();
-            for mu in (0..4).filter(|&mu| cut[mu]) {
-                let buf = dev
-                    .stream
-                    .alloc_zeros::<u8>(2 * link_face_bytes[mu])
-                    .map_err(device_err("a face of links"))?;
-                let at = cudarc::driver::DevicePtr::device_ptr(&buf, &dev.stream).0;
-                for q in [Parity::Even, Parity::Odd] {
-                    let mut table = vec![0u32; slots[mu]];
-                    for j in 0..depth {
-                        for (i, cb) in layer_sites(lat, q, mu, local[mu] - depth + j) {
-                            table[j * len[mu] + i] = cb as u32;
-                        }
-                    }
-                    let table = on_device(&table)?;
-                    let t = cudarc::driver::DevicePtr::device_ptr(&table, &dev.stream).0;
-                    let rows = links.rows.rows;
-                    let src = Block {
-                        ptr: links.ptr
-                            + ((q.index() * 4 + mu) * rows * links.stride * links.rows.elem) as u64,
-                        ..links
-                    };
-                    let face = q.other().index() * link_face_bytes[mu];
-                    pack(
-                        dev,
-                        &dev.stream,
-                        src,
-                        at,
-                        t,
-                        &[0, slots[mu]],
-                        &[link_stride[mu]],
-                        &[face],
-                    )?;
-                    // The table lives until the launch has read it.
-                    dev.synchronize()?;
+            for (set, field) in links.iter().enumerate() {
+                for mu in (0..4).filter(|&mu| cut[mu]) {
+                    let (buf, host) = pack_links(dev, lat, field, mu, len[mu])?;
+                    packed.push((set, mu, buf, host));
                 }
-                let mut host = vec![0u8; 2 * link_face_bytes[mu]];
-                dev.download_bytes(&mut host, at)?;
-                packed.push((mu, buf, host));
             }
             Ok((sent, sent_starts, edges, n_edges, packed))
         })();
         let (sent, sent_starts, edges, n_edges, packed) = ranks.agree(prepared)?;
-        let mut faces: [Option<CudaSlice<u8>>; 4] = Default::default();
-        for (mu, buf, send) in packed {
+        let mut link_halos: Vec<LinkHalo> = links
+            .iter()
+            .map(|field| {
+                let stride = [0, 1, 2, 3].map(|mu| face_stride(field.depth * len[mu]));
+                LinkHalo {
+                    faces: Default::default(),
+                    face_bytes: stride.map(|s| field.face_bytes(s)),
+                    stride,
+                }
+            })
+            .collect();
+        for (set, mu, buf, send) in packed {
             let mut recv = vec![0u8; send.len()];
             ranks.comm.exchange(&mut [Message {
                 to: grid.neighbour(mu, true),
                 send: &send,
                 from: grid.neighbour(mu, false),
                 recv: &mut recv,
-                tag: 100 + mu as i32,
+                tag: 100 + (4 * set + mu) as i32,
             }])?;
             let at = cudarc::driver::DevicePtr::device_ptr(&buf, &dev.stream).0;
             let stored = dev.upload_bytes(at, &recv).and_then(|_| dev.synchronize());
             ranks.agree(stored)?;
-            faces[mu] = Some(buf);
+            link_halos[set].faces[mu] = Some(buf);
         }
         let t_cut = cut[3];
         Ok(GaugeHalo {
@@ -409,9 +529,8 @@ impl GaugeHalo {
             sent_starts,
             edges,
             n_edges,
-            links: faces,
-            link_face_bytes,
-            link_stride,
+            len,
+            links: link_halos,
             t_sign_ahead: if !t_cut || ranks.holds_last(3) {
                 t_sign
             } else {
@@ -423,6 +542,8 @@ impl GaugeHalo {
                 1.0
             },
             buffers: Mutex::new(HashMap::new()),
+            timing: (std::env::var("LATSOL_HALO_TIMING").as_deref() == Ok("1"))
+                .then(|| Mutex::new(HostTimes::default())),
         })
     }
 
@@ -503,8 +624,7 @@ impl GaugeHalo {
         let mut all = self.lock()?;
         // Made collectively: a failure here is every rank's.
         let bufs = self.buffers(dev, &mut all, key)?;
-        let copy = dev.copy_stream()?;
-        let edge = dev.edge_stream()?;
+        let (copy, edge) = (bufs.copy.clone(), bufs.edge.clone());
         let q = p.other();
         let send_at = bufs.send_ptr(&dev.stream);
         let rows = SiteRows::of_field(key.0, key.1);
@@ -515,6 +635,8 @@ impl GaugeHalo {
             .collect();
         let offsets: Vec<usize> = faces.iter().map(|f| f.offset).collect();
         let table = cudarc::driver::DevicePtr::device_ptr(&self.sent[q.index()], &dev.stream).0;
+        let started = std::time::Instant::now();
+        let mut launched = started;
         let local = (|| -> Result<()> {
             // The input is ready (and the output free) once the compute
             // stream's work so far is done: the copy and edge streams wait
@@ -539,15 +661,26 @@ impl GaugeHalo {
             copy.wait(&bufs.packed).map_err(&what)?;
             bufs.start(&dev.stream, &copy)?;
             interior()?;
+            launched = std::time::Instant::now();
             copy.synchronize().map_err(device_err("the faces' journey"))
         })();
+        let carried = std::time::Instant::now();
         let recv_at = match local {
-            Ok(()) => bufs.finish(&self.ranks, &edge, &copy)?,
+            Ok(()) => match bufs.finish(&self.ranks)? {
+                Ok(at) => at,
+                Err(e) => {
+                    // The edges are not computed; the failure ends the
+                    // solve on every rank at the next global sum.
+                    failure.keep(e);
+                    return Ok(());
+                }
+            },
             Err(e) => {
                 failure.keep(e);
                 return bufs.finish_failed(&self.ranks);
             }
         };
+        let arrived = std::time::Instant::now();
         let mut view = HaloView {
             edges: cudarc::driver::DevicePtr::device_ptr(&self.edges[p.index()], &dev.stream).0,
             cut: self.cut_bits(),
@@ -560,10 +693,13 @@ impl GaugeHalo {
             view.ahead[mu] = recv_at + faces[2 * k].offset as u64;
             view.behind[mu] = recv_at + faces[2 * k + 1].offset as u64;
             view.face_stride[mu] = face_stride(self.slots[mu]) as i32;
-            view.link_stride[mu] = self.link_stride[mu] as i32;
-            if let Some(l) = &self.links[mu] {
-                let at = cudarc::driver::DevicePtr::device_ptr(l, &dev.stream).0;
-                view.links[mu] = [at, at + self.link_face_bytes[mu] as u64];
+            view.face_len[mu] = self.len[mu] as i32;
+            for (set, field) in self.links.iter().enumerate() {
+                view.link_stride[set][mu] = field.stride[mu] as i32;
+                if let Some(l) = &field.faces[mu] {
+                    let at = cudarc::driver::DevicePtr::device_ptr(l, &dev.stream).0;
+                    view.links[set][mu] = [at, at + field.face_bytes[mu] as u64];
+                }
             }
         }
         let done = (|| -> Result<()> {
@@ -576,6 +712,18 @@ impl GaugeHalo {
         })();
         if let Err(e) = done {
             failure.keep(e);
+        }
+        if let Some(t) = &self.timing {
+            let marks = [
+                started,
+                launched,
+                carried,
+                arrived,
+                std::time::Instant::now(),
+            ];
+            if let Ok(mut t) = t.lock() {
+                t.add(&marks);
+            }
         }
         Ok(())
     }
@@ -683,14 +831,40 @@ mod tests {
         assert!(text.contains("dst[j * ds + slot] = src[j * P.src_stride + cb];"));
     }
 
+    /// A failure kept on one rank comes back at the next global sum (and
+    /// only there), the sums of the others untouched.
+    #[test]
+    fn a_kept_failure_returns_at_the_next_sum() {
+        let ranks = Ranks {
+            comm: std::sync::Arc::new(crate::comm::SingleProcess),
+            grid: crate::comm::RankGrid::single(),
+            reduction: crate::comm::Reduction::Fast,
+        };
+        let failure = DeferredFailure::default();
+        let mut v = [1.0, 2.0];
+        failure.sum(&ranks, &mut v, Ok(())).unwrap();
+        assert_eq!(v, [1.0, 2.0]);
+        failure.keep(Error::Internal("a launch".into()));
+        failure.keep(Error::Internal("a later one".into()));
+        match failure.sum(&ranks, &mut v, Ok(())) {
+            Err(Error::Internal(m)) => assert_eq!(m, "a launch"),
+            other => panic!("{other:?}"),
+        }
+        assert!(failure.sum(&ranks, &mut v, Ok(())).is_ok());
+        assert!(failure.all_ok(&ranks, true).unwrap());
+        failure.keep(Error::Internal("again".into()));
+        assert!(failure.all_ok(&ranks, true).is_err());
+    }
+
     #[test]
     fn parameter_structs_match_the_kernels() {
         // kernels/halo.cu and kernels/wilson_dslash.cuh static_assert the same.
         assert_eq!(std::mem::size_of::<PackParams>(), 176);
         assert_eq!(std::mem::offset_of!(PackParams, dst_offset), 112);
-        assert_eq!(std::mem::size_of::<HaloView>(), 192);
-        assert_eq!(std::mem::offset_of!(HaloView, face_stride), 136);
-        assert_eq!(std::mem::offset_of!(HaloView, t_sign_ahead), 176);
+        assert_eq!(std::mem::size_of::<HaloView>(), 288);
+        assert_eq!(std::mem::offset_of!(HaloView, edges), 192);
+        assert_eq!(std::mem::offset_of!(HaloView, face_len), 248);
+        assert_eq!(std::mem::offset_of!(HaloView, t_sign_ahead), 272);
         let text = include_str!("../../../kernels/halo.cu");
         assert!(text.contains(&format!("#define LATSOL_PACK_BLOCKS {PACK_BLOCKS}")));
     }

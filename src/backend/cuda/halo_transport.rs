@@ -20,6 +20,8 @@
 //! every neighbour is on the rank's node and every rank opened its
 //! neighbours' buffers), agreed by all ranks.
 
+use std::sync::Arc;
+
 use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 
 use super::driver::device::Device;
@@ -67,6 +69,7 @@ struct PeerBuffers {
     peers: Vec<(usize, u64)>,
     /// Applications so far: the half they wrote.
     step: u64,
+    ctx: Arc<cudarc::driver::CudaContext>,
 }
 
 enum Transport {
@@ -84,6 +87,10 @@ pub(crate) struct FaceBuffers {
     total: usize,
     send: CudaSlice<u8>,
     transport: Transport,
+    /// The copy stream (the faces' journey) and the edge stream (the pack
+    /// and the edges' kernel, of the highest priority).
+    pub(crate) copy: Arc<CudaStream>,
+    pub(crate) edge: Arc<CudaStream>,
     /// Made once: the compute stream's work before an application done
     /// (the copy and edge streams wait for it), the faces on the device
     /// (host transport: the edge stream waits), the edges done (the
@@ -92,23 +99,19 @@ pub(crate) struct FaceBuffers {
     pub(crate) packed: CudaEvent,
     arrived: CudaEvent,
     pub(crate) edges_done: CudaEvent,
-    dev_ctx: std::sync::Arc<cudarc::driver::CudaContext>,
 }
 
-impl Drop for FaceBuffers {
+impl Drop for PeerBuffers {
     fn drop(&mut self) {
-        if let Transport::Peer(p) = &self.transport {
-            let _ = self.dev_ctx.bind_to_thread();
-            // SAFETY: pointers this process opened or allocated, once each;
-            // the device is idle for them (the last application waited for
-            // its copies, and its edges kernel is synchronised below).
-            unsafe {
-                let _ = sys::cuCtxSynchronize();
-                for &(_, at) in &p.peers {
-                    let _ = sys::cuIpcCloseMemHandle(at);
-                }
-                let _ = cudarc::driver::result::free_sync(p.own);
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: pointers this process opened or allocated, once each; the
+        // device is done with them (synchronised first).
+        unsafe {
+            let _ = sys::cuCtxSynchronize();
+            for &(_, at) in &self.peers {
+                let _ = sys::cuIpcCloseMemHandle(at);
             }
+            let _ = cudarc::driver::result::free_sync(self.own);
         }
     }
 }
@@ -125,11 +128,28 @@ impl FaceBuffers {
         let n = total.max(1);
         let what = device_err("the faces' buffers");
         let send = ranks.agree(dev.stream.alloc_zeros::<u8>(n).map_err(&what))?;
-        let want = HaloTransport::from_env();
+        // The choice agreed: any rank asking for host staging makes it
+        // every rank's, else any asking for peers.
+        let asked = match HaloTransport::from_env() {
+            None => 0.0,
+            Some(HaloTransport::Peer) => 1.0,
+            Some(HaloTransport::Host) => 2.0,
+        };
+        let mut agreed = [asked];
+        ranks.comm.max(&mut agreed)?;
+        let want = match agreed[0] as u8 {
+            2 => Some(HaloTransport::Host),
+            1 => Some(HaloTransport::Peer),
+            _ => None,
+        };
         let peer = match want {
             Some(HaloTransport::Host) => None,
             _ => open_peers(dev, ranks, &faces, n)?,
         };
+        // The streams of the faces' journey, made here where a failure is
+        // every rank's.
+        let streams = (|| Ok((dev.copy_stream()?, dev.edge_stream()?)))();
+        let (copy, edge) = ranks.agree(streams)?;
         if want == Some(HaloTransport::Peer) && peer.is_none() {
             return Err(Error::Unsupported(
                 "LATSOL_HALO=peer: a neighbour is on another node or its buffer could not be \
@@ -164,11 +184,12 @@ impl FaceBuffers {
             total,
             send,
             transport,
+            copy,
+            edge,
             input_ready,
             packed,
             arrived,
             edges_done,
-            dev_ctx: dev.ctx.clone(),
         })
     }
 
@@ -225,14 +246,12 @@ impl FaceBuffers {
     }
 
     /// After `start` and the copy stream's synchronisation: the exchange
-    /// with the neighbours, and the received faces ready for `stream` (the
-    /// edge stream); returns where they are.
-    pub(crate) fn finish(
-        &mut self,
-        ranks: &Ranks,
-        stream: &CudaStream,
-        copy: &CudaStream,
-    ) -> Result<u64> {
+    /// with the neighbours (always: an error of the exchange itself is
+    /// every rank's), and the received faces ready for the edge stream;
+    /// returns where they are, or this rank's local failure (to keep:
+    /// `DeferredFailure`).
+    pub(crate) fn finish(&mut self, ranks: &Ranks) -> Result<Result<u64>> {
+        let (copy, edge) = (&self.copy, &self.edge);
         match &mut self.transport {
             Transport::Host {
                 recv,
@@ -240,34 +259,46 @@ impl FaceBuffers {
                 host_recv,
             } => {
                 let what = device_err("the faces' host buffers");
-                let send = host_send.as_slice().map_err(&what)?;
-                let got = host_recv.as_mut_slice().map_err(&what)?;
+                let slices = host_send
+                    .as_slice()
+                    .and_then(|send| Ok((send, host_recv.as_mut_slice()?)));
+                let (send, got) = match slices {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // The neighbours' messages as long as they expect.
+                        let (zeros, mut sink) = (vec![0u8; self.total], vec![0u8; self.total]);
+                        exchange(ranks, &self.faces, &zeros, &mut sink)?;
+                        return Ok(Err(what(e)));
+                    }
+                };
                 exchange(ranks, &self.faces, send, got)?;
                 let at = cudarc::driver::DevicePtr::device_ptr(&*recv, copy).0;
-                // SAFETY: as in `start`; the device buffer is not read before
-                // the compute stream waits for this copy's event.
-                unsafe {
-                    cudarc::driver::result::memcpy_htod_async(
-                        at,
-                        &got[..self.total],
-                        copy.cu_stream(),
-                    )
-                }
-                .map_err(device_err("the faces to the device"))?;
-                self.arrived
-                    .record(copy)
-                    .map_err(device_err("the faces' arrival event"))?;
-                stream
-                    .wait(&self.arrived)
-                    .map_err(device_err("waiting for the faces"))?;
-                Ok(at)
+                let arrived = &self.arrived;
+                Ok((|| {
+                    // SAFETY: as in `start`; the device buffer is not read
+                    // before the edge stream waits for this copy's event.
+                    unsafe {
+                        cudarc::driver::result::memcpy_htod_async(
+                            at,
+                            &got[..self.total],
+                            copy.cu_stream(),
+                        )
+                    }
+                    .map_err(device_err("the faces to the device"))?;
+                    arrived
+                        .record(copy)
+                        .map_err(device_err("the faces' arrival event"))?;
+                    edge.wait(arrived)
+                        .map_err(device_err("waiting for the faces"))?;
+                    Ok(at)
+                })())
             }
             Transport::Peer(p) => {
                 // One byte a face: "my copy into your buffer is done".
                 exchange_small(ranks, &self.faces)?;
                 let half = (p.step % 2) as usize * self.total;
                 p.step += 1;
-                Ok(p.own + half as u64)
+                Ok(Ok(p.own + half as u64))
             }
         }
     }
@@ -275,10 +306,12 @@ impl FaceBuffers {
     /// The exchange of a rank that failed before `start`: the neighbours
     /// still get their messages (and, with peers, an untouched half).
     pub(crate) fn finish_failed(&mut self, ranks: &Ranks) -> Result<()> {
-        let send = vec![0u8; self.total];
-        let mut recv = vec![0u8; self.total];
         match &mut self.transport {
-            Transport::Host { .. } => exchange(ranks, &self.faces, &send, &mut recv),
+            Transport::Host { .. } => {
+                let send = vec![0u8; self.total];
+                let mut recv = vec![0u8; self.total];
+                exchange(ranks, &self.faces, &send, &mut recv)
+            }
             Transport::Peer(p) => {
                 p.step += 1;
                 exchange_small(ranks, &self.faces)
@@ -424,19 +457,12 @@ fn open_peers(
             Err(_) => ok = false,
         }
     }
-    if ranks.comm.all_ok(ok)? {
-        return Ok(Some(PeerBuffers {
-            own,
-            peers,
-            step: 0,
-        }));
-    }
-    // SAFETY: opened or allocated above, unused.
-    unsafe {
-        for &(_, at) in &peers {
-            let _ = sys::cuIpcCloseMemHandle(at);
-        }
-        let _ = cudarc::driver::result::free_sync(own);
-    }
-    Ok(None)
+    // Closed and freed by its drop where not every rank managed.
+    let opened = PeerBuffers {
+        own,
+        peers,
+        step: 0,
+        ctx: dev.ctx.clone(),
+    };
+    Ok(ranks.comm.all_ok(ok)?.then_some(opened))
 }

@@ -232,7 +232,7 @@ mod tests {
         // wilson_dslash.cuh static_asserts the same size.
         assert_eq!(std::mem::size_of::<DslashParams>(), 144);
         assert_eq!(std::mem::offset_of!(DslashParams, interior_cut), 136);
-        assert_eq!(std::mem::size_of::<EdgeParams>(), 144 + 192);
+        assert_eq!(std::mem::size_of::<EdgeParams>(), 144 + 288);
         assert_eq!(std::mem::offset_of!(DslashParams, div_magic), 112);
         assert_eq!(std::mem::offset_of!(DslashParams, div_shift), 124);
         assert_eq!(std::mem::offset_of!(DslashParams, clover), 88);

@@ -459,6 +459,8 @@ impl HostOrder<'_> {
                     stride,
                     fat,
                     long: long_links.next(),
+                    // Not imported on a cut lattice (the host path stores them).
+                    halo: None,
                 })
                 .collect(),
         ))

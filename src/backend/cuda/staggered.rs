@@ -14,11 +14,14 @@ use std::sync::Arc;
 use cudarc::driver::DeviceRepr;
 
 use super::driver::device::Device;
+use super::driver::launch;
 use super::driver::memory::DeviceData;
 use super::fields::{check_lattice, same_lattice, suffix, CudaSpinor};
+use super::halo::{Block, DeferredFailure, GaugeHalo, HaloView, LinkFaces, LinkPart, SiteRows};
 use super::hopping_params::block_of;
 use super::layout;
 use crate::backend::{SpinorField, StaggeredStorage};
+use crate::comm::Ranks;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField};
 use crate::lattice::{Lattice, Parity};
@@ -45,9 +48,24 @@ pub struct StaggeredParams {
     pub vh: i32,
     pub stride: i32,
     pub gauge_stride: i32,
+    /// On a cut lattice, bit mu where mu is cut: the launch computes the
+    /// interior sites only; 0: every site.
+    pub interior_cut: i32,
+    /// The longest hop (1, or 3 with long links).
+    pub depth: i32,
 }
 // SAFETY: plain old data with the C layout of `StaggeredParams`.
 unsafe impl DeviceRepr for StaggeredParams {}
+
+/// The edges' launch (`struct StaggeredEdgeParams` in staggered_dslash.cuh).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct StaggeredEdgeParams {
+    d: StaggeredParams,
+    h: HaloView,
+}
+// SAFETY: plain old data with the C layout of `StaggeredEdgeParams`.
+unsafe impl DeviceRepr for StaggeredEdgeParams {}
 
 /// The hopping terms of a staggered module: `Double` names
 /// `kernels/staggered_dslash.cu` (double and single), `Half` and `Quarter`
@@ -104,6 +122,61 @@ pub(crate) fn long_index(
         last * stride + cb
     } else {
         ((k / w) * stride + cb) * w + k % w
+    }
+}
+
+/// The reals a link is stored in (18 as given, or compressed to 13 or 9
+/// with `|s| = u3_scale`), into `buf`; returns how many.
+fn stored_reals(
+    u: &crate::su3::Su3,
+    compressed: Option<LongReconstruct>,
+    u3_scale: f64,
+    buf: &mut [f64; 18],
+) -> usize {
+    match compressed {
+        None => {
+            u.to_row_major(buf);
+            18
+        }
+        Some(r) => {
+            crate::long_links::compress(u, r, u3_scale, buf);
+            r.reals()
+        }
+    }
+}
+
+/// The link field at `ptr` (links of `reals` reals in `precision`, in the
+/// layout of `fat_index` for 18, `long_index` for 13 and 9) as a halo
+/// fetches its faces: 18 reals are 16 in vectors of `long_vec`, then the
+/// last complex number alone; 13 or 9, all but the phase in vectors, then
+/// the phase.
+pub(crate) fn link_faces(
+    ptr: u64,
+    stride: usize,
+    reals: usize,
+    precision: Precision,
+    depth: usize,
+) -> LinkFaces {
+    let (rb, w) = (precision.bytes_per_real(), long_vec(precision));
+    let (vectors, last) = if reals == 18 { (16, 2) } else { (reals - 1, 1) };
+    LinkFaces {
+        ptr,
+        stride,
+        reals,
+        real_bytes: rb,
+        parts: vec![
+            LinkPart {
+                start: 0,
+                elem: w * rb,
+                rows: vectors / w,
+            },
+            LinkPart {
+                start: vectors,
+                elem: last * rb,
+                rows: 1,
+            },
+        ],
+        depth,
     }
 }
 
@@ -165,6 +238,8 @@ pub struct CudaStaggeredLinks {
     pub(crate) stride: usize,
     pub(crate) fat: FixedLinks,
     pub(crate) long: Option<DeviceLong>,
+    /// On a cut lattice: the faces of its hopping terms (`halo`).
+    pub(crate) halo: Option<Arc<GaugeHalo>>,
 }
 
 impl StaggeredStorage for CudaStaggeredLinks {
@@ -182,6 +257,10 @@ impl StaggeredStorage for CudaStaggeredLinks {
 /// The staggered hopping terms' kernels on one device, and the storage of their links.
 pub(crate) struct StaggeredKernels<'d> {
     pub(crate) dev: &'d Device,
+    /// On many ranks: the stored forms are the whole lattice's, and on a
+    /// cut lattice the hopping terms read the other ranks' faces.
+    pub(crate) ranks: Option<&'d Ranks>,
+    pub(crate) failure: &'d DeferredFailure,
 }
 
 impl std::ops::Deref for StaggeredKernels<'_> {
@@ -205,7 +284,19 @@ impl StaggeredKernels<'_> {
             )));
         }
         let lat = fat.lattice();
-        check_lattice(lat)?;
+        let mut checked = check_lattice(lat);
+        if let Some(r) = self.ranks {
+            // A rank's part, deep enough for the Naik term's hops where
+            // the lattice is cut (as the CPU backend checks it), agreed.
+            checked = checked.and_then(|()| r.check_local(lat, "upload_staggered"));
+            checked = checked.and_then(|()| match long {
+                Some(_) => r.grid.with_local(lat.dims())?.check_naik_depth(),
+                None => Ok(()),
+            });
+            r.agree(checked)?;
+        } else {
+            checked?;
+        }
         let stride = layout::padded_stride(lat.half_volume());
         // No boundary sign: the caller's signs are in the links.
         let fat_links = self.upload_staggered_links(fat, precision, None, stride)?;
@@ -217,8 +308,29 @@ impl StaggeredKernels<'_> {
             (Some(l), r) => Some(DeviceLong::Compressed {
                 links: self.upload_staggered_links(l, precision, Some(r), stride)?,
                 reconstruct: r,
-                scale: crate::long_links::scale_of(l.links()),
+                scale: self.u3_scale(l)?,
             }),
+        };
+        let halo = match self.ranks.filter(|r| r.partitioned()) {
+            None => None,
+            Some(r) => {
+                let faces = |links: &FixedLinks, reals: usize, depth: usize| {
+                    let ptr = links.data.ptr(&self.stream);
+                    link_faces(ptr, stride, reals, precision, depth)
+                };
+                let mut fields = vec![faces(&fat_links, 18, 1)];
+                match &long {
+                    None => {}
+                    Some(DeviceLong::Full(l)) => fields.push(faces(l, 18, 3)),
+                    Some(DeviceLong::Compressed {
+                        links, reconstruct, ..
+                    }) => fields.push(faces(links, reconstruct.reals(), 3)),
+                }
+                let depth = if long.is_some() { 3 } else { 1 };
+                Some(Arc::new(GaugeHalo::new(
+                    self.dev, r, lat, &fields, depth, 1.0,
+                )?))
+            }
         };
         Ok(CudaStaggeredLinks {
             lattice: lat.clone(),
@@ -226,7 +338,22 @@ impl StaggeredKernels<'_> {
             stride,
             fat: fat_links,
             long,
+            halo,
         })
+    }
+
+    /// `|s|` of the long links' compression: the first link's of the whole
+    /// lattice (the rank at the grid's origin holds it), as one device
+    /// chooses it.
+    fn u3_scale(&self, field: &GaugeField) -> Result<f64> {
+        let mut u3 = [crate::long_links::scale_of(field.links())];
+        if let Some(r) = self.ranks {
+            if r.grid.coords() != [0; 4] {
+                u3[0] = 0.0;
+            }
+            r.comm.max(&mut u3)?;
+        }
+        Ok(u3[0])
     }
 
     /// Links of 18 reals (`compressed` None: one complex number per
@@ -241,15 +368,7 @@ impl StaggeredKernels<'_> {
         compressed: Option<LongReconstruct>,
         stride: usize,
     ) -> Result<FixedLinks> {
-        let reals = compressed.map_or(18, LongReconstruct::reals);
-        let u3_scale = crate::long_links::scale_of(field.links());
-        let stored = |u: &crate::su3::Su3, buf: &mut [f64; 18]| {
-            match compressed {
-                None => u.to_row_major(buf),
-                Some(r) => crate::long_links::compress(u, r, u3_scale, buf),
-            }
-            reals
-        };
+        let u3_scale = self.u3_scale(field)?;
         // Fixed point relative to the largest stored magnitude: one
         // parallel pass over the links first.
         let max = field
@@ -257,11 +376,40 @@ impl StaggeredKernels<'_> {
             .par_iter()
             .map(|u| {
                 let mut buf = [0.0; 18];
-                let n = stored(u, &mut buf);
+                let n = stored_reals(u, compressed, u3_scale, &mut buf);
                 buf[..n].iter().fold(0.0f64, |m, v| m.max(v.abs()))
             })
             .reduce(|| 0.0, f64::max);
-        let max = if max > 0.0 { max } else { 1.0 };
+        // On many ranks the whole lattice's largest, as one device scales.
+        let mut max = [max];
+        if let Some(r) = self.ranks {
+            r.comm.max(&mut max)?;
+        }
+        let max = if max[0] > 0.0 { max[0] } else { 1.0 };
+        let stored =
+            self.store_staggered_links(field, precision, compressed, u3_scale, stride, max);
+        // Agreed: no rank leaves while the others go on to the next sum.
+        let data = match self.ranks {
+            Some(r) => r.agree(stored)?,
+            None => stored?,
+        };
+        Ok(FixedLinks::new(data, precision, max))
+    }
+
+    /// `upload_staggered_links`' local part: the links in the kernel's
+    /// layout, fixed point relative to `max`, on the device.
+    fn store_staggered_links(
+        &self,
+        field: &GaugeField,
+        precision: Precision,
+        compressed: Option<LongReconstruct>,
+        u3_scale: f64,
+        stride: usize,
+        max: f64,
+    ) -> Result<DeviceData> {
+        let reals = compressed.map_or(18, LongReconstruct::reals);
+        let stored =
+            |u: &crate::su3::Su3, buf: &mut [f64; 18]| stored_reals(u, compressed, u3_scale, buf);
         let data = self.alloc_links(precision, 8 * reals * stride)?;
         // Placed in the kernel's layout (`fat_index`, `long_index`) and
         // converted in one parallel pass, then one transfer through the
@@ -298,7 +446,7 @@ impl StaggeredKernels<'_> {
                 ))
             }
         }
-        Ok(FixedLinks::new(data, precision, max))
+        Ok(data)
     }
 
     pub(crate) fn staggered_dslash_impl(
@@ -368,6 +516,8 @@ impl StaggeredKernels<'_> {
             vh: vh as i32,
             stride: out.stride as i32,
             gauge_stride: links.stride as i32,
+            interior_cut: 0,
+            depth: if links.long.is_some() { 3 } else { 1 },
         };
         let base = format!("staggered_dslash_{}", suffix(prec));
         let name = match &links.long {
@@ -377,7 +527,32 @@ impl StaggeredKernels<'_> {
             _ => base,
         };
         // The output is written only: timing runs while tuning are harmless.
-        self.launch_tuned(&name, vh, 128, &params, None)
+        let Some(halo) = &links.halo else {
+            return self.launch_tuned(&name, vh, 128, &params, None);
+        };
+        // On a cut lattice: the interior beside the faces, then the edges.
+        let inside = StaggeredParams {
+            interior_cut: halo.cut_bits(),
+            ..params
+        };
+        let input = Block {
+            ptr: params.inp,
+            stride: inp.stride,
+            rows: SiteRows::of_field(prec, Fermion::Staggered),
+        };
+        let key = (prec, Fermion::Staggered);
+        let interior = || self.launch_tuned(&name, vh, 128, &inside, None);
+        let edges = |stream: &Arc<cudarc::driver::CudaStream>, view: &HaloView| {
+            let kernel = self.kernel(&format!("{name}_edges"))?;
+            let p = StaggeredEdgeParams {
+                d: params,
+                h: *view,
+            };
+            const BLOCK: u32 = 128;
+            let grid = launch::grid_for(view.n_edges as usize, BLOCK)?;
+            launch::launch(stream, &kernel, grid, BLOCK, &p)
+        };
+        halo.apply(self.dev, self.failure, parity, input, key, interior, edges)
     }
 }
 
@@ -388,11 +563,71 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // staggered_dslash.cuh static_asserts the same sizes.
-        assert_eq!(std::mem::size_of::<StaggeredParams>(), 112);
+        assert_eq!(std::mem::size_of::<StaggeredParams>(), 120);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, interior_cut), 112);
+        assert_eq!(std::mem::size_of::<StaggeredEdgeParams>(), 120 + 288);
         assert_eq!(std::mem::offset_of!(StaggeredParams, a), 40);
         assert_eq!(std::mem::offset_of!(StaggeredParams, long_fixed), 72);
         assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 80);
         assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 108);
+    }
+
+    /// The parts a halo packs a link by (`link_faces`) put real k of each
+    /// site where `fat_index` / `long_index` say, at the face's stride: the
+    /// edges' kernel loads a face's link as the one-device kernel loads it.
+    #[test]
+    fn link_faces_keep_the_kernels_layout() {
+        let (stride, face_stride) = (96, 32);
+        let sites: Vec<usize> = (0..20).map(|k| (k * 37) % stride).collect();
+        for p in [
+            Precision::Double,
+            Precision::Single,
+            Precision::Half,
+            Precision::Quarter,
+        ] {
+            let (rb, w) = (p.bytes_per_real(), long_vec(p));
+            for r in [
+                None,
+                Some(LongReconstruct::Thirteen),
+                Some(LongReconstruct::Nine),
+            ] {
+                let reals = r.map_or(18, LongReconstruct::reals);
+                let at = |stride: usize, cb: usize, k: usize| match r {
+                    None => fat_index(w, stride, cb, k),
+                    Some(r) => long_index(r, w, stride, cb, k),
+                };
+                // Real k of site cb holds the bytes of (cb, k).
+                let mut block = vec![0u8; reals * stride * rb];
+                for cb in 0..stride {
+                    for k in 0..reals {
+                        let i = at(stride, cb, k) * rb;
+                        block[i..i + rb].fill((cb * 19 + k) as u8);
+                    }
+                }
+                let faces = link_faces(0, stride, reals, p, 1);
+                let mut face = vec![0u8; reals * face_stride * rb];
+                for part in &faces.parts {
+                    for j in 0..part.rows {
+                        for (slot, &cb) in sites.iter().enumerate() {
+                            let from = part.start * stride * rb + (j * stride + cb) * part.elem;
+                            let to = part.start * face_stride * rb
+                                + (j * face_stride + slot) * part.elem;
+                            face[to..to + part.elem]
+                                .copy_from_slice(&block[from..from + part.elem]);
+                        }
+                    }
+                }
+                for (slot, &cb) in sites.iter().enumerate() {
+                    for k in 0..reals {
+                        let i = at(face_stride, slot, k) * rb;
+                        assert!(
+                            face[i..i + rb].iter().all(|&b| b == (cb * 19 + k) as u8),
+                            "{p:?} {r:?} slot {slot} real {k}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
