@@ -9,7 +9,7 @@ use super::clover::{Clover, CloverParams, CloverSource};
 use super::context_inner::ContextInner;
 use super::gauge::Gauge;
 use super::operator_fields::{with_backend, OperatorFields};
-use super::params::{DslashType, GaugeParams, InitParams, InvertParams, OperatorKind};
+use super::params::{DslashType, GaugeParams, InitParams, InvertParams, OperatorKind, Verbosity};
 use crate::dispatch;
 use crate::error::{Error, Result};
 use crate::field::HostSpinor;
@@ -64,6 +64,17 @@ impl Context {
         field: &crate::field::GaugeField,
     ) -> Result<num_complex::Complex64> {
         self.inner.polyakov_loop(field)
+    }
+
+    /// Logs at `v` from now on (QUDA's `setVerbosityQuda` on a live
+    /// context), unless `LATSOL_VERBOSITY` chose the level.
+    pub fn set_verbosity(&self, v: Verbosity) {
+        self.inner.set_verbosity(v)
+    }
+
+    /// The level this context logs at now.
+    pub fn verbosity(&self) -> Verbosity {
+        self.inner.verbosity()
     }
 
     /// "cpu" or "cuda".

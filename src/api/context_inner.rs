@@ -29,7 +29,10 @@ pub(crate) struct ContextInner {
     /// clover term); a CPU context uses its backend's pool.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     host_pool: Option<rayon::ThreadPool>,
-    verbosity: Verbosity,
+    /// The level logged (`Verbosity` as its index): changeable while the
+    /// context lives (`set_verbosity`), unless `LATSOL_VERBOSITY` fixed it.
+    verbosity: std::sync::atomic::AtomicU8,
+    verbosity_from_env: bool,
     logger: Logger,
     on_progress: Option<ProgressFn>,
     /// The ranks a partitioned lattice spans; None on one process.
@@ -40,7 +43,7 @@ impl ContextInner {
     /// A solver's progress: a log line at the verbose level, and the
     /// host's progress function whatever the verbosity.
     pub(crate) fn progress(&self, solver: &str, iteration: usize, residual: f64) {
-        if Verbosity::Verbose <= self.verbosity {
+        if Verbosity::Verbose <= self.verbosity() {
             self.log(
                 Verbosity::Verbose,
                 &format!("{solver}: iteration {iteration}, residual {residual:.3e}"),
@@ -52,8 +55,21 @@ impl ContextInner {
     }
 
     pub(crate) fn log(&self, level: Verbosity, msg: &str) {
-        if level <= self.verbosity && level != Verbosity::Silent {
+        if level <= self.verbosity() && level != Verbosity::Silent {
             (self.logger)(level, msg);
+        }
+    }
+
+    /// The level logged now.
+    pub(crate) fn verbosity(&self) -> Verbosity {
+        Verbosity::from_index(self.verbosity.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Logs at `v` from now on, unless `LATSOL_VERBOSITY` chose the level.
+    pub(crate) fn set_verbosity(&self, v: Verbosity) {
+        if !self.verbosity_from_env {
+            self.verbosity
+                .store(v as u8, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -379,10 +395,10 @@ impl ContextInner {
         // LATSOL_VERBOSITY (silent, summarize, verbose, debug) overrides the
         // host's choice, as QUDA's verbosity variable does: a C or Fortran
         // program's output can be raised without rebuilding it.
-        let verbosity = std::env::var("LATSOL_VERBOSITY")
+        let from_env = std::env::var("LATSOL_VERBOSITY")
             .ok()
-            .and_then(|v| Verbosity::from_name(&v))
-            .unwrap_or(params.verbosity);
+            .and_then(|v| Verbosity::from_name(&v));
+        let verbosity = from_env.unwrap_or(params.verbosity);
         let say = |level: Verbosity, msg: &str| {
             if level <= verbosity && verbosity != Verbosity::Silent {
                 logger(level, msg);
@@ -424,7 +440,8 @@ impl ContextInner {
         let inner = ContextInner {
             backend,
             host_pool,
-            verbosity,
+            verbosity: std::sync::atomic::AtomicU8::new(verbosity as u8),
+            verbosity_from_env: from_env.is_some(),
             logger,
             on_progress: params.progress.clone(),
             ranks,

@@ -39,6 +39,16 @@ pub enum Verbosity {
 }
 
 impl Verbosity {
+    /// The level of index `i` (`Silent` 0 … `Debug` 3; above: `Debug`).
+    pub(crate) fn from_index(i: u8) -> Verbosity {
+        match i {
+            0 => Verbosity::Silent,
+            1 => Verbosity::Summarize,
+            2 => Verbosity::Verbose,
+            _ => Verbosity::Debug,
+        }
+    }
+
     /// `silent`, `summarize`, `verbose` or `debug` (any case), the values
     /// of `LATSOL_VERBOSITY`.
     pub fn from_name(name: &str) -> Option<Verbosity> {

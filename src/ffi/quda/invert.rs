@@ -55,6 +55,7 @@ pub(crate) unsafe fn invert(
     let start = Instant::now();
     // SAFETY: checked non-null; the caller passes a QudaInvertParam.
     let p = unsafe { &mut *param };
+    let _verbosity = state::CallVerbosity::push(p.verbosity);
     if super::staggered::is_staggered(p) {
         // SAFETY: forwarded.
         return unsafe { super::staggered::invert(&[h_x], h_b, p, false) };
@@ -154,7 +155,10 @@ pub(crate) unsafe fn invert(
         p.gflops = gflop;
         p.secs = start.elapsed().as_secs_f64();
         if iterations >= ip.maxiter && true_res > ip.tol {
-            eprintln!("latsol (QUDA interface) WARNING: invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})", ip.maxiter);
+            state::warn(&format!(
+                "invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})",
+                ip.maxiter
+            ));
         }
         Ok(())
     })
@@ -182,6 +186,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         let start = Instant::now();
         // SAFETY: checked non-null.
         let p = unsafe { &mut *param };
+        let _verbosity = state::CallVerbosity::push(p.verbosity);
         if super::staggered::is_staggered(p) {
             let count = p.num_offset;
             if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
@@ -301,6 +306,7 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
         let start = Instant::now();
         // SAFETY: checked non-null.
         let p = unsafe { &mut *param };
+        let _verbosity = state::CallVerbosity::push(p.verbosity);
         let n = p.num_src;
         if !(1..=QUDA_MAX_MULTI_SRC).contains(&n) {
             return Err(Error::InvalidArgument(format!(
@@ -416,7 +422,10 @@ unsafe fn invert_sources(
             p.true_res[i] = r.true_residual;
             p.true_res_hq[i] = 0.0;
             if r.iterations >= ip.maxiter && r.true_residual > ip.tol {
-                eprintln!("latsol (QUDA interface) WARNING: invertMultiSrcQuda: source {i} exceeded maxiter = {} (true residual {:.3e})", ip.maxiter, r.true_residual);
+                state::warn(&format!(
+                    "invertMultiSrcQuda: source {i} exceeded maxiter = {} (true residual {:.3e})",
+                    ip.maxiter, r.true_residual
+                ));
             }
         }
         p.iter = results.iter().map(|r| r.iterations as c_int).sum();

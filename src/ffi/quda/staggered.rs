@@ -326,7 +326,7 @@ pub(crate) unsafe fn invert(
             reliable_delta: p.reliable_delta,
             cg_stabilised: true,
             use_init_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES && !multishift,
-            progress_every: 0,
+            progress_every: super::state::progress_every(),
             measure_multishift_phase: false,
         };
         let mut outs: Vec<Vec<f64>> = xs
@@ -391,10 +391,10 @@ pub(crate) unsafe fn invert(
             p.true_res_hq[0] = r.true_residual_hq;
             p.gflops = r.gflops * r.seconds;
             if !r.converged {
-                eprintln!(
-                    "latsol (QUDA interface) WARNING: invertQuda: residual {:.3e} above tol {:.1e} after {} iterations",
+                state::warn(&format!(
+                    "invertQuda: residual {:.3e} above tol {:.1e} after {} iterations",
                     r.true_residual, p.tol, r.iterations
-                );
+                ));
             }
         }
         for (&x, v) in xs.iter().zip(&outs) {

@@ -164,9 +164,81 @@ pub(crate) fn last_failure() -> Option<(latsol_status, String)> {
     LAST_FAILURE.lock().ok().and_then(|l| l.clone())
 }
 
+/// The verbosity of the call in progress where its parameters name one
+/// (QUDA's `pushVerbosity(param->verbosity)`, `CallVerbosity`).
+static CALL_VERBOSITY: Mutex<Option<Verbosity>> = Mutex::new(None);
+
+/// `setVerbosityQuda`: the level of the interface's messages and of the
+/// implicit context's log, from now on (before or after `initQuda`).
 pub(crate) fn set_verbosity(v: Verbosity) {
     if let Ok(mut g) = VERBOSITY.lock() {
         *g = v;
+    }
+    apply_verbosity();
+}
+
+/// The level the interface prints at now: the call's, else the global one.
+pub(crate) fn verbosity() -> Verbosity {
+    let global = VERBOSITY.lock().map(|v| *v).unwrap_or(Verbosity::Summarize);
+    CALL_VERBOSITY
+        .lock()
+        .ok()
+        .and_then(|c| *c)
+        .unwrap_or(global)
+}
+
+/// How often a solve reports its residual: every iteration at
+/// `QUDA_VERBOSE` and above (QUDA's per-iteration lines), never below.
+pub(crate) fn progress_every() -> usize {
+    usize::from(verbosity() >= Verbosity::Verbose)
+}
+
+/// The implicit context logs at `verbosity()`.
+fn apply_verbosity() {
+    let v = verbosity();
+    if let Ok(s) = lock() {
+        if let Some(state) = s.as_ref() {
+            state.context.set_verbosity(v);
+        }
+    }
+}
+
+/// A warning of the interface (QUDA's `warningQuda`): printed unless the
+/// verbosity is `QUDA_SILENT`.
+pub(crate) fn warn(message: &str) {
+    if verbosity() > Verbosity::Silent {
+        eprintln!("latsol (QUDA interface) WARNING: {message}");
+    }
+}
+
+/// A call's own verbosity (its `QudaInvertParam.verbosity`, unless
+/// `QUDA_INVALID_VERBOSITY`) for as long as the guard lives, as QUDA's
+/// `pushVerbosity` / `popVerbosity`. Made outside `with` (it takes the
+/// state's lock).
+pub(crate) struct CallVerbosity(Option<Option<Verbosity>>);
+
+impl CallVerbosity {
+    pub(crate) fn push(v: super::abi::QudaVerbosity) -> CallVerbosity {
+        if v == super::abi::QUDA_INVALID_VERBOSITY {
+            return CallVerbosity(None);
+        }
+        let previous = CALL_VERBOSITY
+            .lock()
+            .map(|mut c| c.replace(super::convert::verbosity(v)))
+            .unwrap_or(None);
+        apply_verbosity();
+        CallVerbosity(Some(previous))
+    }
+}
+
+impl Drop for CallVerbosity {
+    fn drop(&mut self) {
+        if let Some(previous) = self.0 {
+            if let Ok(mut c) = CALL_VERBOSITY.lock() {
+                *c = previous;
+            }
+            apply_verbosity();
+        }
     }
 }
 
@@ -242,4 +314,32 @@ pub(crate) fn no_gauge(what: &str) -> Error {
     Error::InvalidArgument(format!(
         "{what}: no gauge field is loaded (call loadGaugeQuda first)"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::quda::abi::{QUDA_INVALID_VERBOSITY, QUDA_SILENT, QUDA_VERBOSE};
+
+    /// A call's verbosity holds for the call (nested calls too) and the
+    /// global one comes back after it; `QUDA_INVALID_VERBOSITY` keeps the
+    /// level in force, as QUDA's `pushVerbosity` of an unset field.
+    #[test]
+    fn a_calls_verbosity_lasts_for_the_call() {
+        let global = verbosity();
+        {
+            let _outer = CallVerbosity::push(QUDA_SILENT);
+            assert_eq!(verbosity(), Verbosity::Silent);
+            assert_eq!(progress_every(), 0);
+            {
+                let _inner = CallVerbosity::push(QUDA_VERBOSE);
+                assert_eq!(verbosity(), Verbosity::Verbose);
+                assert_eq!(progress_every(), 1);
+            }
+            assert_eq!(verbosity(), Verbosity::Silent);
+            let _unset = CallVerbosity::push(QUDA_INVALID_VERBOSITY);
+            assert_eq!(verbosity(), Verbosity::Silent);
+        }
+        assert_eq!(verbosity(), global);
+    }
 }

@@ -107,7 +107,7 @@ pub(crate) fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertP
         dirac_order: convert::dirac_order(p.dirac_order)?,
         gamma_basis: convert::gamma_basis(p.gamma_basis)?,
         use_initial_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES,
-        progress_every: 0,
+        progress_every: super::state::progress_every(),
         ..Default::default()
     };
     if solve {

@@ -216,10 +216,10 @@ unsafe fn solve_parity(
             iters += r.iterations;
             last = (r.true_residual, r.true_residual_hq);
             if !r.converged {
-                eprintln!(
-                    "latsol (QUDA interface) WARNING: qudaInvert: residual {:.3e} above the target {:.1e} after {} iterations",
+                state::warn(&format!(
+                    "qudaInvert: residual {:.3e} above the target {:.1e} after {} iterations",
                     r.true_residual, target_residual, r.iterations
-                );
+                ));
             }
             answers.push(x);
         }

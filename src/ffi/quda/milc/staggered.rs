@@ -86,7 +86,7 @@ pub(crate) fn solve_params(
         reliable_delta: 0.1,
         cg_stabilised: true,
         use_init_guess,
-        progress_every: 0,
+        progress_every: crate::ffi::quda::state::progress_every(),
         measure_multishift_phase: false,
     })
 }
