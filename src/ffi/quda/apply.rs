@@ -8,6 +8,7 @@ use super::abi::*;
 use super::convert;
 use super::errors::quda_collective;
 use super::host::{host_reals, host_reals_mut, not_null};
+use super::staggered::{self, Application};
 use super::state;
 use super::wilson::{
     block_start, invert_params, matpc_parity, operator_fields, read_scaled, write_scaled, Solution,
@@ -112,6 +113,10 @@ pub unsafe extern "C" fn MatQuda(
     quda_collective("MatQuda", || {
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
+        if staggered::is_staggered(&p) {
+            // SAFETY: the caller's vectors.
+            return unsafe { staggered::apply(h_out, h_in, &p, Application::Mat, "MatQuda") };
+        }
         let dagger = p.dagger == QUDA_DAG_YES;
         p.dagger = QUDA_DAG_NO;
         let op = match (Solution::of(p.solution_type)?, dagger) {
@@ -146,6 +151,11 @@ pub unsafe extern "C" fn MatDagMatQuda(
     quda_collective("MatDagMatQuda", || {
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
+        if staggered::is_staggered(&p) {
+            let what = Application::MatDagMat;
+            // SAFETY: the caller's vectors.
+            return unsafe { staggered::apply(h_out, h_in, &p, what, "MatDagMatQuda") };
+        }
         p.dagger = QUDA_DAG_NO;
         let ops: &[OperatorKind] = match Solution::of(p.solution_type)? {
             Solution::MatDagMat | Solution::Mat => {
@@ -184,6 +194,11 @@ pub unsafe extern "C" fn dslashQuda(
         };
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
+        if staggered::is_staggered(&p) {
+            let what = Application::Dslash(out_parity);
+            // SAFETY: the caller's vectors.
+            return unsafe { staggered::apply(h_out, h_in, &p, what, "dslashQuda") };
+        }
         if p.dagger == QUDA_DAG_YES {
             return Err(convert::refuse(
                 "param->dagger",

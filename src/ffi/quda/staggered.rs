@@ -225,86 +225,8 @@ pub(crate) unsafe fn invert(
     // The heavy-quark criterion alone when no L2 bit is set (QUDA's CG).
     let l2 = p.residual_type & (QUDA_L2_RELATIVE_RESIDUAL | QUDA_L2_ABSOLUTE_RESIDUAL) != 0;
     state::with(|s| {
-        let state::State {
-            context,
-            staggered,
-            gauge,
-            ..
-        } = s;
-        let wilson = if improved { None } else { gauge.as_ref() };
-        if let Some(g) = wilson {
-            let dims = g.gauge.lattice().dims();
-            if staggered.as_ref().is_none_or(|h| h.dims != dims) {
-                *staggered = Some(StaggeredHost::empty(dims));
-            }
-        }
-        let h = staggered.as_mut().ok_or_else(|| {
-            Error::InvalidArgument(
-                "invertQuda: no links for the staggered operator (loadGaugeQuda with \
-                 WILSON_LINKS, or ASQTAD_FAT_LINKS)"
-                    .into(),
-            )
-        })?;
-        let key = (improved, wilson.is_some(), precision, sloppy);
-        if h.stored.as_ref().is_none_or(|(k, _)| *k != key) {
-            // QUDA applies no phase to the links: they are used as given
-            // (MILC's, with the phases, the boundary sign and the Naik
-            // coefficient in them).
-            let mut params = StaggeredParams {
-                dims: h.dims,
-                order: GaugeOrder::Qdp,
-                precision,
-                precision_sloppy: sloppy,
-                phases: PhaseFolding::InLinks,
-                long_reconstruct: h.long_reconstruct,
-                long_reconstruct_sloppy: h.long_reconstruct,
-            };
-            let links = match wilson {
-                Some(g) => {
-                    let given = g.links.host_gauge();
-                    if given.order() == GaugeOrder::CpsWilson {
-                        let qdp = to_qdp(g.gauge.lattice(), &given)?;
-                        context.load_staggered(&params, &qdp_of(&qdp), None)?
-                    } else {
-                        params.order = given.order();
-                        context.load_staggered(&params, &given, None)?
-                    }
-                }
-                None => {
-                    let fat = h.fat.as_ref().ok_or_else(|| {
-                        Error::InvalidArgument(
-                            "invertQuda: no fat links (ASQTAD_FAT_LINKS) are loaded".into(),
-                        )
-                    })?;
-                    let long = if improved {
-                        Some(h.long.as_ref().ok_or_else(|| {
-                            Error::InvalidArgument(
-                                "invertQuda: ASQTAD needs long links (ASQTAD_LONG_LINKS) too"
-                                    .into(),
-                            )
-                        })?)
-                    } else {
-                        None
-                    };
-                    // The arrays as the caller gave them; a long field in
-                    // another order than the fat one goes to QDP with it.
-                    let (fat_h, long_h) = (fat.host_gauge(), long.map(|l| l.host_gauge()));
-                    match long_h {
-                        Some(l) if l.order() != fat_h.order() => {
-                            let lat = std::sync::Arc::new(Lattice::new(h.dims)?);
-                            let (f, l) = (to_qdp(&lat, &fat_h)?, to_qdp(&lat, &l)?);
-                            context.load_staggered(&params, &qdp_of(&f), Some(&qdp_of(&l)))?
-                        }
-                        _ => {
-                            params.order = fat_h.order();
-                            context.load_staggered(&params, &fat_h, long_h.as_ref())?
-                        }
-                    }
-                }
-            };
-            h.stored = Some((key, links));
-        }
-        let links = &h.stored.as_ref().expect("stored above").1;
+        let (context, h) = stored_links(s, improved, (precision, sloppy), "invertQuda")?;
+        let links = &h.stored.as_ref().expect("stored").1;
         let v: usize = h.dims.iter().product();
         let n = match system {
             System::Mat => v * 6,
@@ -405,6 +327,288 @@ pub(crate) unsafe fn invert(
             }
         }
         p.secs = start.elapsed().as_secs_f64();
+        Ok(())
+    })
+}
+
+/// The staggered operator's links stored on the implicit context for
+/// `precisions` (precise, sloppy), from the fields `loadGaugeQuda` loaded:
+/// the improved operator's fat and long links, the naive one's
+/// WILSON_LINKS field (else its fat links); kept until the links or the
+/// precisions change. Returns the context and the host links' state.
+fn stored_links<'s>(
+    s: &'s mut state::State,
+    improved: bool,
+    (precision, sloppy): (crate::precision::Precision, crate::precision::Precision),
+    what: &str,
+) -> Result<(&'s crate::api::Context, &'s mut StaggeredHost)> {
+    let state::State {
+        context,
+        staggered,
+        gauge,
+        ..
+    } = s;
+    let wilson = if improved { None } else { gauge.as_ref() };
+    if let Some(g) = wilson {
+        let dims = g.gauge.lattice().dims();
+        if staggered.as_ref().is_none_or(|h| h.dims != dims) {
+            *staggered = Some(StaggeredHost::empty(dims));
+        }
+    }
+    let h = staggered.as_mut().ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{what}: no links for the staggered operator (loadGaugeQuda with \
+             WILSON_LINKS, or ASQTAD_FAT_LINKS)"
+        ))
+    })?;
+    let key = (improved, wilson.is_some(), precision, sloppy);
+    if h.stored.as_ref().is_none_or(|(k, _)| *k != key) {
+        // QUDA applies no phase to the links: they are used as given
+        // (MILC's, with the phases, the boundary sign and the Naik
+        // coefficient in them).
+        let mut params = StaggeredParams {
+            dims: h.dims,
+            order: GaugeOrder::Qdp,
+            precision,
+            precision_sloppy: sloppy,
+            phases: PhaseFolding::InLinks,
+            long_reconstruct: h.long_reconstruct,
+            long_reconstruct_sloppy: h.long_reconstruct,
+        };
+        let links = match wilson {
+            Some(g) => {
+                let given = g.links.host_gauge();
+                if given.order() == GaugeOrder::CpsWilson {
+                    let qdp = to_qdp(g.gauge.lattice(), &given)?;
+                    context.load_staggered(&params, &qdp_of(&qdp), None)?
+                } else {
+                    params.order = given.order();
+                    context.load_staggered(&params, &given, None)?
+                }
+            }
+            None => {
+                let fat = h.fat.as_ref().ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "{what}: no fat links (ASQTAD_FAT_LINKS) are loaded"
+                    ))
+                })?;
+                let long = if improved {
+                    Some(h.long.as_ref().ok_or_else(|| {
+                        Error::InvalidArgument(format!(
+                            "{what}: ASQTAD needs long links (ASQTAD_LONG_LINKS) too"
+                        ))
+                    })?)
+                } else {
+                    None
+                };
+                // The arrays as the caller gave them; a long field in
+                // another order than the fat one goes to QDP with it.
+                let (fat_h, long_h) = (fat.host_gauge(), long.map(|l| l.host_gauge()));
+                match long_h {
+                    Some(l) if l.order() != fat_h.order() => {
+                        let lat = std::sync::Arc::new(Lattice::new(h.dims)?);
+                        let (f, l) = (to_qdp(&lat, &fat_h)?, to_qdp(&lat, &l)?);
+                        context.load_staggered(&params, &qdp_of(&f), Some(&qdp_of(&l)))?
+                    }
+                    _ => {
+                        params.order = fat_h.order();
+                        context.load_staggered(&params, &fat_h, long_h.as_ref())?
+                    }
+                }
+            }
+        };
+        h.stored = Some((key, links));
+    }
+    Ok((context, h))
+}
+
+/// Which staggered operator `MatQuda`, `MatDagMatQuda` or `dslashQuda`
+/// applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Application {
+    /// `MatQuda`: `M = 2m − D` (MAT; `M† = 2m + D` with DAG_YES) on full
+    /// fields, or `M̂ = 4m² − D_pq D_qp` (MATPC, on the `matpc_type`
+    /// parity; the dagger changes nothing) on V/2-site fields.
+    Mat,
+    /// `MatDagMatQuda`: `M†M = 4m² − D²` on full fields.
+    MatDagMat,
+    /// `dslashQuda`: `D_pq` from the other parity into p (−D with
+    /// DAG_YES), V/2-site fields.
+    Dslash(Parity),
+}
+
+/// `MatQuda`, `MatDagMatQuda` and `dslashQuda` for `dslash_type`
+/// STAGGERED and ASQTAD, with QUDA 9521952's semantics
+/// (lib/interface_quda.cpp, lib/dirac_staggered.cpp,
+/// lib/dirac_improved_staggered.cpp): the precise links; after `MatQuda`
+/// and `MatDagMatQuda` QUDA's Wilson-style rescale for the MASS and
+/// ASYMMETRIC_MASS normalizations (×1/(2κ) for MAT, ×1/(4κ²) for MATPC
+/// (ASYMMETRIC: ×1/(2κ)) and MATDAG_MAT), which QUDA applies to
+/// staggered operators too; `dslashQuda` scales its input by 1/(2m) with
+/// the KAPPA normalization; a MATPC `MatDagMatQuda` is refused, as QUDA
+/// refuses it ("MdagM is no longer defined").
+///
+/// # Safety
+/// The caller's vectors hold the operator's sites (V or V/2) of colour
+/// vectors (6 reals a site) in `p.cpu_prec`.
+pub(crate) unsafe fn apply(
+    h_out: *mut c_void,
+    h_in: *mut c_void,
+    p: &QudaInvertParam,
+    what: Application,
+    name: &str,
+) -> Result<()> {
+    not_null(h_out, "h_out")?;
+    not_null(h_in, "h_in")?;
+    use crate::api::StaggeredOp;
+    let improved = p.dslash_type == QUDA_ASQTAD_DSLASH;
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
+    let normalization = convert::mass_normalization(p.mass_normalization)?;
+    let dagger = p.dagger == QUDA_DAG_YES;
+    let parity = match p.matpc_type {
+        QUDA_MATPC_EVEN_EVEN | QUDA_MATPC_EVEN_EVEN_ASYMMETRIC => Parity::Even,
+        QUDA_MATPC_ODD_ODD | QUDA_MATPC_ODD_ODD_ASYMMETRIC => Parity::Odd,
+        v => {
+            return Err(convert::refuse(
+                "param->matpc_type",
+                v as i64,
+                "EVEN_EVEN, ODD_ODD or their ASYMMETRIC forms (as QUDA's Dirac requires)",
+            ))
+        }
+    };
+    let asymmetric = matches!(
+        p.matpc_type,
+        QUDA_MATPC_EVEN_EVEN_ASYMMETRIC | QUDA_MATPC_ODD_ODD_ASYMMETRIC
+    );
+    if asymmetric && !improved && matches!(what, Application::Mat) {
+        return Err(convert::refuse(
+            "param->matpc_type",
+            p.matpc_type as i64,
+            "the naive staggered operator's EVEN_EVEN or ODD_ODD (as in QUDA)",
+        ));
+    }
+    use crate::api::MassNormalization::{AsymmetricMass, Kappa, Mass};
+    let kappa = p.kappa;
+    let rescaled = |pc: bool| -> Result<f64> {
+        let factor = match (normalization, pc) {
+            (Kappa, _) => return Ok(1.0),
+            (Mass, true) => 0.25 / (kappa * kappa),
+            (AsymmetricMass, true) => 0.5 / kappa,
+            (Mass | AsymmetricMass, false) => 0.5 / kappa,
+        };
+        if !factor.is_finite() {
+            return Err(Error::InvalidArgument(format!(
+                "param->kappa = {kappa}: the MASS normalizations divide by it"
+            )));
+        }
+        Ok(factor)
+    };
+    // The operators, the fields' sites, the factor on the input and the
+    // one on the output.
+    let (ops, half, input_factor, output_factor): (Vec<StaggeredOp>, bool, f64, f64) = match what {
+        Application::Mat => match p.solution_type {
+            QUDA_MAT_SOLUTION => {
+                let op = if dagger {
+                    StaggeredOp::MDag
+                } else {
+                    StaggeredOp::M
+                };
+                (vec![op], false, 1.0, rescaled(false)?)
+            }
+            QUDA_MATPC_SOLUTION => (vec![StaggeredOp::MPc(parity)], true, 1.0, rescaled(true)?),
+            v => {
+                return Err(convert::refuse(
+                    "param->solution_type",
+                    v as i64,
+                    "MatQuda applies MAT or MATPC",
+                ))
+            }
+        },
+        Application::MatDagMat => match p.solution_type {
+            QUDA_MAT_SOLUTION | QUDA_MATDAG_MAT_SOLUTION => {
+                // Both MASS normalizations: × 1/(4κ²).
+                let f = match normalization {
+                    Kappa => 1.0,
+                    _ => rescaled(false)?.powi(2),
+                };
+                (vec![StaggeredOp::M, StaggeredOp::MDag], false, 1.0, f)
+            }
+            v => return Err(convert::refuse(
+                "param->solution_type",
+                v as i64,
+                "a staggered MatDagMatQuda is MATDAG_MAT (QUDA: \"MdagM is no longer defined\" \
+                     for the preconditioned operator; use MatQuda)",
+            )),
+        },
+        Application::Dslash(_) => {
+            let f =
+                match normalization {
+                    Kappa if p.mass == 0.0 => return Err(Error::InvalidArgument(
+                        "param->mass = 0 with the KAPPA normalization: dslashQuda scales by 1/(2m)"
+                            .into(),
+                    )),
+                    Kappa => 0.5 / p.mass,
+                    _ => 1.0,
+                };
+            (
+                vec![StaggeredOp::Dslash],
+                true,
+                f,
+                if dagger { -1.0 } else { 1.0 },
+            )
+        }
+    };
+    state::with(|s| {
+        let (context, h) = stored_links(s, improved, (precision, precision), name)?;
+        let links = &h.stored.as_ref().expect("stored").1;
+        let v: usize = h.dims.iter().product();
+        let n = if half { v * 3 } else { v * 6 };
+        // SAFETY: the caller's input of the operator's size.
+        let given: Vec<f64> = match unsafe { host_reals(h_in, n, double) } {
+            HostReals::F64(x) => x.iter().map(|y| y * input_factor).collect(),
+            HostReals::F32(x) => x.iter().map(|&y| y as f64 * input_factor).collect(),
+        };
+        let mut out = match what {
+            // The hopping term of one parity: the input in the other
+            // parity's half of a full field (even sites first), the output
+            // from this parity's half.
+            Application::Dslash(q) => {
+                let mut full = vec![0.0; 2 * n];
+                let from = q.other().index() * n;
+                full[from..from + n].copy_from_slice(&given);
+                let mut applied = vec![0.0; 2 * n];
+                context.apply_staggered(
+                    links,
+                    p.mass,
+                    StaggeredOp::Dslash,
+                    HostReals::F64(&full),
+                    HostRealsMut::F64(&mut applied),
+                )?;
+                applied[q.index() * n..(q.index() + 1) * n].to_vec()
+            }
+            _ => {
+                let mut x = given;
+                for &op in &ops {
+                    let mut y = vec![0.0; n];
+                    context.apply_staggered(
+                        links,
+                        p.mass,
+                        op,
+                        HostReals::F64(&x),
+                        HostRealsMut::F64(&mut y),
+                    )?;
+                    x = y;
+                }
+                x
+            }
+        };
+        out.iter_mut().for_each(|y| *y *= output_factor);
+        // SAFETY: the caller's output of the operator's size.
+        match unsafe { host_reals_mut(h_out, n, double) } {
+            HostRealsMut::F64(o) => o.copy_from_slice(&out),
+            HostRealsMut::F32(o) => o.iter_mut().zip(&out).for_each(|(o, y)| *o = *y as f32),
+        }
         Ok(())
     })
 }
