@@ -106,6 +106,15 @@ pub extern "C" fn freeGaugeQuda() {
     })
 }
 
+/// `freeGaugeTwoLinkQuda()`: frees the two-link field of QUDA's Gaussian
+/// smearing (`computeTwoLinkQuda`). latsol makes none (that function is
+/// not provided: a call to it stops), so there is nothing to free; MILC
+/// calls this at every new gauge field (`qudaFreeTwoLink`).
+#[no_mangle]
+pub extern "C" fn freeGaugeTwoLinkQuda() {
+    quda_call("freeGaugeTwoLinkQuda", || Ok(()))
+}
+
 /// `plaqQuda(plaq)`: average, spatial and temporal plaquette of the loaded
 /// links, each 1 for the unit field (the boundary sign taken off).
 ///

@@ -74,12 +74,6 @@ pub extern "C" fn freeGaugeSmearedQuda() {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn freeGaugeTwoLinkQuda() {
-    super::errors::unprovided("freeGaugeTwoLinkQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn saveGaugeQuda(_h_gauge: *mut c_void, _param: *mut QudaGaugeParam) {
     super::errors::unprovided("saveGaugeQuda");
 }
@@ -494,18 +488,6 @@ pub extern "C" fn qudaEigCGCloverInvert(_external_precision: c_int, _quda_precis
 #[no_mangle]
 pub extern "C" fn qudaLoadGaugeField(_external_precision: c_int, _quda_precision: c_int, _inv_args: QudaInvertArgs_t, _milc_link: *mut c_void) {
     super::errors::unprovided("qudaLoadGaugeField");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaFreeGaugeField() {
-    super::errors::unprovided("qudaFreeGaugeField");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaFreeTwoLink() {
-    super::errors::unprovided("qudaFreeTwoLink");
 }
 
 /// Not provided by latsol: stops with a message naming it.

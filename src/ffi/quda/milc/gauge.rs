@@ -141,3 +141,16 @@ pub unsafe extern "C" fn qudaPolyakovLoopPhased(
         Ok(())
     })
 }
+
+/// `qudaFreeGaugeField()`: `freeGaugeQuda`, as QUDA's MILC interface does.
+#[no_mangle]
+pub extern "C" fn qudaFreeGaugeField() {
+    crate::ffi::quda::fields::freeGaugeQuda()
+}
+
+/// `qudaFreeTwoLink()`: `freeGaugeTwoLinkQuda`, as QUDA's MILC interface
+/// does (lib/milc_interface.cpp); called by MILC at every new gauge field.
+#[no_mangle]
+pub extern "C" fn qudaFreeTwoLink() {
+    crate::ffi::quda::fields::freeGaugeTwoLinkQuda()
+}
