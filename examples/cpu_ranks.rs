@@ -41,18 +41,12 @@ use latsol::solver::{bicgstab, cg, cg_reliable, MixedParams, Silent, SolverParam
 use mpi::raw::AsRaw;
 
 mod ranks_common;
-use ranks_common::parts::{local_clover, local_spinor, relative_difference};
+use ranks_common::parts::{arg, local_clover, local_spinor, relative_difference};
 
 /// Local extents: 2 in x (the smallest a Wilson partition allows), 4 elsewhere.
 const LOCAL: Dims = [2, 4, 4, 4];
 const KAPPA: f64 = 0.11;
 const EVEN: Subset = Subset::Single(Parity::Even);
-
-fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .map(|i| args[i + 1].as_str())
-}
 
 /// `a · D_{p,p̄} src` in `prec` on `backend`, back on the host.
 #[allow(clippy::too_many_arguments)]

@@ -47,16 +47,10 @@ use latsol::solver::{bicgstab_reliable, cg, cg_reliable, MixedParams, Silent, So
 use mpi::raw::AsRaw;
 
 mod ranks_common;
-use ranks_common::parts::{local_clover, local_gauge, local_spinor, relative_difference};
+use ranks_common::parts::{arg, local_clover, local_gauge, local_spinor, relative_difference};
 
 const KAPPA: f64 = 0.11;
 const EVEN: Subset = Subset::Single(Parity::Even);
-
-fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .map(|i| args[i + 1].as_str())
-}
 
 fn dims(s: &str) -> Dims {
     s.split(',')

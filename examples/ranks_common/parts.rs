@@ -1,6 +1,7 @@
-//! A rank's part of fields of the whole lattice, and differences over all
-//! ranks (the examples that compare a backend on ranks with one holding
-//! the whole lattice: cpu_ranks, gpu_ranks).
+//! A rank's part of fields of the whole lattice, differences over all
+//! ranks, and the command line's named values: what the examples that
+//! compare a backend on ranks with one holding the whole lattice share
+//! (cpu_ranks, gpu_ranks).
 
 use std::sync::Arc;
 
@@ -66,4 +67,11 @@ pub fn relative_difference(comm: &dyn Comm, reference: &HostSpinor, mine: &HostS
     let mut d = [diff, reference.norm2()];
     comm.sum(&mut d, Reduction::Deterministic).unwrap();
     (d[0] / d[1]).sqrt()
+}
+
+/// The value after `name` on the command line, if given.
+pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .map(|i| args[i + 1].as_str())
 }
