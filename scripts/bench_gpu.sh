@@ -13,9 +13,10 @@
 #
 # Steps: fields checks first-start whole-call quda-call small-volumes dslash-24
 #        dslash-32 mixed clover-dslash clover-pion clover-mixed multishift
-#        staggered staggered-solves many-gpus   (`dslash` = both dslash steps, `clover` =
-#        the three clover steps: each pair is more than one call; `many-gpus` needs a
-#        machine of several GPUs and is not in the default list)
+#        staggered staggered-solves many-gpus many-gpus-weak many-gpus-strong   (`dslash` =
+#        both dslash steps, `clover` = the three clover steps: each pair is more than one
+#        call; the `many-gpus` steps need a machine of several GPUs and are not in the
+#        default list)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
@@ -144,29 +145,50 @@ for step in "${expanded[@]}"; do
         --dims "${run#*:}" | grep -E "^staggered (Single|Half)" | tee -a "$OUT/staggered-bench.txt"
     done
     ;;
-  many-gpus) # issue 36, on a machine of 2 or 4 GPUs (nvidia-h100-x2/-x4), the example built with
-    # `cargo build --release --features mpi --example gpu_ranks` (EXAMPLES=dir): every hopping
-    # term against one GPU bit for bit and the solves, with each transport; then the weak
-    # scaling of the hopping term at 32^4 and 48^4 a GPU (4 minutes on an empty kernel cache)
+  many-gpus | many-gpus-weak | many-gpus-strong)
+    # Issue 36, on a machine of 2 or 4 GPUs (nvidia-h100-x2/-x4), the example built with
+    # `cargo build --release --features mpi --example gpu_ranks` (EXAMPLES=dir); each step one
+    # device call. `many-gpus`: every hopping term against one GPU bit for bit and the solves,
+    # with each transport (4 minutes on an empty kernel cache). `many-gpus-weak`: the clover
+    # M-hat, the asqtad D, the Wilson D and the two mixed solves at 32^4 and 48^4 a GPU on 2 and
+    # 4 GPUs, each against the same local volume alone on its GPU (7 minutes, most of it the
+    # host making the 48^4 fields). `many-gpus-strong`: 32^3x64 on 1, 2 and 4 GPUs, single.
+    # Open MPI binds each of 1 or 2 ranks to one core: the host work then crawls (a 32^4 bench
+    # did not end in 100 s), hence --bind-to none.
     ex=${EXAMPLES:-target/release/examples}/gpu_ranks
     gpus=$(nvidia-smi -L | wc -l)
-    run="mpirun --allow-run-as-root --oversubscribe -x LATSOL_CACHE_DIR -x LATSOL_HALO"
-    for halo in peer host; do
-      LATSOL_HALO=$halo $run -np 2 "$ex" --grid 1,1,1,2 | tee -a "$OUT/many-gpus.txt"
-    done
-    # Four ranks (on two GPUs where there are two): ahead and behind are
-    # different ranks; cuts in one, two and three directions.
-    for g in 1,1,1,4 1,1,2,2 2,1,1,2 1,2,2,1; do
-      LATSOL_SHARE_DEVICES=1 $run -x LATSOL_SHARE_DEVICES -np 4 "$ex" --grid $g |
-        tee -a "$OUT/many-gpus.txt"
-    done
-    for local in 32,32,32,32 48,48,48,48; do
-      grids="1,1,1,1:1 1,1,1,2:2 1,1,2,1:2"
-      [ "$gpus" -ge 4 ] && grids="$grids 1,1,2,2:4 1,1,1,4:4"
-      for g in $grids; do
-        $run -np "${g#*:}" "$ex" --grid "${g%:*}" --bench "$local" | tee -a "$OUT/many-gpus.txt"
+    run="mpirun --allow-run-as-root --oversubscribe --bind-to none -x LATSOL_CACHE_DIR -x LATSOL_HALO -x GPU_RANKS_PRECISION"
+    log="$OUT/$step.txt"
+    case "$step" in
+    many-gpus)
+      for halo in peer host; do
+        LATSOL_HALO=$halo $run -np 2 "$ex" --grid 1,1,1,2 | tee -a "$log"
       done
-    done
+      # Four ranks (on two GPUs where there are two): ahead and behind are
+      # different ranks; cuts in one, two and three directions.
+      for g in 1,1,1,4 1,1,2,2 2,1,1,2 1,2,2,1; do
+        LATSOL_SHARE_DEVICES=1 $run -x LATSOL_SHARE_DEVICES -np 4 "$ex" --grid $g | tee -a "$log"
+      done
+      ;;
+    many-gpus-weak)
+      for local in 32,32,32,32 48,48,48,48; do
+        grids="1,1,1,2:2"
+        [ "$gpus" -ge 4 ] && grids="$grids 1,1,1,4:4"
+        [ "$gpus" -ge 4 ] && [ "$local" = 32,32,32,32 ] && grids="$grids 1,1,2,2:4"
+        for g in $grids; do
+          $run -np "${g#*:}" "$ex" --grid "${g%:*}" --bench "$local" | tee -a "$log"
+        done
+      done
+      ;;
+    many-gpus-strong)
+      runs="1,1,1,1:1:32,32,32,64 1,1,1,2:2:32,32,32,32"
+      [ "$gpus" -ge 4 ] && runs="$runs 1,1,1,4:4:32,32,32,16 1,1,2,2:4:32,32,16,32"
+      for r in $runs; do
+        IFS=: read -r g n local <<<"$r"
+        GPU_RANKS_PRECISION=Single $run -np "$n" "$ex" --grid "$g" --bench "$local" | tee -a "$log"
+      done
+      ;;
+    esac
     ;;
   staggered-solves) # CG and multi-shift CG on asqtad links of a 24^3x48 field (about 5 minutes)
     thermalised_field24

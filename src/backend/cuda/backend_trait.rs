@@ -508,20 +508,6 @@ impl Backend for CudaBackend {
         precision: Precision,
         long_reconstruct: crate::long_links::LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
-        // The staggered faces are built but not yet checked on several
-        // GPUs (examples/gpu_ranks.rs sets the switch): refused until then.
-        let checking = std::env::var("LATSOL_STAGGERED_HALO").as_deref() == Ok("1");
-        let allowed = match self.cut() {
-            Some(r) => r.comm.all_ok(checking)?,
-            None => true,
-        };
-        if !allowed {
-            return Err(Error::Unsupported(
-                "staggered operators on a lattice cut over several GPUs (issue 36: awaiting \
-                 their check on the GPU machines); use the CPU backend"
-                    .into(),
-            ));
-        }
         self.staggered()
             .upload_staggered_impl(fat, long, precision, long_reconstruct)
     }
