@@ -338,7 +338,12 @@ fn every_solution_type_solves_the_callers_system() {
                 };
                 let mut ip = param(&c);
                 ip.inv_type = QUDA_CG_INVERTER;
-                ip.solve_type = QUDA_NORMOP_PC_SOLVE;
+                // QUDA pairs MATDAG_MAT with NORMOP, MATPCDAG_MATPC with NORMOP_PC.
+                ip.solve_type = if solution == QUDA_MATDAG_MAT_SOLUTION {
+                    QUDA_NORMOP_SOLVE
+                } else {
+                    QUDA_NORMOP_PC_SOLVE
+                };
                 let mut b = psi[..n].to_vec();
                 let mut x = vec![0.0; n];
                 unsafe {

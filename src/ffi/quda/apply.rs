@@ -113,6 +113,13 @@ pub unsafe extern "C" fn MatQuda(
     quda_collective("MatQuda", || {
         // SAFETY: as the caller promises.
         let mut p = unsafe { copy_param(param)? };
+        if !matches!(p.dagger, QUDA_DAG_NO | QUDA_DAG_YES) {
+            return Err(convert::refuse(
+                "param->dagger",
+                p.dagger as i64,
+                "DAG_NO or DAG_YES",
+            ));
+        }
         if staggered::is_staggered(&p) {
             // SAFETY: the caller's vectors.
             return unsafe { staggered::apply(h_out, h_in, &p, Application::Mat, "MatQuda") };

@@ -97,10 +97,11 @@ pub(crate) unsafe fn load_gauge(h_gauge: *mut c_void, param: *mut QudaGaugeParam
 pub extern "C" fn freeGaugeQuda() {
     quda_call("freeGaugeQuda", || {
         state::with(|s| {
+            // QUDA frees the Wilson, fat and long links here (and keeps
+            // the clover field): a staggered solve after it needs them
+            // loaded again.
             s.gauge = None;
-            if let Some(h) = s.staggered.as_mut() {
-                h.stored = None;
-            }
+            s.staggered = None;
             Ok(())
         })
     })
@@ -175,6 +176,25 @@ pub(crate) unsafe fn load_clover(
         p.struct_size,
         std::mem::size_of::<QudaInvertParam>(),
     )?;
+    // QUDA loads a clover field for the clover operators only
+    // ("Wrong dslash_type in loadCloverQuda()"); of those latsol has
+    // CLOVER_WILSON (the twisted ones are refused by name).
+    match p.dslash_type {
+        QUDA_CLOVER_WILSON_DSLASH => {}
+        QUDA_TWISTED_CLOVER_DSLASH | QUDA_CLOVER_HASENBUSCH_TWIST_DSLASH => {
+            return Err(Error::Unsupported(format!(
+                "inv_param->dslash_type = {}: latsol has no twisted-mass operators",
+                p.dslash_type
+            )))
+        }
+        v => {
+            return Err(convert::refuse(
+                "inv_param->dslash_type",
+                v as i64,
+                "loadCloverQuda loads the clover field of CLOVER_WILSON (as in QUDA)",
+            ))
+        }
+    }
     if p.clover_order != QUDA_PACKED_CLOVER_ORDER && !h_clover.is_null() && p.compute_clover == 0 {
         return Err(convert::refuse(
             "inv_param->clover_order",

@@ -15,10 +15,11 @@ use super::abi::*;
 use super::convert;
 use super::errors::quda_collective;
 use super::host::{host_reals, host_reals_mut, not_null};
+use super::offsets::{tol_or, Offsets};
 use super::state;
 use super::wilson::{
-    dagger_of, gamma5_host, invert_params, operator_fields, read_scaled, share_memory, system_form,
-    write_scaled, Solution,
+    check_solve, dagger_of, gamma5_host, invert_params, operator_fields, read_scaled, share_memory,
+    system_form, write_scaled, Solution,
 };
 use crate::api::SolveType;
 use crate::error::{Error, Result};
@@ -62,6 +63,7 @@ pub(crate) unsafe fn invert(
     }
     let (mut ip, double) = invert_params(p, true)?;
     let solution = Solution::of(p.solution_type)?;
+    check_solve(p, solution, false)?;
     let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
     state::with(|s| {
         let fields = operator_fields(s, ip.dslash, "invertQuda")?;
@@ -209,6 +211,7 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
                 "multi-shift solves MATPCDAG_MATPC or MATDAG_MAT systems",
             ));
         }
+        check_solve(p, solution, true)?;
         let count = p.num_offset;
         if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
             return Err(Error::InvalidArgument(format!(
@@ -224,17 +227,17 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         };
         ip.solver = crate::api::SolverType::Cg;
         ip.use_initial_guess = false;
-        let shifts: Vec<f64> = p.offset[..count].iter().map(|o| o * f).collect();
         let tols: Vec<f64> = p.tol_offset[..count]
             .iter()
-            .map(|&t| {
-                if t > 0.0 && t != convert::INVALID_DOUBLE {
-                    t
-                } else {
-                    p.tol
-                }
-            })
+            .map(|&t| tol_or(t, p.tol))
             .collect();
+        let systems = Offsets::new(
+            &p.offset[..count],
+            &tols,
+            "param->offset",
+            "param->tol_offset",
+        )?;
+        let shifts: Vec<f64> = systems.distinct.iter().map(|o| o * f).collect();
         // SAFETY: the caller passes num_offset pointers.
         let xs_ptr = unsafe { std::slice::from_raw_parts(hp_x, count) };
         for (i, x) in xs_ptr.iter().enumerate() {
@@ -255,25 +258,27 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
             if dagger {
                 gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             }
-            let mut xs = vec![vec![0.0; n]; count];
+            let mut xs = vec![vec![0.0; n]; shifts.len()];
             let r = s.context.invert_multishift(
                 fields,
                 &ip,
                 &shifts,
-                Some(&tols),
+                Some(&systems.tols),
                 crate::layout::HostReals::F64(&b),
                 xs.iter_mut()
                     .map(|x| crate::layout::HostRealsMut::F64(x))
                     .collect(),
                 false,
             )?;
-            for (i, x) in xs.iter_mut().enumerate() {
-                if dagger {
+            if dagger {
+                for x in xs.iter_mut() {
                     gamma5_host(x, ip.dirac_order, ip.gamma_basis);
                 }
+            }
+            for (i, &k) in systems.system_of.iter().enumerate() {
                 // SAFETY: the caller's solution arrays, checked non-null.
-                write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, x, 1.0);
-                let t = r.shifts[i].true_residual;
+                write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, &xs[k], 1.0);
+                let t = r.shifts[k].true_residual;
                 p.true_res_offset[i] = t;
                 p.iter_res_offset[i] = t;
                 p.true_res_hq_offset[i] = 0.0;
@@ -335,14 +340,32 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
             p.secs = start.elapsed().as_secs_f64();
             return Ok(());
         }
+        // The sources in turn, each solution into a copy of the caller's
+        // array (its guess): a failure at any source leaves every solution
+        // and `param` as they were.
+        let saved = *p;
+        let bytes = system_bytes(p)?;
+        // SAFETY: the caller's solution arrays of the system's size.
+        let mut copies = unsafe { solution_copies(xs, bytes)? };
         let (mut iters, mut gflop) = (0, 0.0);
         let mut res = Vec::with_capacity(xs.len());
-        for (&x, &b) in xs.iter().zip(bs) {
-            // SAFETY: the caller's vectors; p is the caller's struct.
-            unsafe { invert(x, b, p)? };
+        for (copy, &b) in copies.iter_mut().zip(bs) {
+            let x = copy.as_mut_ptr().cast::<c_void>();
+            // SAFETY: a copy of the system's size; p is the caller's struct.
+            if let Err(e) = unsafe { invert(x, b, p) } {
+                *p = saved;
+                return Err(e);
+            }
             iters += p.iter;
             gflop += p.gflops;
             res.push((p.true_res[0], p.true_res_hq[0]));
+        }
+        for (copy, &x) in copies.iter().zip(xs) {
+            // SAFETY: the caller's array of the system's bytes; the copy
+            // holds at least as many; they do not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(copy.as_ptr().cast::<u8>(), x.cast::<u8>(), bytes)
+            };
         }
         for (i, (r, hq)) in res.into_iter().enumerate() {
             p.true_res[i] = r;
@@ -353,6 +376,52 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
         p.secs = start.elapsed().as_secs_f64();
         Ok(())
     })
+}
+
+/// The bytes of one host vector of `p`'s system: the loaded lattice's
+/// sites (one parity for the MATPC solutions), 24 reals a site (6
+/// staggered), in `cpu_prec`.
+fn system_bytes(p: &QudaInvertParam) -> Result<usize> {
+    let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
+    let staggered = super::staggered::is_staggered(p);
+    let volume = state::with(|s| {
+        let loaded = s.gauge.as_ref().map(|g| g.gauge.lattice().volume());
+        let links = s.staggered.as_ref().map(|h| h.dims.iter().product());
+        match if staggered { links.or(loaded) } else { loaded } {
+            Some(v) => Ok(v),
+            None => Err(state::no_gauge("invertMultiSrcQuda")),
+        }
+    })?;
+    let one_parity = matches!(
+        p.solution_type,
+        QUDA_MATPC_SOLUTION | QUDA_MATPCDAG_MATPC_SOLUTION
+    );
+    let reals = volume * if staggered { 6 } else { 24 } / if one_parity { 2 } else { 1 };
+    Ok(reals * if double { 8 } else { 4 })
+}
+
+/// Copies of the caller's solution arrays of `bytes` bytes each (in
+/// 8-byte words, so that they are aligned for either precision); out of
+/// memory is an error, not an abort.
+///
+/// # Safety
+/// Each of `xs` points to `bytes` readable bytes.
+unsafe fn solution_copies(xs: &[*mut c_void], bytes: usize) -> Result<Vec<Vec<u64>>> {
+    let words = bytes.div_ceil(8);
+    xs.iter()
+        .map(|&x| {
+            let mut copy: Vec<u64> = Vec::new();
+            copy.try_reserve_exact(words).map_err(|_| {
+                Error::OutOfMemory(format!("{bytes} bytes for a copy of a solution"))
+            })?;
+            copy.resize(words, 0);
+            // SAFETY: as the caller promises; a fresh buffer of as many bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(x.cast::<u8>(), copy.as_mut_ptr().cast::<u8>(), bytes)
+            };
+            Ok(copy)
+        })
+        .collect()
 }
 
 /// `invertMultiSrcQuda`'s Wilson and clover MAT and MATPC solutions in one
@@ -378,6 +447,7 @@ unsafe fn invert_sources(
     if !matches!(solution, Solution::Mat | Solution::MatPc) {
         return Ok(false);
     }
+    check_solve(p, solution, false)?;
     let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
     state::with(|s| {
         let fields = operator_fields(s, ip.dslash, "invertMultiSrcQuda")?;

@@ -39,6 +39,7 @@ pub(crate) mod host;
 pub(crate) mod init;
 pub(crate) mod invert;
 pub(crate) mod milc;
+pub(crate) mod offsets;
 pub(crate) mod staggered;
 pub(crate) mod state;
 #[rustfmt::skip]

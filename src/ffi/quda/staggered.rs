@@ -17,6 +17,7 @@
 //! source (and the multi-shift offsets) by 2m, MASS leaves them.
 //! Colour vectors: 3 complex numbers a site, even sites first.
 
+use super::offsets::{tol_or, Offsets};
 use std::os::raw::{c_int, c_void};
 use std::time::Instant;
 
@@ -157,6 +158,11 @@ pub(crate) unsafe fn invert(
     multishift: bool,
 ) -> Result<()> {
     let start = Instant::now();
+    convert::check_struct_size(
+        "param",
+        p.struct_size,
+        std::mem::size_of::<QudaInvertParam>(),
+    )?;
     let improved = p.dslash_type == QUDA_ASQTAD_DSLASH;
     let system = match p.solution_type {
         QUDA_MAT_SOLUTION if !multishift => System::Mat,
@@ -221,6 +227,22 @@ pub(crate) unsafe fn invert(
             p.maxiter
         )));
     }
+    // The offsets checked before any solve (QUDA's order and values).
+    let systems = if multishift {
+        let count = xs.len();
+        let tols: Vec<f64> = p.tol_offset[..count]
+            .iter()
+            .map(|&t| tol_or(t, p.tol))
+            .collect();
+        Some(Offsets::new(
+            &p.offset[..count],
+            &tols,
+            "param->offset",
+            "param->tol_offset",
+        )?)
+    } else {
+        None
+    };
     let hq = p.residual_type & QUDA_HEAVY_QUARK_RESIDUAL != 0;
     // The heavy-quark criterion alone when no L2 bit is set (QUDA's CG).
     let l2 = p.residual_type & (QUDA_L2_RELATIVE_RESIDUAL | QUDA_L2_ABSOLUTE_RESIDUAL) != 0;
@@ -265,30 +287,21 @@ pub(crate) unsafe fn invert(
                 }
             })
             .collect();
-        if multishift {
-            let count = xs.len();
-            let offsets: Vec<f64> = p.offset[..count].iter().map(|o| o * factor).collect();
-            let tols: Vec<f64> = p.tol_offset[..count]
-                .iter()
-                .map(|&t| {
-                    if t > 0.0 && t != convert::INVALID_DOUBLE {
-                        t
-                    } else {
-                        p.tol
-                    }
-                })
-                .collect();
+        if let Some(systems) = &systems {
+            let offsets: Vec<f64> = systems.distinct.iter().map(|o| o * factor).collect();
+            let mut solved = vec![vec![0.0; n]; offsets.len()];
             let r = context.invert_multishift_staggered(
                 links,
                 &ip,
                 &offsets,
-                Some(&tols),
+                Some(&systems.tols),
                 HostReals::F64(&b),
-                outs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
+                solved.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
             )?;
-            for (i, sh) in r.shifts.iter().enumerate() {
-                p.true_res_offset[i] = sh.true_residual;
-                p.iter_res_offset[i] = sh.true_residual;
+            for (i, &k) in systems.system_of.iter().enumerate() {
+                outs[i].copy_from_slice(&solved[k]);
+                p.true_res_offset[i] = r.shifts[k].true_residual;
+                p.iter_res_offset[i] = r.shifts[k].true_residual;
                 p.true_res_hq_offset[i] = 0.0;
             }
             p.iter = r.iterations as c_int;

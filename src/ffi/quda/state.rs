@@ -277,6 +277,12 @@ pub(crate) fn init(device: Option<usize>) -> Result<()> {
 
 /// Ends the context and frees its fields; the grid of ranks is given
 /// again before the next start.
+/// Whether `initQuda` (or MILC's `qudaInit`) has started the interface
+/// and no `endQuda` has ended it since.
+pub(crate) fn is_initialised() -> bool {
+    lock().map(|s| s.is_some()).unwrap_or(false)
+}
+
 pub(crate) fn end() -> Result<()> {
     lock()?.take();
     super::comms::end();

@@ -127,6 +127,40 @@ pub(crate) fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertP
     Ok((ip, double))
 }
 
+/// QUDA's pairing of the solution with the solve (its `checkInvertParam`,
+/// lib/check_params.h, and for multi-shift `invertMultiShiftQuda`): a
+/// preconditioned solution (MATPC, MATPCDAG_MATPC) needs a preconditioned
+/// solve, MATDAG_MAT an unpreconditioned one, a normal-error solve the MAT
+/// solution; a multi-shift solve is of the normal equations (NORMOP with
+/// MATDAG_MAT, NORMOP_PC with MATPCDAG_MATPC).
+pub(crate) fn check_solve(p: &QudaInvertParam, solution: Solution, multishift: bool) -> Result<()> {
+    let v = p.solve_type;
+    let pc_solve = matches!(
+        v,
+        QUDA_DIRECT_PC_SOLVE | QUDA_NORMOP_PC_SOLVE | QUDA_NORMERR_PC_SOLVE
+    );
+    let refuse = |what: &str| Err(convert::refuse("param->solve_type", v as i64, what));
+    if solution.one_parity() && !pc_solve {
+        return refuse("a preconditioned (PC) solution_type requires a PC solve_type (as in QUDA)");
+    }
+    if solution == Solution::MatDagMat && pc_solve {
+        return refuse(
+            "the unpreconditioned MATDAG_MAT solution_type requires an unpreconditioned \
+             solve_type (as in QUDA)",
+        );
+    }
+    if matches!(v, QUDA_NORMERR_SOLVE | QUDA_NORMERR_PC_SOLVE) && solution != Solution::Mat {
+        return refuse("a normal-error solve requires the MAT solution_type (as in QUDA)");
+    }
+    if multishift && !matches!(v, QUDA_NORMOP_SOLVE | QUDA_NORMOP_PC_SOLVE) {
+        return refuse(
+            "a Wilson-type multi-shift solve is NORMOP (MATDAG_MAT) or NORMOP_PC \
+             (MATPCDAG_MATPC), as in QUDA",
+        );
+    }
+    Ok(())
+}
+
 /// Whether two host vectors of `n` reals (f64 or f32) share memory.
 pub(crate) fn share_memory(a: *mut c_void, b: *mut c_void, n: usize, double: bool) -> bool {
     let bytes = n * if double { 8 } else { 4 };

@@ -24,10 +24,17 @@ pub unsafe extern "C" fn qudaSetMPICommHandle(mycomm: *mut c_void) {
     })
 }
 
-/// `qudaInit(input)`: the verbosity, then the layout and the context.
+/// `qudaInit(input)`: the verbosity, then the layout and the context. A
+/// second call while the interface is started changes nothing, as in QUDA
+/// (lib/milc_interface.cpp keeps an `initialized` flag); after
+/// `qudaFinalize` it starts the interface again (QUDA's flag stays set, so
+/// there a later `qudaInit` is silently lost).
 #[no_mangle]
 pub extern "C" fn qudaInit(input: QudaInitArgs_t) {
     quda_call("qudaInit", || {
+        if state::is_initialised() {
+            return Ok(());
+        }
         state::set_verbosity(convert::verbosity(input.verbosity));
         // SAFETY: MILC's layout arrays.
         unsafe { set_layout(&input.layout) }

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
+use crate::ffi::quda::offsets::{tol_or, Offsets};
 use crate::ffi::quda::state;
 use crate::layout::{HostReals, HostRealsMut};
 
@@ -87,9 +88,9 @@ pub unsafe extern "C" fn qudaInvertMsrc(
     num_src: c_int,
 ) {
     quda_collective("qudaInvertMsrc", || {
-        if num_src <= 0 {
+        if !(1..=QUDA_MAX_MULTI_SRC).contains(&num_src) {
             return Err(Error::InvalidArgument(format!(
-                "num_src = {num_src}: must be positive"
+                "num_src = {num_src}: 1 to {QUDA_MAX_MULTI_SRC} (QUDA_MAX_MULTI_SRC)"
             )));
         }
         not_null(source_array, "sourceArray")?;
@@ -286,11 +287,8 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
         };
         // MILC sets only the first target when it does not ask for one
         // per shift (0 for the others): those shifts get the first one.
-        let tols: Vec<f64> = targets
-            .iter()
-            .map(|&t| if t > 0.0 { t } else { targets[0] })
-            .collect();
-        let tols = &tols[..];
+        let tols: Vec<f64> = targets.iter().map(|&t| tol_or(t, targets[0])).collect();
+        let systems = Offsets::new(offsets, &tols, "offset", "target_residual")?;
         let hq = !target_fermilab_residual.is_null()
             // SAFETY: num_offsets entries.
             && unsafe { std::slice::from_raw_parts(target_fermilab_residual, n) }
@@ -300,7 +298,14 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
         let (hi, lo) = precisions(precision, inv_args.mixed_precision, true, hq);
         let double = host_double(external_precision);
         // M̂ = 4m² − DD: m = 0 leaves −DD, the offsets carry the mass.
-        let params = solve_params(&inv_args, f64::MIN_POSITIVE, tols[0], p, (hi, lo), false)?;
+        let params = solve_params(
+            &inv_args,
+            f64::MIN_POSITIVE,
+            systems.tols[0],
+            p,
+            (hi, lo),
+            false,
+        )?;
         state::with(|s| {
             // SAFETY: the caller's links.
             let (links, d) = unsafe { load_links(s, milc_fatlink, milc_longlink, double, hi, lo)? };
@@ -312,23 +317,21 @@ pub unsafe extern "C" fn qudaMultishiftInvert(
             // SAFETY: the caller's source; parity p's half (owned: a
             // solution array may be the source).
             let b = owned(unsafe { offset_reals(source, at, vh * 6, double) });
-            let mut xs = vec![vec![0.0; vh * 6]; n];
+            let mut xs = vec![vec![0.0; vh * 6]; systems.distinct.len()];
             let r = s.context.invert_multishift_staggered(
                 &links,
                 &params,
-                offsets,
-                Some(tols),
+                &systems.distinct,
+                Some(&systems.tols),
                 HostReals::F64(&b),
                 xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
             )?;
-            for (&sol, x) in sols.iter().zip(&xs) {
+            for (i, (&sol, &k)) in sols.iter().zip(&systems.system_of).enumerate() {
                 // SAFETY: the caller's solution arrays; parity p's half.
-                copy_out(unsafe { offset_reals_mut(sol, at, vh * 6, double) }, x);
-            }
-            for (i, sh) in r.shifts.iter().enumerate() {
+                copy_out(unsafe { offset_reals_mut(sol, at, vh * 6, double) }, &xs[k]);
                 // SAFETY: num_offsets outputs each.
                 unsafe {
-                    *final_residual.add(i) = sh.true_residual;
+                    *final_residual.add(i) = r.shifts[k].true_residual;
                     *final_fermilab_residual.add(i) = 0.0;
                 }
             }
