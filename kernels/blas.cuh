@@ -464,6 +464,34 @@ template <int N> __device__ __forceinline__ void reduce_final(const double *part
   LATSOL_REDUCE_ONE(blas_xmy_norm2_##s, S, XmyNorm2)               \
   LATSOL_REDUCE_ONE(blas_axpy_norm2_pr_##s, S, AxpyNorm2Pr)        \
   LATSOL_REDUCE_ONE(blas_bicgstab_update_##s, S, BicgstabUpdate)
+/// MILC's heavy-quark residual sum Σ_x |r(x)|²/|x(x)|² (QUDA's
+/// HeavyQuarkResidualNorm; a site with x = 0 adds nothing) over spinor
+/// fields of format S, x (P.x) and r (P.y): P.n site slots, blocks of
+/// P.stride sites (padding included: x is 0 there). One thread a slot at a
+/// time, the block sums and the last block's total as every reduction.
+/// (The colour-vector one is staggered_blas.cuh's.)
+template <typename S> __device__ __forceinline__ void heavy_quark_sites(const BlasParams &P) {
+  constexpr int n = SiteNc<S>::n;
+  __shared__ double sh[1][RED_BLOCK];
+  double acc[1] = {0.0};
+  const long long step = (long long)gridDim.x * RED_BLOCK;
+  for (long long i = (long long)blockIdx.x * RED_BLOCK + threadIdx.x; i < P.n; i += step) {
+    z64 x[n], r[n];
+    load_site<S>(P, P.x, i, x);
+    load_site<S>(P, P.y, i, r);
+    double xx = 0.0, rr = 0.0;
+#pragma unroll
+    for (int c = 0; c < n; c++) {
+      xx += x[c].re * x[c].re + x[c].im * x[c].im;
+      rr += r[c].re * r[c].re + r[c].im * r[c].im;
+    }
+    if (xx > 0.0) acc[0] += rr / xx;
+  }
+  reduce_finish<1>(P, acc, sh);
+}
+#define LATSOL_HEAVY_QUARK_SITES(name, S) \
+  extern "C" __global__ void __launch_bounds__(RED_BLOCK) name(const BlasParams P) { kernel_entry(); heavy_quark_sites<S>(P); }
+
 /// The ops of a spinor format and the sums of its fields into double and single.
 #define LATSOL_BLAS_FORMAT(s, S)          \
   LATSOL_BLAS_OPS(s, S)                   \

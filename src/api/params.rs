@@ -291,7 +291,14 @@ pub struct InvertParams {
     pub solver: SolverType,
     pub solve_type: SolveType,
     pub matpc: MatPc,
+    /// The relative L2 residual to reach; 0 with a heavy-quark target
+    /// alone.
     pub tol: f64,
+    /// MILC's heavy-quark ("Fermilab") residual to reach as well,
+    /// `sqrt(mean_x |r(x)|²/|x(x)|²)` (QUDA's QUDA_HEAVY_QUARK_RESIDUAL);
+    /// 0 (the default) leaves it out. Solves of one system (not the
+    /// multi-shift ones).
+    pub tol_hq: f64,
     pub maxiter: usize,
     pub reliable_delta: f64,
     pub precision: Precision,
@@ -322,6 +329,7 @@ impl Default for InvertParams {
             solve_type: SolveType::DirectPc,
             matpc: MatPc::EvenEven,
             tol: 1e-10,
+            tol_hq: 0.0,
             maxiter: 10_000,
             reliable_delta: 0.1,
             precision: Precision::Double,
@@ -358,13 +366,21 @@ impl InvertParams {
     /// Checks the whole set for a solve.
     pub(crate) fn validate_solve(&self) -> Result<()> {
         self.validate_operator()?;
-        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
+        if !(self.tol_hq.is_finite() && self.tol_hq >= 0.0 && self.tol_hq < 1.0) {
             return Err(Error::InvalidArgument(format!(
-                "tol = {}: must lie in (0, 1)",
+                "tol_hq = {}: must lie in [0, 1) (0: no heavy-quark target)",
+                self.tol_hq
+            )));
+        }
+        let hq_alone = self.tol == 0.0 && self.tol_hq > 0.0;
+        let l2_target = self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0;
+        if !(hq_alone || l2_target) {
+            return Err(Error::InvalidArgument(format!(
+                "tol = {}: must lie in (0, 1) (0 only with a heavy-quark target, tol_hq)",
                 self.tol
             )));
         }
-        self.check_reachable(self.tol, "tol")?;
+        self.check_reachable(self.first_l2_tol(), "tol")?;
         if self.maxiter == 0 {
             return Err(Error::InvalidArgument(
                 "maxiter = 0: must be positive".into(),
@@ -427,6 +443,22 @@ impl InvertParams {
             )));
         }
         Ok(())
+    }
+
+    /// The L2 tolerance a solve starts from: `tol`, or with the
+    /// heavy-quark target alone `tol_hq` (then tightened until the
+    /// heavy-quark residual meets it).
+    pub(crate) fn first_l2_tol(&self) -> f64 {
+        if self.tol > 0.0 {
+            self.tol
+        } else {
+            self.tol_hq
+        }
+    }
+
+    /// Whether a solution with these residuals meets the targets.
+    pub(crate) fn met(&self, true_residual: f64, hq: f64) -> bool {
+        (self.tol == 0.0 || true_residual <= self.tol) && (self.tol_hq == 0.0 || hq <= self.tol_hq)
     }
 
     /// The factor that turns the caller's source into the source of the

@@ -38,6 +38,9 @@ use super::system::{dirac, matpc_parity, matpc_symmetric, prepare, system_of, Sy
 
 /// Passes over the full system before giving up on the true residual.
 const MAX_REFINEMENTS: usize = 4;
+/// Passes with a heavy-quark target: each cuts the L2 tolerance by 2× to
+/// 100×, so this many reach ten roundoffs from any start.
+const MAX_HEAVY_QUARK_PASSES: usize = 24;
 
 /// Solves `M x = b`; `x` holds the initial guess (zero if none) on entry and
 /// the solution on exit, in the caller's normalization (host canonical).
@@ -107,9 +110,9 @@ pub(crate) fn invert_on_device<B: Backend>(
     };
     let rhs2 = backend.norm2(&rhs)?;
     let inner_tol = if rhs2 > 0.0 {
-        (params.tol * (b2 / rhs2).sqrt()).min(0.5)
+        (params.first_l2_tol() * (b2 / rhs2).sqrt()).min(0.5)
     } else {
-        params.tol
+        params.first_l2_tol()
     };
 
     let mut xs = backend.alloc_spinor(&lat, sub, prec)?;
@@ -148,10 +151,13 @@ pub(crate) fn invert_on_device<B: Backend>(
                 }
                 _ => backend.copy(x, xs)?,
             }
-            // The true residual of the full kappa-normalized system.
+            // The true residual of the full kappa-normalized system (and
+            // its heavy-quark form where asked for).
             full.apply(&mut r, x, false)?;
             let rr = backend.xmy_norm2(&b, &mut r)?;
-            Ok((if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 }, full.flops()))
+            let hq = heavy_quark(backend, params, x, &r)?;
+            let l2 = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
+            Ok((l2, hq, full.flops()))
         },
     )
 }
@@ -189,7 +195,7 @@ pub(crate) fn invert_preconditioned_on_device<B: Backend>(
     let passes = Passes {
         system,
         rhs: source,
-        inner_tol: params.tol.min(0.5),
+        inner_tol: params.first_l2_tol().min(0.5),
     };
     passes.run(
         backend,
@@ -201,16 +207,40 @@ pub(crate) fn invert_preconditioned_on_device<B: Backend>(
         &mut |xs| {
             m.apply(&mut r, xs, false)?;
             let rr = backend.xmy_norm2(source, &mut r)?;
-            Ok((if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 }, m.flops()))
+            let hq = heavy_quark(backend, params, xs, &r)?;
+            let l2 = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
+            Ok((l2, hq, m.flops()))
         },
     )
 }
 
+/// What a pass's `finish` measured of the caller's solution: its true
+/// relative residual, its heavy-quark residual (0 unless asked for) and
+/// the flops that took.
+type Checked = (f64, f64, f64);
+
+/// MILC's heavy-quark residual `sqrt(mean_x |r(x)|²/|x(x)|²)` of the
+/// solution `x` and its residual `r` where the solve asks for it (else 0,
+/// as QUDA reports it then).
+fn heavy_quark<B: Backend>(
+    backend: &B,
+    params: &InvertParams,
+    x: &B::Spinor,
+    r: &B::Spinor,
+) -> Result<f64> {
+    if params.tol_hq > 0.0 {
+        Ok(backend.heavy_quark_residual2(x, r)?.sqrt())
+    } else {
+        Ok(0.0)
+    }
+}
+
 /// The passes over an iterated system `A xs = rhs`: solve from the current
 /// `xs`, then `finish(xs)` writes the caller's solution and returns its
-/// true residual (and the flops that took); while it misses the tolerance
-/// (rounding, or the normal equations' weaker criterion) the next pass
-/// goes on from `xs` with a tighter inner tolerance.
+/// true residual, its heavy-quark residual and the flops that took; while
+/// it misses the targets (rounding, the normal equations' weaker
+/// criterion, or a heavy-quark target the L2 one does not imply) the next
+/// pass goes on from `xs` with a tighter inner tolerance.
 struct Passes<'r, S> {
     system: System,
     rhs: &'r S,
@@ -227,7 +257,7 @@ impl<S> Passes<'_, S> {
         params: &InvertParams,
         xs: &mut S,
         monitor: &dyn Monitor,
-        finish: &mut dyn FnMut(&S) -> Result<(f64, f64)>,
+        finish: &mut dyn FnMut(&S) -> Result<Checked>,
     ) -> Result<InvertResult> {
         // The solver's own time, as QUDA reports it: host-side reordering
         // and transfers of the source and solution are not part of it.
@@ -236,7 +266,16 @@ impl<S> Passes<'_, S> {
         let mut total = SolverStats::default();
         let mut flops = 0.0;
         let mut true_residual = f64::INFINITY;
-        for pass in 0..MAX_REFINEMENTS {
+        let mut hq = 0.0;
+        // A heavy-quark target is met by tightening the L2 tolerance pass
+        // by pass (QUDA restarts on it too), down to ten roundoffs.
+        let passes = if params.tol_hq > 0.0 {
+            MAX_HEAVY_QUARK_PASSES
+        } else {
+            MAX_REFINEMENTS
+        };
+        let floor = 10.0 * params.precision.epsilon();
+        for pass in 0..passes {
             let left = params.maxiter.saturating_sub(total.iterations);
             if left == 0 {
                 break;
@@ -268,14 +307,27 @@ impl<S> Passes<'_, S> {
             total.iterated_residual = stats.iterated_residual;
             flops += op_flops * stats.matvecs as f64;
 
-            let (residual, check_flops) = finish(xs)?;
+            let (residual, heavy_quark, check_flops) = finish(xs)?;
             flops += check_flops;
-            true_residual = residual;
-            if true_residual <= params.tol {
+            (true_residual, hq) = (residual, heavy_quark);
+            if params.met(true_residual, hq) {
                 break;
             }
-            // Tighten by the shortfall, with a margin.
-            inner_tol = (inner_tol * 0.5 * params.tol / true_residual).max(f64::MIN_POSITIVE);
+            // Tighten by the shortfall, with a margin: of the L2 residual,
+            // and of the heavy-quark one (by 2× to 100× a pass).
+            let mut cut: f64 = 1.0;
+            if params.tol > 0.0 && true_residual > params.tol {
+                cut = cut.min(0.5 * params.tol / true_residual);
+            }
+            if params.tol_hq > 0.0 && hq > params.tol_hq {
+                if inner_tol <= floor {
+                    break;
+                }
+                cut = cut.min((params.tol_hq / hq).clamp(0.01, 0.5));
+                inner_tol = (inner_tol * cut).max(floor);
+            } else {
+                inner_tol = (inner_tol * cut).max(f64::MIN_POSITIVE);
+            }
         }
         let seconds = solver_seconds;
         Ok(InvertResult {
@@ -289,10 +341,10 @@ impl<S> Passes<'_, S> {
             } else {
                 0.0
             },
-            converged: true_residual <= params.tol,
+            converged: params.met(true_residual, hq),
             restarts: total.restarts,
             reliable_updates: total.reliable_updates,
-            true_residual_hq: 0.0,
+            true_residual_hq: hq,
         })
     }
 }

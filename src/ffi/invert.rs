@@ -135,6 +135,9 @@ impl latsol_invert_param {
             solve_type: SOLVE_TYPE.decode(self.solve_type, "param->solve_type")?,
             matpc: MATPC.decode(self.matpc, "param->matpc")?,
             tol: self.tol,
+            // latsol.h asks for the L2 residual alone (QUDA's face sets
+            // the heavy-quark target).
+            tol_hq: 0.0,
             maxiter: count(self.maxiter, "param->maxiter")?,
             reliable_delta: self.reliable_delta,
             precision: PRECISION.decode(self.precision, "param->precision")?,

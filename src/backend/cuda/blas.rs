@@ -78,6 +78,9 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
         v.push(format!("blas_axpy_many_{hi}_{f}"));
     }
     v.push(format!("gamma5_{f}"));
+    if FORMATS[..2].contains(&f) {
+        v.push(format!("blas_heavy_quark_{f}"));
+    }
     for q in FORMATS.iter().filter(|&&q| q != f) {
         v.push(format!("convert_{f}_to_{q}"));
     }
@@ -633,7 +636,11 @@ impl Blas<'_> {
             stride: x.stride as i64,
             ..Default::default()
         };
-        let format = colour_suffix(x.precision());
+        // Colour vectors (staggered_blas.cuh) or Wilson spinors (blas.cuh).
+        let format = match x.fermion {
+            crate::field::Fermion::Staggered => colour_suffix(x.precision()),
+            _ => suffix(x.precision()),
+        };
         let [sum, ..] = self.run_global_reduction("heavy_quark", 1, format, params)?;
         Ok(sum / (x.lattice.sites(x.subset) * self.ranks()) as f64)
     }

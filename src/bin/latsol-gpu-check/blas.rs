@@ -223,6 +223,19 @@ pub fn check_blas<T: Backend>(
         rel_scalar(ng.into(), nc.into()),
         tol,
     );
+    // MILC's heavy-quark residual of Wilson fields (qudaCloverInvert's
+    // Fermilab target): the same stored numbers summed in another order;
+    // the per-site formats widened on each side by its own rule.
+    let hq = (
+        cpu.heavy_quark_residual2(&cx, &cy).map_err(e)?,
+        gpu.heavy_quark_residual2(&gx, &gy).map_err(e)?,
+    );
+    let exact = matches!(prec, Precision::Double | Precision::Single);
+    rep.check(
+        &format!("heavy-quark residual {tag}"),
+        (hq.1 - hq.0).abs() / hq.0,
+        if exact { 1e-12 } else { tol },
+    );
     let same = (0..5).all(|_| {
         gpu.norm2(&gx)
             .map(|v| v.to_bits() == n.1.to_bits())

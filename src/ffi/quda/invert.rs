@@ -76,6 +76,7 @@ pub(crate) unsafe fn invert(
         // DAG_YES: M† = γ5 M γ5 (also M̂† and the normal operators), so
         // the dagger system's answer is γ5 times that of M for γ5 b.
         let dagger = dagger_of(p, &ip, solution)?;
+        let mut true_res_hq = 0.0;
         let (iterations, true_res, gflop) = match solution {
             // The caller's arrays straight to the backend: the scale, γ5
             // and the parity are applied there (`SystemForm`).
@@ -94,9 +95,17 @@ pub(crate) unsafe fn invert(
                 };
                 let x = unsafe { host_reals_mut(h_x, n, double) };
                 let r = s.context.invert_form(fields, &ip, b, x, &form)?;
+                true_res_hq = r.true_residual_hq;
                 (r.iterations, r.true_residual, r.gflops * r.seconds)
             }
             Solution::MatDagMat | Solution::MatPcDagMatPc => {
+                if ip.tol_hq > 0.0 {
+                    return Err(Error::Unsupported(
+                        "param->residual_type with HEAVY_QUARK: the heavy-quark target is \
+                         provided for the MAT and MATPC solutions"
+                            .into(),
+                    ));
+                }
                 if ip.use_initial_guess {
                     return Err(Error::InvalidArgument("param->use_init_guess = YES: not with the MATDAG_MAT and MATPCDAG_MATPC solutions (as in QUDA)".into()));
                 }
@@ -153,10 +162,10 @@ pub(crate) unsafe fn invert(
         };
         p.iter = iterations as c_int;
         p.true_res[0] = true_res;
-        p.true_res_hq[0] = 0.0;
+        p.true_res_hq[0] = true_res_hq;
         p.gflops = gflop;
         p.secs = start.elapsed().as_secs_f64();
-        if iterations >= ip.maxiter && true_res > ip.tol {
+        if iterations >= ip.maxiter && !(true_res <= ip.tol || ip.tol == 0.0) {
             state::warn(&format!(
                 "invertQuda: exceeded maxiter = {} (true residual {true_res:.3e})",
                 ip.maxiter
@@ -227,6 +236,10 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         };
         ip.solver = crate::api::SolverType::Cg;
         ip.use_initial_guess = false;
+        // Per-shift L2 targets (QUDA's heavy-quark per-shift targets are
+        // not provided: `true_res_hq_offset` stays 0).
+        ip.tol = p.tol;
+        ip.tol_hq = 0.0;
         let tols: Vec<f64> = p.tol_offset[..count]
             .iter()
             .map(|&t| tol_or(t, p.tol))
@@ -490,7 +503,7 @@ unsafe fn invert_sources(
         };
         for (i, r) in results.iter().enumerate() {
             p.true_res[i] = r.true_residual;
-            p.true_res_hq[i] = 0.0;
+            p.true_res_hq[i] = r.true_residual_hq;
             if r.iterations >= ip.maxiter && r.true_residual > ip.tol {
                 state::warn(&format!(
                     "invertMultiSrcQuda: source {i} exceeded maxiter = {} (true residual {:.3e})",

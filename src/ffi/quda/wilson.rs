@@ -113,7 +113,12 @@ pub(crate) fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertP
     if solve {
         ip.solver = convert::solver(p.inv_type)?;
         ip.solve_type = convert::solve_type(p.solve_type)?;
-        ip.tol = p.tol;
+        // QUDA's residual_type: the L2 target, the heavy-quark one, or both
+        // (no bit: L2). The heavy-quark residual is MILC's.
+        let hq = p.residual_type & QUDA_HEAVY_QUARK_RESIDUAL != 0;
+        let l2 = p.residual_type & (QUDA_L2_RELATIVE_RESIDUAL | QUDA_L2_ABSOLUTE_RESIDUAL) != 0;
+        ip.tol = if l2 || !hq { p.tol } else { 0.0 };
+        ip.tol_hq = if hq { p.tol_hq } else { 0.0 };
         if p.maxiter <= 0 {
             return Err(Error::InvalidArgument(format!(
                 "param->maxiter = {}: must be positive",

@@ -1,10 +1,11 @@
 //! `qudaCloverInvert`: MILC's Wilson-clover solve, through the `quda.h`
-//! entry points' bodies (the gauge and clover fields loaded and freed
-//! within the call).
+//! entry points' bodies (the fields MILC passes loaded and freed within
+//! the call, as QUDA 9521952's lib/milc_interface.cpp does).
 
 use std::os::raw::{c_int, c_void};
 
 use super::layout::{dims, host_double};
+use crate::error::Error;
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
@@ -15,8 +16,15 @@ use crate::ffi::quda::{fields, init, invert, state};
 /// in MILC order with the boundary phases already in them, the clover
 /// field in QUDA's packed order (its inverse is recomputed, as QUDA
 /// does); even-odd BiCGstab, or CG on the normal equations when
-/// `inv_args.solver_type` is CG; from zero. Gauge and clover are loaded
-/// and freed within the call.
+/// `inv_args.solver_type` is CG; from zero. As in QUDA: links given are
+/// loaded and freed (with every link field) within the call, NULL links
+/// use the loaded field; a clover field (or its inverse) given is loaded
+/// and freed within the call (a NULL clover with an inverse given: the
+/// clover term computed from `clover_coeff`), neither given uses the
+/// loaded one. The targets are QUDA's: the L2 one (`target_residual`),
+/// MILC's heavy-quark one (`target_fermilab_residual`), or both (a zero
+/// target is off; both zero is an error); `final_fermilab_residual` is the
+/// solution's heavy-quark residual where that target is set (else 0).
 ///
 /// # Safety
 /// MILC's arrays: links V·4·18, clover V·72, vectors V·24 reals of
@@ -29,10 +37,10 @@ pub unsafe extern "C" fn qudaCloverInvert(
     clover_coeff: f64,
     inv_args: QudaInvertArgs_t,
     target_residual: f64,
-    _target_fermilab_residual: f64,
+    target_fermilab_residual: f64,
     milc_link: *const c_void,
     milc_clover: *mut c_void,
-    _milc_clover_inv: *mut c_void,
+    milc_clover_inv: *mut c_void,
     source: *mut c_void,
     solution: *mut c_void,
     final_residual: *mut f64,
@@ -40,7 +48,23 @@ pub unsafe extern "C" fn qudaCloverInvert(
     num_iters: *mut c_int,
 ) {
     quda_collective("qudaCloverInvert", || {
-        not_null(milc_clover, "milc_clover")?;
+        for (t, name) in [
+            (target_residual, "target_residual"),
+            (target_fermilab_residual, "target_fermilab_residual"),
+        ] {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} = {t}: a finite target, not negative (0: off)"
+                )));
+            }
+        }
+        if target_residual == 0.0 && target_fermilab_residual == 0.0 {
+            return Err(Error::InvalidArgument(
+                "target_residual = target_fermilab_residual = 0: requesting zero residual (as \
+                 QUDA refuses it)"
+                    .into(),
+            ));
+        }
         for (p, name) in [
             (final_residual, "final_residual"),
             (final_fermilab_residual, "final_fermilab_residual"),
@@ -80,8 +104,8 @@ pub unsafe extern "C" fn qudaCloverInvert(
         gp.cuda_prec_sloppy = sloppy;
         gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
         gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
-        // SAFETY: MILC's links.
-        unsafe { fields::load_gauge(milc_link as *mut c_void, &mut gp)? };
+        let load_links = !milc_link.is_null();
+        let load_clover = !milc_clover.is_null() || !milc_clover_inv.is_null();
         let mut ip = init::newQudaInvertParam();
         ip.dslash_type = QUDA_CLOVER_WILSON_DSLASH;
         ip.kappa = kappa;
@@ -111,27 +135,44 @@ pub unsafe extern "C" fn qudaCloverInvert(
         ip.clover_cuda_prec_sloppy = sloppy;
         ip.clover_order = QUDA_PACKED_CLOVER_ORDER;
         ip.tol = target_residual;
+        ip.tol_hq = target_fermilab_residual;
+        ip.residual_type = match (target_residual > 0.0, target_fermilab_residual > 0.0) {
+            (true, true) => QUDA_L2_RELATIVE_RESIDUAL | QUDA_HEAVY_QUARK_RESIDUAL,
+            (false, true) => QUDA_HEAVY_QUARK_RESIDUAL,
+            _ => QUDA_L2_RELATIVE_RESIDUAL,
+        };
         ip.maxiter = inv_args.max_iter;
         ip.reliable_delta = 0.1;
         ip.use_init_guess = QUDA_USE_INIT_GUESS_NO;
         let outcome = (|| {
-            // SAFETY: MILC's clover field and vectors.
+            // SAFETY: MILC's links, clover field and vectors.
             unsafe {
-                fields::load_clover(milc_clover, &mut ip)?;
+                if load_links {
+                    fields::load_gauge(milc_link as *mut c_void, &mut gp)?;
+                }
+                if load_clover {
+                    fields::load_clover(milc_clover, &mut ip)?;
+                }
                 invert::invert(solution, source, &mut ip)
             }
         })();
-        // Loaded and freed within the call, also on a failure.
+        // What the call loaded it frees, also on a failure (QUDA frees the
+        // links with qudaFreeGaugeField: every link field).
         state::with(|s| {
-            s.clover = None;
-            s.gauge = None;
+            if load_clover {
+                s.clover = None;
+            }
+            if load_links {
+                s.gauge = None;
+                s.staggered = None;
+            }
             Ok(())
         })?;
         outcome?;
         // SAFETY: checked non-null.
         unsafe {
             *final_residual = ip.true_res[0];
-            *final_fermilab_residual = 0.0;
+            *final_fermilab_residual = ip.true_res_hq[0];
             *num_iters = ip.iter;
         }
         Ok(())
