@@ -99,6 +99,16 @@ typedef struct {
   int laplaceDim;
 } QudaTwoLinkQuarkSmearArgs_t;
 
+/* QudaContractArgs_t: 48 bytes on LP64. */
+typedef struct {
+  int n_mom;
+  int *mom_modes;
+  QudaFFTSymmType *fft_type;
+  int *source_position;
+  double flops;
+  double dtime;
+} QudaContractArgs_t;
+
 void qudaSetMPICommHandle(void *mycomm);
 
 void qudaInit(QudaInitArgs_t input);
@@ -142,6 +152,8 @@ void qudaInvertMsrc(int external_precision, int quda_precision, double mass, Qud
 void qudaMultishiftInvert(int external_precision, int precision, int num_offsets, double *const offset, QudaInvertArgs_t inv_args, const double *target_residual, const double *target_fermilab_residual, const void *const milc_fatlink, const void *const milc_longlink, void *source, void **solutionArray, double *const final_residual, double *const final_fermilab_residual, int *num_iters);
 
 void qudaEigCGInvert(int external_precision, int quda_precision, double mass, QudaInvertArgs_t inv_args, double target_residual, double target_fermilab_residual, const void *const fatlink, const void *const longlink, void *source, void *solution, QudaEigArgs_t eig_args, const int rhs_idx, const int last_rhs_flag, double *const final_residual, double *const final_fermilab_residual, int *num_iters);
+
+void qudaContractFT(int external_precision, QudaContractArgs_t *cont_args, void *const quark1, void *const quark2, double *corr);
 
 void qudaCloverInvert(int external_precision, int quda_precision, double kappa, double clover_coeff, QudaInvertArgs_t inv_args, double target_residual, double target_fermilab_residual, const void *milc_link, void *milc_clover, void *milc_clover_inv, void *source, void *solution, double *const final_residual, double *const final_fermilab_residual, int *num_iters);
 

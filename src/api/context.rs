@@ -51,6 +51,13 @@ impl Context {
         self.inner.plaquette(field)
     }
 
+    /// The sums over the ranks of `values` (collective; the context's
+    /// reduction mode, deterministic where asked for): for the C faces'
+    /// host-side observables.
+    pub(crate) fn sum_over_ranks(&self, values: &mut [f64]) -> Result<()> {
+        self.inner.sum_over_ranks(values)
+    }
+
     /// Where this rank's part of extents `local` sits: its first site's
     /// global coordinates and the whole lattice's extents.
     pub(crate) fn place(&self, local: [usize; 4]) -> ([usize; 4], [usize; 4]) {

@@ -101,6 +101,13 @@ impl ContextInner {
 
     /// Where this rank's part of extents `local` sits in the whole lattice:
     /// its first site's global coordinates and the global extents.
+    pub(crate) fn sum_over_ranks(&self, values: &mut [f64]) -> Result<()> {
+        match &self.ranks {
+            Some(r) => r.sum(values),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn place(&self, local: [usize; 4]) -> ([usize; 4], [usize; 4]) {
         match &self.ranks {
             Some(r) => {

@@ -1839,6 +1839,18 @@ pub struct QudaTwoLinkQuarkSmearArgs_t {
     pub laplaceDim: c_int,
 }
 
+/// `QudaContractArgs_t` (48 bytes on LP64).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct QudaContractArgs_t {
+    pub n_mom: c_int,
+    pub mom_modes: *mut c_int,
+    pub fft_type: *mut QudaFFTSymmType,
+    pub source_position: *mut c_int,
+    pub flops: f64,
+    pub dtime: f64,
+}
+
 /// Every struct member: (struct, member, offset, size), for tests/quda_abi.rs.
 pub fn layout() -> Vec<(&'static str, &'static str, usize, usize)> {
     fn size_of_return<T, U>(_: fn(&T) -> &U) -> usize {
@@ -2284,6 +2296,13 @@ pub fn layout() -> Vec<(&'static str, &'static str, usize, usize)> {
         ("QudaTwoLinkQuarkSmearArgs_t", "delete_2link", std::mem::offset_of!(QudaTwoLinkQuarkSmearArgs_t, delete_2link), size_of_return(|s: &QudaTwoLinkQuarkSmearArgs_t| &s.delete_2link)),
         ("QudaTwoLinkQuarkSmearArgs_t", "t0", std::mem::offset_of!(QudaTwoLinkQuarkSmearArgs_t, t0), size_of_return(|s: &QudaTwoLinkQuarkSmearArgs_t| &s.t0)),
         ("QudaTwoLinkQuarkSmearArgs_t", "laplaceDim", std::mem::offset_of!(QudaTwoLinkQuarkSmearArgs_t, laplaceDim), size_of_return(|s: &QudaTwoLinkQuarkSmearArgs_t| &s.laplaceDim)),
+        ("QudaContractArgs_t", "", 0, std::mem::size_of::<QudaContractArgs_t>()),
+        ("QudaContractArgs_t", "n_mom", std::mem::offset_of!(QudaContractArgs_t, n_mom), size_of_return(|s: &QudaContractArgs_t| &s.n_mom)),
+        ("QudaContractArgs_t", "mom_modes", std::mem::offset_of!(QudaContractArgs_t, mom_modes), size_of_return(|s: &QudaContractArgs_t| &s.mom_modes)),
+        ("QudaContractArgs_t", "fft_type", std::mem::offset_of!(QudaContractArgs_t, fft_type), size_of_return(|s: &QudaContractArgs_t| &s.fft_type)),
+        ("QudaContractArgs_t", "source_position", std::mem::offset_of!(QudaContractArgs_t, source_position), size_of_return(|s: &QudaContractArgs_t| &s.source_position)),
+        ("QudaContractArgs_t", "flops", std::mem::offset_of!(QudaContractArgs_t, flops), size_of_return(|s: &QudaContractArgs_t| &s.flops)),
+        ("QudaContractArgs_t", "dtime", std::mem::offset_of!(QudaContractArgs_t, dtime), size_of_return(|s: &QudaContractArgs_t| &s.dtime)),
     ]
 }
 
@@ -2729,6 +2748,13 @@ pub const REFERENCE_LAYOUT: &[(&str, &str, usize, usize)] = &[
     ("QudaTwoLinkQuarkSmearArgs_t", "delete_2link", 20, 4),
     ("QudaTwoLinkQuarkSmearArgs_t", "t0", 24, 4),
     ("QudaTwoLinkQuarkSmearArgs_t", "laplaceDim", 28, 4),
+    ("QudaContractArgs_t", "", 0, 48),
+    ("QudaContractArgs_t", "n_mom", 0, 4),
+    ("QudaContractArgs_t", "mom_modes", 8, 8),
+    ("QudaContractArgs_t", "fft_type", 16, 8),
+    ("QudaContractArgs_t", "source_position", 24, 8),
+    ("QudaContractArgs_t", "flops", 32, 8),
+    ("QudaContractArgs_t", "dtime", 40, 8),
 ];
 
 /// Every QUDA function of the two headers, in their order.
@@ -2845,6 +2871,7 @@ pub const FUNCTIONS: &[&str] = &[
     "qudaInvertMsrc",
     "qudaMultishiftInvert",
     "qudaEigCGInvert",
+    "qudaContractFT",
     "qudaCloverInvert",
     "qudaEigCGCloverInvert",
     "qudaLoadGaugeField",

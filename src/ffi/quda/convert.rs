@@ -258,9 +258,9 @@ pub(crate) fn gamma_basis(v: QudaGammaBasis) -> Result<GammaBasis> {
 pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
     let mut dims = [0usize; 4];
     for (d, &x) in dims.iter_mut().zip(&p.X) {
-        if x <= 0 {
+        if x <= 0 || x % 2 != 0 {
             return Err(Error::InvalidArgument(format!(
-                "param->X = {:?}: every extent must be positive",
+                "param->X = {:?}: every extent must be positive and even (the even-odd layout)",
                 p.X
             )));
         }

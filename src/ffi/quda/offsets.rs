@@ -30,6 +30,12 @@ impl Offsets {
                     "{field}[{i}] = {v}: not a finite number"
                 )));
             }
+            if v < 0.0 {
+                return Err(Error::InvalidArgument(format!(
+                    "{field}[{i}] = {v}: a negative offset can make the shifted operator \
+                     indefinite (CG needs offsets ≥ 0)"
+                )));
+            }
             if !(t.is_finite() && t >= 0.0) {
                 return Err(Error::InvalidArgument(format!(
                     "{tol_field}[{i}] = {t}: a tolerance is a finite number, not negative"

@@ -5,7 +5,7 @@
 use std::os::raw::{c_int, c_void};
 
 use super::layout::{dims, host_double};
-use crate::error::Error;
+use super::targets::check_targets;
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
@@ -48,23 +48,9 @@ pub unsafe extern "C" fn qudaCloverInvert(
     num_iters: *mut c_int,
 ) {
     quda_collective("qudaCloverInvert", || {
-        for (t, name) in [
-            (target_residual, "target_residual"),
-            (target_fermilab_residual, "target_fermilab_residual"),
-        ] {
-            if !(t.is_finite() && t >= 0.0) {
-                return Err(Error::InvalidArgument(format!(
-                    "{name} = {t}: a finite target, not negative (0: off)"
-                )));
-            }
-        }
-        if target_residual == 0.0 && target_fermilab_residual == 0.0 {
-            return Err(Error::InvalidArgument(
-                "target_residual = target_fermilab_residual = 0: requesting zero residual (as \
-                 QUDA refuses it)"
-                    .into(),
-            ));
-        }
+        check_targets(target_residual, target_fermilab_residual)?;
+        not_null(source, "source")?;
+        not_null(solution, "solution")?;
         for (p, name) in [
             (final_residual, "final_residual"),
             (final_fermilab_residual, "final_fermilab_residual"),

@@ -7,6 +7,7 @@ use super::layout::host_double;
 use super::staggered::{
     copy_out, load_links, offset_reals, offset_reals_mut, owned, parity, precisions, solve_params,
 };
+use super::targets::check_targets;
 use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
@@ -176,12 +177,8 @@ unsafe fn solve_parity(
     // As QUDA's milc_interface.cpp (setInvertParams): a zero target turns
     // its criterion off (QUDA's residual_type bits), both zero is an error;
     // with both, both must be met.
+    check_targets(target_residual, target_fermilab_residual)?;
     let hq = target_fermilab_residual != 0.0;
-    if target_residual == 0.0 && !hq {
-        return Err(Error::InvalidArgument(
-            "target_residual = 0 and target_fermilab_residual = 0: no stopping criterion".into(),
-        ));
-    }
     let (hi, lo) = precisions(quda_precision, inv_args.mixed_precision, true, hq);
     let double = host_double(external_precision);
     let mut params = solve_params(inv_args, mass, target_residual, p, (hi, lo), true)?;

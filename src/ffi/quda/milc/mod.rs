@@ -24,12 +24,16 @@
 //!   call reads; `staggered`: what the staggered calls share.
 //! - The entry points: `init` (start, end, host memory), `invert` (the
 //!   staggered solves), `dslash`, `clover` (the Wilson-clover solve),
-//!   `gauge` (plaquette, Polyakov loop).
+//!   `gauge` (plaquette, Polyakov loop), `contract` (meson contractions
+//!   with Fourier phases); `targets`: the solves' two
+//!   stopping targets.
 
 pub(crate) mod clover;
+pub(crate) mod contract;
 pub(crate) mod dslash;
 pub(crate) mod gauge;
 pub(crate) mod init;
 pub(crate) mod invert;
 pub(crate) mod layout;
 pub(crate) mod staggered;
+pub(crate) mod targets;
