@@ -30,8 +30,10 @@
 //! - MILC's face (`--face milc`): `qudaSetMPICommHandle`, `qudaInit` with
 //!   the *global* size and the machine grid (ranks x fastest), MILC-order
 //!   local links; `qudaPlaquettePhased`, `qudaPolyakovLoopPhased` (the
-//!   lines cross the ranks in time) against the golden links, and
-//!   `qudaCloverInvert` against the golden source.
+//!   lines cross the ranks in time) against the golden links,
+//!   `qudaCloverInvert` against the golden source, and `qudaContractFT`
+//!   (global coordinates in the phases, the sum over the ranks) against
+//!   one rank.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -60,6 +62,13 @@ extern "C" {
     fn invertMultiShiftQuda(hp_x: *mut *mut c_void, hp_b: *mut c_void, param: *mut QudaInvertParam);
     fn qudaSetMPICommHandle(mycomm: *mut c_void);
     fn qudaInit(input: QudaInitArgs_t);
+    fn qudaContractFT(
+        external_precision: c_int,
+        cont_args: *mut QudaContractArgs_t,
+        quark1: *mut c_void,
+        quark2: *mut c_void,
+        corr: *mut f64,
+    );
     fn qudaFinalize();
     fn qudaPlaquettePhased(
         precision: c_int,
@@ -366,6 +375,8 @@ struct MilcSolved {
     plaquette: [f64; 3],
     solution: Vec<f64>,
     iterations: c_int,
+    /// `qudaContractFT` of the golden χ with M χ, two momenta.
+    contraction: Vec<f64>,
 }
 
 /// The MILC face on this rank's part (`qudaInit` already called): the
@@ -436,10 +447,47 @@ fn milc_face(part: &Part, world: &impl Communicator, checks: &mut Checks) -> Mil
         d <= 1e-9,
         format!("qudaCloverInvert against the golden ψ: {d:e}"),
     );
+    // A meson contraction with Fourier phases: global coordinates and the
+    // sum over the ranks.
+    let set = "golden-staggered-6x4x4x8";
+    let mut q1 = part.of(&golden_in(set, "chi.f64"), 6, false);
+    let mut q2 = part.of(&golden_in(set, "M_chi.f64"), 6, false);
+    let mut modes = [1, 0, 2, 0, 0, 1, 1, 1];
+    let mut kinds = [
+        QUDA_FFT_SYMM_EO,
+        QUDA_FFT_SYMM_EVEN,
+        QUDA_FFT_SYMM_ODD,
+        QUDA_FFT_SYMM_EVEN,
+        QUDA_FFT_SYMM_EVEN,
+        QUDA_FFT_SYMM_EO,
+        QUDA_FFT_SYMM_EO,
+        QUDA_FFT_SYMM_EO,
+    ];
+    let mut x0 = [1, 2, 0, 3];
+    let mut cargs = QudaContractArgs_t {
+        n_mom: 2,
+        mom_modes: modes.as_mut_ptr(),
+        fft_type: kinds.as_mut_ptr(),
+        source_position: x0.as_mut_ptr(),
+        flops: 0.0,
+        dtime: 0.0,
+    };
+    let mut contraction = vec![0.0; 2 * 2 * GLOBAL[3]];
+    unsafe {
+        qudaContractFT(
+            2,
+            &mut cargs,
+            q1.as_mut_ptr().cast(),
+            q2.as_mut_ptr().cast(),
+            contraction.as_mut_ptr(),
+        )
+    };
+    checks.check(status() == 0, "qudaContractFT".into());
     MilcSolved {
         plaquette,
         solution: x,
         iterations: iters,
+        contraction,
     }
 }
 
@@ -580,6 +628,22 @@ fn main() {
         let cut = milc_face(&part, &world, &mut checks);
         unsafe { qudaFinalize() };
         same_plaquette(&mut checks, cut.plaquette, alone.plaquette);
+        // The same sums in another order: every rank holds them all.
+        let norm = alone.contraction.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let diff = cut
+            .contraction
+            .iter()
+            .zip(&alone.contraction)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt();
+        checks.check(
+            diff <= 1e-13 * norm,
+            format!(
+                "qudaContractFT on the ranks and alone differ by {:e}",
+                diff / norm
+            ),
+        );
         let d = rel_diff(&world, &cut.solution, &part.of(&alone.solution, 24, false));
         let (k, l) = (cut.iterations, alone.iterations);
         checks.check(
