@@ -186,6 +186,25 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
     ip.compute_clover = 1;
     unsafe { loadCloverQuda(std::ptr::null_mut(), std::ptr::null_mut(), &mut ip) };
     refused(&["loadCloverQuda", "inv_param->dslash_type"]);
+    // A negative coefficient, as QUDA takes it; neither set, QUDA's error.
+    ip.dslash_type = QUDA_CLOVER_WILSON_DSLASH;
+    ip.clover_coeff = -0.12;
+    unsafe { loadCloverQuda(std::ptr::null_mut(), std::ptr::null_mut(), &mut ip) };
+    assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+    let mut cp = wilson_param();
+    cp.dslash_type = QUDA_CLOVER_WILSON_DSLASH;
+    cp.solution_type = QUDA_MATPC_SOLUTION;
+    cp.solve_type = QUDA_DIRECT_PC_SOLVE;
+    cp.inv_type = QUDA_BICGSTAB_INVERTER;
+    cp.clover_cuda_prec = QUDA_DOUBLE_PRECISION;
+    let (mut x, mut src) = (vec![0.0; HALF], b.to_vec());
+    unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut cp) };
+    assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+    assert!(cp.true_res[0] <= 1e-10, "{}", cp.true_res[0]);
+    ip.clover_coeff = 0.0;
+    ip.clover_csw = 0.0;
+    unsafe { loadCloverQuda(std::ptr::null_mut(), std::ptr::null_mut(), &mut ip) };
+    refused(&["loadCloverQuda", "neither clover coefficient nor c_SW"]);
 
     // invertMultiSrcQuda: a NaN in source 1 fails the call with solution 0
     // and the param's outputs as they were (the normal-equation solution
@@ -243,6 +262,39 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
     let mut x = vec![0.0; V * 3];
     asqtad(&mut x);
     assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+    // Staggered masses as QUDA takes them: m = 0 on the parity system
+    // (−D_eo D_oe, positive semi-definite), m < 0 on the full one (2m − D);
+    // m = 0 with the even-odd solve of the full system is refused (its
+    // reconstruction divides by 2m).
+    for (mass, solution, ok) in [
+        (0.0, QUDA_MATPC_SOLUTION, true),
+        (-0.05, QUDA_MAT_SOLUTION, true),
+        (0.0, QUDA_MAT_SOLUTION, false),
+    ] {
+        let mut ip = common::quda_staggered_param(
+            unsafe { newQudaInvertParam() },
+            QUDA_ASQTAD_DSLASH,
+            mass,
+            solution,
+            QUDA_DIRECT_PC_SOLVE,
+        );
+        ip.tol = 1e-9;
+        let n = if solution == QUDA_MAT_SOLUTION {
+            V * 6
+        } else {
+            V * 3
+        };
+        let mut src = stag("chi.f64")[..n].to_vec();
+        let mut x = vec![0.0; n];
+        unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+        if ok {
+            assert_eq!(status(), LATSOL_SUCCESS, "m = {mass}: {}", last_error());
+            assert!(ip.true_res[0] <= 1e-9, "m = {mass}: {}", ip.true_res[0]);
+        } else {
+            refused(&["invertQuda", "mass = 0"]);
+            assert!(x.iter().all(|&v| v == 0.0));
+        }
+    }
     unsafe { freeGaugeQuda() };
     let mut x = vec![7.0; V * 3];
     asqtad(&mut x);

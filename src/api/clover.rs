@@ -248,9 +248,10 @@ impl Clover {
 
 /// A computed field's coefficients: c_SW ≥ 0 and κ > 0, both finite.
 fn check_coefficients(c_sw: f64, kappa: f64) -> Result<()> {
-    if !(c_sw.is_finite() && c_sw >= 0.0) {
+    // Either sign (QUDA takes a negative coefficient as given).
+    if !c_sw.is_finite() {
         return Err(Error::InvalidArgument(format!(
-            "c_sw = {c_sw}: must be a finite number ≥ 0"
+            "c_sw = {c_sw}: must be a finite number"
         )));
     }
     if !(kappa.is_finite() && kappa > 0.0) {

@@ -131,11 +131,15 @@ impl Default for StaggeredInvertParams {
     }
 }
 
+/// Any finite mass, as QUDA takes it: `2m − D` (eigenvalues `2m + iλ`)
+/// and `4m² − D_pq D_qp` are invertible for m ≠ 0 and positive
+/// semi-definite normal operators at m = 0, where only the even-odd
+/// solve's reconstruction `x_q = (b_q + D x_p)/2m` is undefined
+/// (`dispatch::staggered` refuses that one).
 pub(super) fn check_mass(mass: f64) -> Result<()> {
-    if !(mass.is_finite() && mass > 0.0) {
+    if !mass.is_finite() {
         return Err(Error::InvalidArgument(format!(
-            "mass = {mass}: the staggered operator 2m − D is singular or undefined for m ≤ 0 \
-             (its eigenvalues are 2m + i λ); give m > 0"
+            "mass = {mass}: not a finite number"
         )));
     }
     Ok(())

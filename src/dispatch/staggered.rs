@@ -20,7 +20,7 @@ use crate::api::{InvertResult, StaggeredInvertParams, StaggeredOp, StaggeredSolv
 use crate::backend::{Backend, OperatorFamily, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::field::Fermion;
 use crate::lattice::Subset;
 use crate::precision::Precision;
@@ -50,6 +50,13 @@ pub fn invert<B: Backend>(
     prepare(backend, params)?;
     let lat = b.lattice().clone();
     let (hi, m) = (params.precision, params.mass);
+    if m == 0.0 && matches!(params.solve, StaggeredSolve::EvenOdd(_)) {
+        return Err(Error::InvalidArgument(
+            "mass = 0: the even-odd solve of the full system reconstructs x_q = (b_q + D x_p)/2m; \
+             solve the full system (normal equations) or the parity system instead"
+                .into(),
+        ));
+    }
     check_field(b, Subset::Full, hi, "source")?;
     check_field(xd, Subset::Full, hi, "solution")?;
     let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);

@@ -188,6 +188,14 @@ pub unsafe extern "C" fn latsol_clover_compute(
             boundary::check_ptr(clover.cast_const(), "clover")?;
             let raw = unsafe { boundary::read_versioned(param, "param")? };
             let (params, host) = raw.to_safe()?;
+            // latsol.h's contract: c_SW ≥ 0 (the safe API takes either
+            // sign, as QUDA's face needs).
+            if raw.c_sw < 0.0 {
+                return Err(crate::error::Error::InvalidArgument(format!(
+                    "param->c_sw = {}: must be a finite number ≥ 0",
+                    raw.c_sw
+                )));
+            }
             let links = unsafe { host_gauge_arrays(gauge.params(), host, host_gauge)? };
             let source = CloverSource::Computed {
                 c_sw: raw.c_sw,

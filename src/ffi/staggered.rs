@@ -337,6 +337,14 @@ unsafe impl Versioned for latsol_staggered_invert_param {
 
 impl latsol_staggered_invert_param {
     fn to_safe(self) -> Result<(StaggeredInvertParams, HostPrecision)> {
+        // latsol.h's contract: m > 0 (the safe API takes any finite mass,
+        // as QUDA's face needs).
+        if !(self.mass.is_finite() && self.mass > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "param->mass = {}: the staggered solves of latsol.h take m > 0",
+                self.mass
+            )));
+        }
         let maxiter = usize::try_from(self.maxiter).unwrap_or(0);
         let params = StaggeredInvertParams {
             mass: self.mass,

@@ -230,10 +230,11 @@ pub(crate) unsafe fn load_clover(
             } else {
                 p.clover_csw * kappa
             };
-            if !(coeff.is_finite() && coeff > 0.0) {
+            // Either sign, as QUDA takes it; neither set is QUDA's error.
+            if !(coeff.is_finite() && coeff != 0.0) {
                 return Err(Error::InvalidArgument(format!(
-                    "inv_param->clover_coeff = {}, clover_csw = {}: a computed clover term \
-                     needs κ c_SW > 0",
+                    "inv_param->clover_coeff = {}, clover_csw = {}: neither clover coefficient \
+                     nor c_SW set (a computed clover term needs κ c_SW ≠ 0)",
                     p.clover_coeff, p.clover_csw
                 )));
             }
