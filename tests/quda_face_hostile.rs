@@ -177,6 +177,37 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
     refused(&["MatQuda", "param->dagger = 5"]);
     assert!(out.iter().all(|&v| v == 7.0));
 
+    // A negative κ, as QUDA takes it: M(−κ) = 1 + κD = 2 − M(κ) for the
+    // Wilson operator (MatQuda both ways); the even-odd operator holds κ²
+    // alone; invertQuda's solution meets M(−κ) x = b.
+    let mat = |kappa: f64, solution: QudaSolutionType, v: &[f64]| -> Vec<f64> {
+        let mut ip = wilson_param();
+        ip.kappa = kappa;
+        ip.solution_type = solution;
+        let (mut inp, mut out) = (v.to_vec(), vec![0.0; v.len()]);
+        unsafe { MatQuda(out.as_mut_ptr().cast(), inp.as_mut_ptr().cast(), &mut ip) };
+        assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+        out
+    };
+    let minus = mat(-0.12, QUDA_MAT_SOLUTION, &psi);
+    let plus = mat(0.12, QUDA_MAT_SOLUTION, &psi);
+    let want: Vec<f64> = psi.iter().zip(&plus).map(|(v, m)| 2.0 * v - m).collect();
+    assert!(common::rel_diff_reals(&minus, &want) < 1e-14);
+    assert_eq!(
+        mat(-0.12, QUDA_MATPC_SOLUTION, b),
+        mat(0.12, QUDA_MATPC_SOLUTION, b)
+    );
+    let mut ip = wilson_param();
+    ip.kappa = -0.12;
+    ip.solution_type = QUDA_MAT_SOLUTION;
+    ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+    ip.inv_type = QUDA_BICGSTAB_INVERTER;
+    let (mut x, mut src) = (vec![0.0; 2 * HALF], psi.clone());
+    unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+    assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+    let mx = mat(-0.12, QUDA_MAT_SOLUTION, &x);
+    assert!(common::rel_diff_reals(&mx, &psi) < 1e-9);
+
     // loadCloverQuda loads the clover operators' field only.
     let mut ip = wilson_param();
     ip.clover_cpu_prec = QUDA_DOUBLE_PRECISION;

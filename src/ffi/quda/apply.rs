@@ -11,7 +11,8 @@ use super::host::{host_reals, host_reals_mut, not_null};
 use super::staggered::{self, Application};
 use super::state;
 use super::wilson::{
-    block_start, invert_params, matpc_parity, operator_fields, read_scaled, write_scaled, Solution,
+    block_start, invert_params, matpc_parity, negate_odd_block, operator_fields, read_scaled,
+    write_scaled, Solution,
 };
 use crate::api::OperatorKind;
 use crate::error::Result;
@@ -34,8 +35,20 @@ unsafe fn apply_ops(
 ) -> Result<()> {
     not_null(h_out, "h_out")?;
     not_null(h_in, "h_in")?;
-    let (ip, double) = invert_params(p, false)?;
+    let (mut ip, double) = invert_params(p, false)?;
     let pc = parity_in_out.is_some() || Solution::of(p.solution_type)?.one_parity();
+    // A negative κ: |κ|, and ε in and out of the full-lattice operators
+    // that hold κ (`negate_odd_block`; D and the clover term hold none, the
+    // even-odd operators κ²).
+    let flip = ip.kappa < 0.0
+        && !pc
+        && ops.iter().all(|o| {
+            matches!(
+                o,
+                OperatorKind::M | OperatorKind::MDag | OperatorKind::MDagM
+            )
+        });
+    ip.kappa = ip.kappa.abs();
     let scale = if normalized {
         let solution = Solution::of(p.solution_type)?;
         1.0 / solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa)
@@ -66,6 +79,9 @@ unsafe fn apply_ops(
         } else {
             inp
         };
+        if flip {
+            negate_odd_block(&mut v, ip.dirac_order);
+        }
         for &op in ops {
             let mut out = vec![0.0; v.len()];
             s.context.apply(
@@ -76,6 +92,9 @@ unsafe fn apply_ops(
                 crate::layout::HostRealsMut::F64(&mut out),
             )?;
             v = out;
+        }
+        if flip {
+            negate_odd_block(&mut v, ip.dirac_order);
         }
         let result = if pc && !single {
             let at = block_start(ip.dirac_order, p_out, half);

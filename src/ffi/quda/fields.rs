@@ -219,10 +219,13 @@ pub(crate) unsafe fn load_clover(
             .ok_or_else(|| state::no_gauge("loadCloverQuda"))?;
         let lat = g.gauge.lattice().clone();
         let clover = if compute {
+            // The term holds the coefficient κ c_SW alone: a negative κ
+            // (QUDA takes it) is given to latsol as |κ| with the same
+            // coefficient.
             let kappa = p.kappa;
-            if !(kappa.is_finite() && kappa > 0.0) {
+            if !(kappa.is_finite() && kappa != 0.0) {
                 return Err(Error::InvalidArgument(format!(
-                    "inv_param->kappa = {kappa}: a computed clover term needs κ > 0"
+                    "inv_param->kappa = {kappa}: a computed clover term needs κ ≠ 0"
                 )));
             }
             let coeff = if p.clover_coeff != 0.0 && p.clover_coeff != convert::INVALID_DOUBLE {
@@ -242,8 +245,8 @@ pub(crate) unsafe fn load_clover(
             // neither the plaquette nor the clover term (each leaf holds
             // both or none of the T links of the last time slice).
             let source = CloverSource::Computed {
-                c_sw: coeff / kappa,
-                kappa,
+                c_sw: coeff / kappa.abs(),
+                kappa: kappa.abs(),
                 links: g.links.host_gauge(),
             };
             let clover = s.context.load_clover(&g.gauge, &params, source)?;

@@ -18,8 +18,8 @@ use super::host::{host_reals, host_reals_mut, not_null};
 use super::offsets::{tol_or, Offsets};
 use super::state;
 use super::wilson::{
-    check_solve, dagger_of, gamma5_host, invert_params, operator_fields, read_scaled, share_memory,
-    system_form, write_scaled, Solution,
+    check_solve, dagger_of, gamma5_host, invert_params, negate_odd_block, operator_fields,
+    read_scaled, share_memory, system_form, write_scaled, Solution,
 };
 use crate::api::SolveType;
 use crate::error::{Error, Result};
@@ -65,6 +65,9 @@ pub(crate) unsafe fn invert(
     let solution = Solution::of(p.solution_type)?;
     check_solve(p, solution, false)?;
     let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+    // A negative κ: |κ| and ε on full-lattice vectors (`negate_odd_block`).
+    let flip = ip.kappa < 0.0 && !solution.one_parity();
+    ip.kappa = ip.kappa.abs();
     state::with(|s| {
         let fields = operator_fields(s, ip.dslash, "invertQuda")?;
         let full = fields.gauge.lattice().volume() * 24;
@@ -82,21 +85,46 @@ pub(crate) unsafe fn invert(
             // and the parity are applied there (`SystemForm`).
             Solution::Mat | Solution::MatPc => {
                 let form = system_form(p, &ip, solution, f, dagger)?;
-                let overlap = share_memory(h_b, h_x, n, double);
-                // SAFETY: the caller's vectors of the system's size; a
-                // source that shares memory with the solution is copied
-                // first (QUDA reads it before writing the solution).
-                let copy;
-                let b = if overlap {
-                    copy = read_scaled(unsafe { host_reals(h_b, n, double) }, 1.0);
-                    crate::layout::HostReals::F64(&copy)
+                if flip {
+                    // Through host copies: ε b in, ε x out (and ε on a guess).
+                    // SAFETY: the caller's vectors of the system's size.
+                    let mut b = read_scaled(unsafe { host_reals(h_b, n, double) }, 1.0);
+                    negate_odd_block(&mut b, ip.dirac_order);
+                    let mut x = if ip.use_initial_guess {
+                        read_scaled(unsafe { host_reals(h_x, n, double) }, 1.0)
+                    } else {
+                        vec![0.0; n]
+                    };
+                    negate_odd_block(&mut x, ip.dirac_order);
+                    let r = s.context.invert_form(
+                        fields,
+                        &ip,
+                        crate::layout::HostReals::F64(&b),
+                        crate::layout::HostRealsMut::F64(&mut x),
+                        &form,
+                    )?;
+                    negate_odd_block(&mut x, ip.dirac_order);
+                    // SAFETY: the caller's solution array of the system's size.
+                    write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
+                    true_res_hq = r.true_residual_hq;
+                    (r.iterations, r.true_residual, r.gflops * r.seconds)
                 } else {
-                    unsafe { host_reals(h_b, n, double) }
-                };
-                let x = unsafe { host_reals_mut(h_x, n, double) };
-                let r = s.context.invert_form(fields, &ip, b, x, &form)?;
-                true_res_hq = r.true_residual_hq;
-                (r.iterations, r.true_residual, r.gflops * r.seconds)
+                    let overlap = share_memory(h_b, h_x, n, double);
+                    // SAFETY: the caller's vectors of the system's size; a
+                    // source that shares memory with the solution is copied
+                    // first (QUDA reads it before writing the solution).
+                    let copy;
+                    let b = if overlap {
+                        copy = read_scaled(unsafe { host_reals(h_b, n, double) }, 1.0);
+                        crate::layout::HostReals::F64(&copy)
+                    } else {
+                        unsafe { host_reals(h_b, n, double) }
+                    };
+                    let x = unsafe { host_reals_mut(h_x, n, double) };
+                    let r = s.context.invert_form(fields, &ip, b, x, &form)?;
+                    true_res_hq = r.true_residual_hq;
+                    (r.iterations, r.true_residual, r.gflops * r.seconds)
+                }
             }
             Solution::MatDagMat | Solution::MatPcDagMatPc => {
                 if ip.tol_hq > 0.0 {
@@ -116,7 +144,7 @@ pub(crate) unsafe fn invert(
                 };
                 ip.solver = crate::api::SolverType::Cg;
                 let overlap = share_memory(h_b, h_x, n, double);
-                if f == 1.0 && !dagger && !overlap {
+                if f == 1.0 && !dagger && !overlap && !flip {
                     // Nothing to do to the vectors on the host: the
                     // caller's arrays go to the backend as they are.
                     // SAFETY: the caller's vectors of the system's size,
@@ -140,6 +168,9 @@ pub(crate) unsafe fn invert(
                     if dagger {
                         gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
                     }
+                    if flip {
+                        negate_odd_block(&mut b, ip.dirac_order);
+                    }
                     let mut x = vec![0.0; n];
                     let r = s.context.invert_multishift(
                         fields,
@@ -152,6 +183,9 @@ pub(crate) unsafe fn invert(
                     )?;
                     if dagger {
                         gamma5_host(&mut x, ip.dirac_order, ip.gamma_basis);
+                    }
+                    if flip {
+                        negate_odd_block(&mut x, ip.dirac_order);
                     }
                     // SAFETY: the caller's solution array of the system's size.
                     write_scaled(unsafe { host_reals_mut(h_x, n, double) }, &x, 1.0);
@@ -229,6 +263,9 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
         }
         let count = count as usize;
         let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+        // A negative κ: |κ| and ε on full-lattice vectors (`negate_odd_block`).
+        let flip = ip.kappa < 0.0 && !solution.one_parity();
+        ip.kappa = ip.kappa.abs();
         ip.solve_type = if solution == Solution::MatDagMat {
             SolveType::NormOp
         } else {
@@ -271,6 +308,9 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
             if dagger {
                 gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
             }
+            if flip {
+                negate_odd_block(&mut b, ip.dirac_order);
+            }
             let mut xs = vec![vec![0.0; n]; shifts.len()];
             let r = s.context.invert_multishift(
                 fields,
@@ -283,9 +323,12 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
                     .collect(),
                 false,
             )?;
-            if dagger {
-                for x in xs.iter_mut() {
+            for x in xs.iter_mut() {
+                if dagger {
                     gamma5_host(x, ip.dirac_order, ip.gamma_basis);
+                }
+                if flip {
+                    negate_odd_block(x, ip.dirac_order);
                 }
             }
             for (i, &k) in systems.system_of.iter().enumerate() {
@@ -457,7 +500,8 @@ unsafe fn invert_sources(
     }
     let (ip, double) = invert_params(p, true)?;
     let solution = Solution::of(p.solution_type)?;
-    if !matches!(solution, Solution::Mat | Solution::MatPc) {
+    // A negative κ: the sources in turn (`invert` applies ε).
+    if !matches!(solution, Solution::Mat | Solution::MatPc) || ip.kappa < 0.0 {
         return Ok(false);
     }
     check_solve(p, solution, false)?;

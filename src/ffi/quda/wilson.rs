@@ -237,6 +237,17 @@ pub(crate) fn dagger_of(
     Ok(dagger)
 }
 
+/// A negative κ as QUDA takes it: `M(−κ) = ε M(|κ|) ε` with
+/// `ε = (−1)^{x+y+z+t}` (D joins the two parities; the clover term and the
+/// even-odd operators, which hold κ², are unchanged), so a solve or an
+/// application runs with |κ| and a full-lattice vector gets ε, its odd
+/// block negated, on the way in and out.
+pub(crate) fn negate_odd_block(v: &mut [f64], order: DiracOrder) {
+    let half = v.len() / 2;
+    let at = block_start(order, crate::lattice::Parity::Odd, half);
+    v[at..at + half].iter_mut().for_each(|x| *x = -*x);
+}
+
 /// The parity of the caller's single-parity vectors.
 pub(crate) fn matpc_parity(m: MatPc) -> crate::lattice::Parity {
     match m {
