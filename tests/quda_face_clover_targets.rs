@@ -20,6 +20,43 @@ extern "C" {
     fn loadGaugeQuda(h_gauge: *mut c_void, param: *mut QudaGaugeParam);
     fn loadCloverQuda(h_clover: *mut c_void, h_clovinv: *mut c_void, param: *mut QudaInvertParam);
     fn MatQuda(h_out: *mut c_void, h_in: *mut c_void, param: *mut QudaInvertParam);
+    fn MatDagMatQuda(h_out: *mut c_void, h_in: *mut c_void, param: *mut QudaInvertParam);
+    fn qudaLoadGaugeField(
+        external_precision: i32,
+        quda_precision: i32,
+        inv_args: QudaInvertArgs_t,
+        milc_link: *mut c_void,
+    );
+    #[allow(clippy::too_many_arguments)]
+    fn qudaLoadCloverField(
+        external_precision: i32,
+        quda_precision: i32,
+        inv_args: QudaInvertArgs_t,
+        milc_clover: *mut c_void,
+        milc_clover_inv: *mut c_void,
+        solution_type: QudaSolutionType,
+        solve_type: QudaSolveType,
+        inverter: QudaInverterType,
+        clover_coeff: f64,
+        compute_trlog: i32,
+        trlog: *mut f64,
+    );
+    fn qudaFreeCloverField();
+    #[allow(clippy::too_many_arguments)]
+    fn qudaCloverMultishiftInvert(
+        external_precision: i32,
+        quda_precision: i32,
+        num_offsets: i32,
+        offset: *mut f64,
+        kappa: f64,
+        clover_coeff: f64,
+        inv_args: QudaInvertArgs_t,
+        target_residual: *mut f64,
+        source: *mut c_void,
+        solution_array: *mut *mut c_void,
+        final_residual: *mut f64,
+        num_iters: *mut i32,
+    );
     fn qudaInit(input: QudaInitArgs_t);
     fn qudaFinalize();
     #[allow(clippy::too_many_arguments)]
@@ -109,6 +146,48 @@ fn heavy_quark_residual(x: &[f64], b: &[f64]) -> f64 {
         })
         .sum();
     (sum / V as f64).sqrt()
+}
+
+/// MILC's solver arguments: BiCGstab, `mixed_precision` 1 (single sloppy).
+fn milc_args() -> QudaInvertArgs_t {
+    QudaInvertArgs_t {
+        max_iter: 1000,
+        evenodd: QUDA_EVEN_PARITY,
+        mixed_precision: 1,
+        boundary_phase: [0.0; 4],
+        make_resident_solution: 0,
+        use_resident_solution: 0,
+        solver_type: QUDA_BICGSTAB_INVERTER,
+        tadpole: 1.0,
+        naik_epsilon: 0.0,
+    }
+}
+
+/// `qudaCloverMultishiftInvert` of the even-parity `b` for `offsets`, each
+/// to 1e-10; the solutions, their residuals and the iterations.
+fn clover_multishift(offsets: &[f64], b: &[f64]) -> (Vec<Vec<f64>>, Vec<f64>, i32) {
+    let n = offsets.len();
+    let (mut off, mut targets) = (offsets.to_vec(), vec![1e-10; n]);
+    let mut xs = vec![vec![0.0; b.len()]; n];
+    let mut ptrs: Vec<*mut c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
+    let (mut b, mut res, mut iters) = (b.to_vec(), vec![-1.0; n], -1);
+    unsafe {
+        qudaCloverMultishiftInvert(
+            2,
+            2,
+            n as i32,
+            off.as_mut_ptr(),
+            KAPPA,
+            0.0,
+            milc_args(),
+            targets.as_mut_ptr(),
+            b.as_mut_ptr().cast(),
+            ptrs.as_mut_ptr(),
+            res.as_mut_ptr(),
+            &mut iters,
+        )
+    };
+    (xs, res, iters)
 }
 
 struct Solve {
@@ -254,5 +333,56 @@ fn heavy_quark_target_and_resident_fields_as_quda_takes_them() {
             assert!(s.residual <= targets.0, "{}", s.residual);
         }
     }
+
+    // MILC's resident clover fields: one clover field at a time, a free of
+    // none refused, as QUDA's.
+    let load_clover = |clover: &mut Vec<f64>| unsafe {
+        qudaLoadCloverField(
+            2,
+            2,
+            milc_args(),
+            clover.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+            QUDA_MAT_SOLUTION,
+            QUDA_DIRECT_PC_SOLVE,
+            QUDA_BICGSTAB_INVERTER,
+            0.0,
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    load_clover(&mut clover);
+    assert_eq!(status(), LATSOL_ERROR_INVALID_ARGUMENT);
+    unsafe { qudaFreeCloverField() };
+    assert_eq!(status(), LATSOL_SUCCESS);
+    unsafe { qudaFreeCloverField() };
+    assert_eq!(status(), LATSOL_ERROR_INVALID_ARGUMENT);
+    let mut milc_links = milc.clone();
+    unsafe { qudaLoadGaugeField(2, 2, milc_args(), milc_links.as_mut_ptr().cast()) };
+    assert_eq!(status(), LATSOL_SUCCESS);
+    load_clover(&mut clover);
+    assert_eq!(status(), LATSOL_SUCCESS);
+
+    // The multi-shift solve on them: (M̂†M̂ + σ) x = b on the even parity,
+    // M̂ the asymmetric even-odd operator, checked with MatDagMatQuda.
+    let even = &b[..V * 12];
+    let offsets = [0.0, 0.05];
+    let (xs, res, iters) = clover_multishift(&offsets, even);
+    assert_eq!(status(), LATSOL_SUCCESS);
+    assert!(iters > 0 && res.iter().all(|&r| (0.0..=1e-9).contains(&r)));
+    for (x, sigma) in xs.iter().zip(offsets) {
+        let mut ip = mat_param();
+        ip.solution_type = QUDA_MATPCDAG_MATPC_SOLUTION;
+        ip.matpc_type = QUDA_MATPC_EVEN_EVEN_ASYMMETRIC;
+        let (mut inp, mut out) = (x.clone(), vec![0.0; x.len()]);
+        unsafe { MatDagMatQuda(out.as_mut_ptr().cast(), inp.as_mut_ptr().cast(), &mut ip) };
+        let ax: Vec<f64> = out.iter().zip(x).map(|(o, v)| o + sigma * v).collect();
+        assert!(common::rel_diff_reals(&ax, even) < 1e-9, "σ = {sigma}");
+    }
+    // One zero offset: one invertQuda, the same solution.
+    let (single, _, _) = clover_multishift(&[0.0], even);
+    assert_eq!(status(), LATSOL_SUCCESS);
+    assert!(common::rel_diff_reals(&single[0], &xs[0]) < 1e-8);
+    unsafe { qudaFreeCloverField() };
     unsafe { qudaFinalize() };
 }

@@ -219,13 +219,14 @@ pub(crate) unsafe fn load_clover(
             .ok_or_else(|| state::no_gauge("loadCloverQuda"))?;
         let lat = g.gauge.lattice().clone();
         let clover = if compute {
-            // The term holds the coefficient κ c_SW alone: a negative κ
-            // (QUDA takes it) is given to latsol as |κ| with the same
-            // coefficient.
+            // The term holds the coefficient κ c_SW alone (`clover_coeff`,
+            // else `clover_csw` times κ): latsol is given it as |κ| (1 where
+            // QUDA's caller leaves κ at 0, as MILC's qudaLoadCloverField
+            // does) times c_SW.
             let kappa = p.kappa;
-            if !(kappa.is_finite() && kappa != 0.0) {
+            if !kappa.is_finite() {
                 return Err(Error::InvalidArgument(format!(
-                    "inv_param->kappa = {kappa}: a computed clover term needs κ ≠ 0"
+                    "inv_param->kappa = {kappa}: not a finite number"
                 )));
             }
             let coeff = if p.clover_coeff != 0.0 && p.clover_coeff != convert::INVALID_DOUBLE {
@@ -244,9 +245,10 @@ pub(crate) unsafe fn load_clover(
             // The links as given: the boundary sign in them changes
             // neither the plaquette nor the clover term (each leaf holds
             // both or none of the T links of the last time slice).
+            let split = if kappa != 0.0 { kappa.abs() } else { 1.0 };
             let source = CloverSource::Computed {
-                c_sw: coeff / kappa.abs(),
-                kappa: kappa.abs(),
+                c_sw: coeff / split,
+                kappa: split,
                 links: g.links.host_gauge(),
             };
             let clover = s.context.load_clover(&g.gauge, &params, source)?;

@@ -224,126 +224,139 @@ pub unsafe extern "C" fn invertMultiShiftQuda(
     hp_b: *mut c_void,
     param: *mut QudaInvertParam,
 ) {
-    quda_collective("invertMultiShiftQuda", || {
-        not_null(param, "param")?;
-        not_null(hp_x, "_hp_x")?;
-        not_null(hp_b, "_hp_b")?;
-        let start = Instant::now();
-        // SAFETY: checked non-null.
-        let p = unsafe { &mut *param };
-        let _verbosity = state::CallVerbosity::push(p.verbosity);
-        if super::staggered::is_staggered(p) {
-            let count = p.num_offset;
-            if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
-                return Err(Error::InvalidArgument(format!(
-                    "param->num_offset = {count}: 1 to {QUDA_MAX_MULTI_SHIFT}"
-                )));
-            }
-            // SAFETY: the caller passes num_offset pointers.
-            let xs = unsafe { std::slice::from_raw_parts(hp_x, count as usize) };
-            super::staggered::check_solutions(xs)?;
-            // SAFETY: forwarded.
-            return unsafe { super::staggered::invert(xs, hp_b, p, true) };
-        }
-        let (mut ip, double) = invert_params(p, true)?;
-        let solution = Solution::of(p.solution_type)?;
-        if !matches!(solution, Solution::MatDagMat | Solution::MatPcDagMatPc) {
-            return Err(convert::refuse(
-                "param->solution_type",
-                p.solution_type as i64,
-                "multi-shift solves MATPCDAG_MATPC or MATDAG_MAT systems",
-            ));
-        }
-        check_solve(p, solution, true)?;
+    // SAFETY: forwarded from the caller.
+    quda_collective("invertMultiShiftQuda", || unsafe {
+        invert_multishift(hp_x, hp_b, param)
+    })
+}
+
+/// The body of `invertMultiShiftQuda`, for the MILC interface too.
+///
+/// # Safety
+/// As `invertMultiShiftQuda`.
+pub(crate) unsafe fn invert_multishift(
+    hp_x: *mut *mut c_void,
+    hp_b: *mut c_void,
+    param: *mut QudaInvertParam,
+) -> Result<()> {
+    not_null(param, "param")?;
+    not_null(hp_x, "_hp_x")?;
+    not_null(hp_b, "_hp_b")?;
+    let start = Instant::now();
+    // SAFETY: checked non-null.
+    let p = unsafe { &mut *param };
+    let _verbosity = state::CallVerbosity::push(p.verbosity);
+    if super::staggered::is_staggered(p) {
         let count = p.num_offset;
         if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
             return Err(Error::InvalidArgument(format!(
                 "param->num_offset = {count}: 1 to {QUDA_MAX_MULTI_SHIFT}"
             )));
         }
-        let count = count as usize;
-        let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
-        // A negative κ: |κ| and ε on full-lattice vectors (`negate_odd_block`).
-        let flip = ip.kappa < 0.0 && !solution.one_parity();
-        ip.kappa = ip.kappa.abs();
-        ip.solve_type = if solution == Solution::MatDagMat {
-            SolveType::NormOp
-        } else {
-            SolveType::NormOpPc
-        };
-        ip.solver = crate::api::SolverType::Cg;
-        ip.use_initial_guess = false;
-        // Per-shift L2 targets (QUDA's heavy-quark per-shift targets are
-        // not provided: `true_res_hq_offset` stays 0).
-        ip.tol = p.tol;
-        ip.tol_hq = 0.0;
-        let tols: Vec<f64> = p.tol_offset[..count]
-            .iter()
-            .map(|&t| tol_or(t, p.tol))
-            .collect();
-        let systems = Offsets::new(
-            &p.offset[..count],
-            &tols,
-            "param->offset",
-            "param->tol_offset",
-        )?;
-        let shifts: Vec<f64> = systems.distinct.iter().map(|o| o * f).collect();
         // SAFETY: the caller passes num_offset pointers.
-        let xs_ptr = unsafe { std::slice::from_raw_parts(hp_x, count) };
-        for (i, x) in xs_ptr.iter().enumerate() {
-            not_null(*x, &format!("_hp_x[{i}]"))?;
+        let xs = unsafe { std::slice::from_raw_parts(hp_x, count as usize) };
+        super::staggered::check_solutions(xs)?;
+        // SAFETY: forwarded.
+        return unsafe { super::staggered::invert(xs, hp_b, p, true) };
+    }
+    let (mut ip, double) = invert_params(p, true)?;
+    let solution = Solution::of(p.solution_type)?;
+    if !matches!(solution, Solution::MatDagMat | Solution::MatPcDagMatPc) {
+        return Err(convert::refuse(
+            "param->solution_type",
+            p.solution_type as i64,
+            "multi-shift solves MATPCDAG_MATPC or MATDAG_MAT systems",
+        ));
+    }
+    check_solve(p, solution, true)?;
+    let count = p.num_offset;
+    if !(1..=QUDA_MAX_MULTI_SHIFT).contains(&count) {
+        return Err(Error::InvalidArgument(format!(
+            "param->num_offset = {count}: 1 to {QUDA_MAX_MULTI_SHIFT}"
+        )));
+    }
+    let count = count as usize;
+    let f = solution.factor(convert::mass_normalization(p.mass_normalization)?, p.kappa);
+    // A negative κ: |κ| and ε on full-lattice vectors (`negate_odd_block`).
+    let flip = ip.kappa < 0.0 && !solution.one_parity();
+    ip.kappa = ip.kappa.abs();
+    ip.solve_type = if solution == Solution::MatDagMat {
+        SolveType::NormOp
+    } else {
+        SolveType::NormOpPc
+    };
+    ip.solver = crate::api::SolverType::Cg;
+    ip.use_initial_guess = false;
+    // Per-shift L2 targets (QUDA's heavy-quark per-shift targets are
+    // not provided: `true_res_hq_offset` stays 0).
+    ip.tol = p.tol;
+    ip.tol_hq = 0.0;
+    let tols: Vec<f64> = p.tol_offset[..count]
+        .iter()
+        .map(|&t| tol_or(t, p.tol))
+        .collect();
+    let systems = Offsets::new(
+        &p.offset[..count],
+        &tols,
+        "param->offset",
+        "param->tol_offset",
+    )?;
+    let shifts: Vec<f64> = systems.distinct.iter().map(|o| o * f).collect();
+    // SAFETY: the caller passes num_offset pointers.
+    let xs_ptr = unsafe { std::slice::from_raw_parts(hp_x, count) };
+    for (i, x) in xs_ptr.iter().enumerate() {
+        not_null(*x, &format!("_hp_x[{i}]"))?;
+    }
+    state::with(|s| {
+        let fields = operator_fields(s, ip.dslash, "invertMultiShiftQuda")?;
+        let full = fields.gauge.lattice().volume() * 24;
+        let n = if solution.one_parity() {
+            full / 2
+        } else {
+            full
+        };
+        // SAFETY: the caller's source of the system's size.
+        let mut b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
+        // DAG_YES: (M̂ M̂† + σ)⁻¹ = γ5 (M̂† M̂ + σ)⁻¹ γ5.
+        let dagger = dagger_of(p, &ip, solution)?;
+        if dagger {
+            gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
         }
-        state::with(|s| {
-            let fields = operator_fields(s, ip.dslash, "invertMultiShiftQuda")?;
-            let full = fields.gauge.lattice().volume() * 24;
-            let n = if solution.one_parity() {
-                full / 2
-            } else {
-                full
-            };
-            // SAFETY: the caller's source of the system's size.
-            let mut b = read_scaled(unsafe { host_reals(hp_b, n, double) }, f);
-            // DAG_YES: (M̂ M̂† + σ)⁻¹ = γ5 (M̂† M̂ + σ)⁻¹ γ5.
-            let dagger = dagger_of(p, &ip, solution)?;
+        if flip {
+            negate_odd_block(&mut b, ip.dirac_order);
+        }
+        let mut xs = vec![vec![0.0; n]; shifts.len()];
+        let r = s.context.invert_multishift(
+            fields,
+            &ip,
+            &shifts,
+            Some(&systems.tols),
+            crate::layout::HostReals::F64(&b),
+            xs.iter_mut()
+                .map(|x| crate::layout::HostRealsMut::F64(x))
+                .collect(),
+            false,
+        )?;
+        for x in xs.iter_mut() {
             if dagger {
-                gamma5_host(&mut b, ip.dirac_order, ip.gamma_basis);
+                gamma5_host(x, ip.dirac_order, ip.gamma_basis);
             }
             if flip {
-                negate_odd_block(&mut b, ip.dirac_order);
+                negate_odd_block(x, ip.dirac_order);
             }
-            let mut xs = vec![vec![0.0; n]; shifts.len()];
-            let r = s.context.invert_multishift(
-                fields,
-                &ip,
-                &shifts,
-                Some(&systems.tols),
-                crate::layout::HostReals::F64(&b),
-                xs.iter_mut()
-                    .map(|x| crate::layout::HostRealsMut::F64(x))
-                    .collect(),
-                false,
-            )?;
-            for x in xs.iter_mut() {
-                if dagger {
-                    gamma5_host(x, ip.dirac_order, ip.gamma_basis);
-                }
-                if flip {
-                    negate_odd_block(x, ip.dirac_order);
-                }
-            }
-            for (i, &k) in systems.system_of.iter().enumerate() {
-                // SAFETY: the caller's solution arrays, checked non-null.
-                write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, &xs[k], 1.0);
-                let t = r.shifts[k].true_residual;
-                p.true_res_offset[i] = t;
-                p.iter_res_offset[i] = t;
-                p.true_res_hq_offset[i] = 0.0;
-            }
-            p.iter = r.iterations as c_int;
-            p.gflops = r.gflops * r.seconds;
-            p.secs = start.elapsed().as_secs_f64();
-            Ok(())
-        })
+        }
+        for (i, &k) in systems.system_of.iter().enumerate() {
+            // SAFETY: the caller's solution arrays, checked non-null.
+            write_scaled(unsafe { host_reals_mut(xs_ptr[i], n, double) }, &xs[k], 1.0);
+            let t = r.shifts[k].true_residual;
+            p.true_res_offset[i] = t;
+            p.iter_res_offset[i] = t;
+            p.true_res_hq_offset[i] = 0.0;
+        }
+        p.iter = r.iterations as c_int;
+        p.gflops = r.gflops * r.seconds;
+        p.secs = start.elapsed().as_secs_f64();
+        Ok(())
     })
 }
 

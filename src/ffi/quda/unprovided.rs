@@ -486,30 +486,6 @@ pub extern "C" fn qudaEigCGCloverInvert(_external_precision: c_int, _quda_precis
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaLoadGaugeField(_external_precision: c_int, _quda_precision: c_int, _inv_args: QudaInvertArgs_t, _milc_link: *mut c_void) {
-    super::errors::unprovided("qudaLoadGaugeField");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaLoadCloverField(_external_precision: c_int, _quda_precision: c_int, _inv_args: QudaInvertArgs_t, _milc_clover: *mut c_void, _milc_clover_inv: *mut c_void, _solution_type: QudaSolutionType, _solve_type: QudaSolveType, _inverter: QudaInverterType, _clover_coeff: f64, _compute_trlog: c_int, _trlog: *mut f64) {
-    super::errors::unprovided("qudaLoadCloverField");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaFreeCloverField() {
-    super::errors::unprovided("qudaFreeCloverField");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaCloverMultishiftInvert(_external_precision: c_int, _quda_precision: c_int, _num_offsets: c_int, _offset: *mut f64, _kappa: f64, _clover_coeff: f64, _inv_args: QudaInvertArgs_t, _target_residual: *mut f64, _source: *mut c_void, _solutionArray: *mut *mut c_void, _final_residual: *mut f64, _num_iters: *mut c_int) {
-    super::errors::unprovided("qudaCloverMultishiftInvert");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaHisqForce(_precision: c_int, _num_terms: c_int, _num_naik_terms: c_int, _dt: f64, _coeff: *mut *mut f64, _quark_field: *mut *mut c_void, _level2_coeff: *mut f64, _fat7_coeff: *mut f64, _w_link: *mut c_void, _v_link: *mut c_void, _u_link: *mut c_void, _milc_momentum: *mut c_void) {
     super::errors::unprovided("qudaHisqForce");
 }

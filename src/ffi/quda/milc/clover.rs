@@ -4,12 +4,12 @@
 
 use std::os::raw::{c_int, c_void};
 
-use super::layout::{dims, host_double};
+use super::clover_params::{gauge_param, invert_param};
 use super::targets::check_targets;
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
-use crate::ffi::quda::{fields, init, invert, state};
+use crate::ffi::quda::{fields, invert, state};
 
 /// `qudaCloverInvert(...)`: `M x = b`, `M = A − κ D`, on the full lattice
 /// in the DeGrand–Rossi basis (MILC applies its own basis change), links
@@ -58,44 +58,16 @@ pub unsafe extern "C" fn qudaCloverInvert(
             not_null(p, name)?;
         }
         not_null(num_iters, "num_iters")?;
-        let d = dims()?;
-        let host = if host_double(external_precision) {
-            QUDA_DOUBLE_PRECISION
-        } else {
-            QUDA_SINGLE_PRECISION
-        };
-        let device = if quda_precision == 2 {
-            QUDA_DOUBLE_PRECISION
-        } else {
-            QUDA_SINGLE_PRECISION
-        };
-        let sloppy = match inv_args.mixed_precision {
-            2 => QUDA_HALF_PRECISION,
-            1 => QUDA_SINGLE_PRECISION,
-            _ => device,
-        };
-        let sloppy = if sloppy > device { device } else { sloppy };
-        let mut gp = init::newQudaGaugeParam();
-        for (x, &n) in gp.X.iter_mut().zip(&d) {
-            *x = n as c_int;
-        }
-        gp.anisotropy = 1.0;
-        gp.r#type = QUDA_WILSON_LINKS;
-        gp.gauge_order = QUDA_MILC_GAUGE_ORDER;
-        // The boundary phases are in MILC's links.
-        gp.t_boundary = QUDA_PERIODIC_T;
-        gp.cpu_prec = host;
-        gp.cuda_prec = device;
-        gp.reconstruct = QUDA_RECONSTRUCT_NO;
-        gp.cuda_prec_sloppy = sloppy;
-        gp.reconstruct_sloppy = QUDA_RECONSTRUCT_NO;
-        gp.gauge_fix = QUDA_GAUGE_FIXED_NO;
+        let mut gp = gauge_param(external_precision, quda_precision, &inv_args)?;
         let load_links = !milc_link.is_null();
         let load_clover = !milc_clover.is_null() || !milc_clover_inv.is_null();
-        let mut ip = init::newQudaInvertParam();
-        ip.dslash_type = QUDA_CLOVER_WILSON_DSLASH;
-        ip.kappa = kappa;
-        ip.clover_coeff = clover_coeff;
+        let mut ip = invert_param(
+            external_precision,
+            quda_precision,
+            &inv_args,
+            kappa,
+            clover_coeff,
+        );
         let cg = inv_args.solver_type == QUDA_CG_INVERTER;
         ip.inv_type = if cg {
             QUDA_CG_INVERTER
@@ -108,18 +80,9 @@ pub unsafe extern "C" fn qudaCloverInvert(
         } else {
             QUDA_DIRECT_PC_SOLVE
         };
-        ip.matpc_type = QUDA_MATPC_EVEN_EVEN;
-        ip.dagger = QUDA_DAG_NO;
-        ip.mass_normalization = QUDA_KAPPA_NORMALIZATION;
-        ip.cpu_prec = host;
-        ip.cuda_prec = device;
-        ip.cuda_prec_sloppy = sloppy;
-        ip.dirac_order = QUDA_DIRAC_ORDER;
-        ip.gamma_basis = QUDA_DEGRAND_ROSSI_GAMMA_BASIS;
-        ip.clover_cpu_prec = host;
-        ip.clover_cuda_prec = device;
-        ip.clover_cuda_prec_sloppy = sloppy;
-        ip.clover_order = QUDA_PACKED_CLOVER_ORDER;
+        // QUDA's: the odd parity's Schur system (the answer is the full
+        // system's either way).
+        ip.matpc_type = QUDA_MATPC_ODD_ODD;
         ip.tol = target_residual;
         ip.tol_hq = target_fermilab_residual;
         ip.residual_type = match (target_residual > 0.0, target_fermilab_residual > 0.0) {
@@ -127,9 +90,6 @@ pub unsafe extern "C" fn qudaCloverInvert(
             (false, true) => QUDA_HEAVY_QUARK_RESIDUAL,
             _ => QUDA_L2_RELATIVE_RESIDUAL,
         };
-        ip.maxiter = inv_args.max_iter;
-        ip.reliable_delta = 0.1;
-        ip.use_init_guess = QUDA_USE_INIT_GUESS_NO;
         let outcome = (|| {
             // SAFETY: MILC's links, clover field and vectors.
             unsafe {

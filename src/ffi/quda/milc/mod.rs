@@ -23,12 +23,16 @@
 //! - `layout`: the lattice layout and MILC's precision code, which every
 //!   call reads; `staggered`: what the staggered calls share.
 //! - The entry points: `init` (start, end, host memory), `invert` (the
-//!   staggered solves), `dslash`, `clover` (the Wilson-clover solve),
+//!   staggered solves), `dslash`, `clover` (the Wilson-clover solve), `clover_fields`
+//!   (the resident gauge and clover fields and the multi-shift solve on
+//!   them), `clover_params` (what they share),
 //!   `gauge` (plaquette, Polyakov loop), `contract` (meson contractions
 //!   with Fourier phases); `targets`: the solves' two
 //!   stopping targets.
 
 pub(crate) mod clover;
+pub(crate) mod clover_fields;
+pub(crate) mod clover_params;
 pub(crate) mod contract;
 pub(crate) mod dslash;
 pub(crate) mod gauge;
