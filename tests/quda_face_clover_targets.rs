@@ -206,17 +206,7 @@ fn clover_invert(
     clover: *mut c_void,
     b: &[f64],
 ) -> Solve {
-    let args = QudaInvertArgs_t {
-        max_iter: 1000,
-        evenodd: QUDA_EVEN_PARITY,
-        mixed_precision: 1,
-        boundary_phase: [0.0; 4],
-        make_resident_solution: 0,
-        use_resident_solution: 0,
-        solver_type: QUDA_BICGSTAB_INVERTER,
-        tadpole: 1.0,
-        naik_epsilon: 0.0,
-    };
+    let args = milc_args();
     let mut b = b.to_vec();
     let mut s = Solve {
         x: vec![0.0; V * 24],
