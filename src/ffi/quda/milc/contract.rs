@@ -25,6 +25,7 @@ use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::state;
+use crate::lattice::{Lattice, Parity};
 
 /// The phase factor of one direction for `kind` at angle `theta`.
 fn factor(kind: QudaFFTSymmType, theta: f64) -> C64 {
@@ -35,16 +36,12 @@ fn factor(kind: QudaFFTSymmType, theta: f64) -> C64 {
     }
 }
 
-/// `Σ_c conj(a_c) b_c` of every site of this rank, by local coordinates
-/// (x fastest), from fields in MILC's order: the even sites, then the odd,
-/// each in lexicographic order (x fastest) of their checkerboard index.
-fn site_products(a: &[f64], b: &[f64], d: [usize; 4]) -> Vec<C64> {
-    let volume: usize = d.iter().product();
+/// `Σ_c conj(a_c) b_c` of every site of this rank, in the fields' order:
+/// MILC's, which is latsol's even-odd order (`Lattice::eo_index`).
+fn site_products(a: &[f64], b: &[f64], volume: usize) -> Vec<C64> {
     (0..volume)
         .into_par_iter()
-        .map(|lex| {
-            let parity = coords(lex, d).iter().sum::<usize>() % 2;
-            let site = parity * volume / 2 + lex / 2;
+        .map(|site| {
             (0..3)
                 .map(|c| {
                     let k = 6 * site + 2 * c;
@@ -78,7 +75,7 @@ pub unsafe extern "C" fn qudaContractFT(
             let Some(c) = s.context.agree(checked)? else {
                 return Ok(());
             };
-            let (origin, global) = s.context.place(c.dims);
+            let (origin, global) = s.context.place(c.lattice.dims());
             let mut sums = contract(&c, origin, global);
             s.context.sum_over_ranks(&mut sums)?;
             // SAFETY: 2 n_mom L_t doubles, as the caller promises.
@@ -94,8 +91,8 @@ struct Inputs<'a> {
     modes: &'a [c_int],
     kinds: &'a [QudaFFTSymmType],
     x0: &'a [c_int],
-    dims: [usize; 4],
-    /// `Σ_c conj(q1_c) q2_c` of every site, by local lexicographic index.
+    lattice: Lattice,
+    /// `Σ_c conj(q1_c) q2_c` of every site, in even-odd order.
     products: Vec<C64>,
 }
 
@@ -147,14 +144,15 @@ unsafe fn inputs<'a>(
             "cont_args->fft_type[{i}] = {k}: QUDA_FFT_SYMM_ODD, _EVEN or _EO"
         )));
     }
-    let d = dims()?;
-    let reals = d.iter().product::<usize>() * 6;
+    let lattice = Lattice::new(dims()?)?;
+    let volume = lattice.volume();
+    let reals = volume * 6;
     // SAFETY: this rank's sites, 6 reals each, in the host precision.
     let products = unsafe {
         if host_double(external_precision) {
             let a = std::slice::from_raw_parts(quark1 as *const f64, reals);
             let b = std::slice::from_raw_parts(quark2 as *const f64, reals);
-            site_products(a, b, d)
+            site_products(a, b, volume)
         } else {
             let wide = |p: *mut c_void| -> Vec<f64> {
                 std::slice::from_raw_parts(p as *const f32, reals)
@@ -162,32 +160,23 @@ unsafe fn inputs<'a>(
                     .map(|&x| x as f64)
                     .collect()
             };
-            site_products(&wide(quark1), &wide(quark2), d)
+            site_products(&wide(quark1), &wide(quark2), volume)
         }
     };
     Ok(Some(Inputs {
         modes,
         kinds,
         x0,
-        dims: d,
+        lattice,
         products,
     }))
-}
-
-/// The local coordinates of lexicographic index `lex` (x fastest).
-fn coords(lex: usize, d: [usize; 4]) -> [usize; 4] {
-    [
-        lex % d[0],
-        lex / d[0] % d[1],
-        lex / (d[0] * d[1]) % d[2],
-        lex / (d[0] * d[1] * d[2]),
-    ]
 }
 
 /// This rank's sums, `[n_mom][L_t][re, im]` (zero on the time slices of
 /// other ranks), for the part at `origin` of a lattice of extents `global`.
 fn contract(c: &Inputs, origin: [usize; 4], global: [usize; 4]) -> Vec<f64> {
-    let (d, nt) = (c.dims, global[3]);
+    let (lat, nt) = (&c.lattice, global[3]);
+    let (d, half) = (lat.dims(), lat.half_volume());
     (0..c.modes.len() / 4)
         .into_par_iter()
         .flat_map_iter(|k| {
@@ -205,8 +194,8 @@ fn contract(c: &Inputs, origin: [usize; 4], global: [usize; 4]) -> Vec<f64> {
                 })
                 .collect();
             let mut slices = vec![C64::new(0.0, 0.0); nt];
-            for (lex, p) in c.products.iter().enumerate() {
-                let x = coords(lex, d);
+            for (site, p) in c.products.iter().enumerate() {
+                let x = lat.coords(Parity::from_index(site / half), site % half);
                 let f = (0..4).fold(C64::new(1.0, 0.0), |f, mu| f * tables[mu][x[mu]]);
                 slices[origin[3] + x[3]] += f * p;
             }
