@@ -15,6 +15,7 @@ pub mod deviation;
 pub mod dirac;
 pub mod dispatch;
 pub mod error;
+pub mod fat_links;
 pub mod ffi;
 pub mod field;
 pub mod format;

@@ -691,6 +691,7 @@ const LIB_LAYERS: &[(&str, &[&str])] = &[
             "gauge_gen",
             "gauge_io",
             "long_links.rs",
+            "fat_links",
             "format",
         ],
     ),
@@ -724,6 +725,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
             "inspect.rs",
             "emulation.rs",
             "clover_emulation.rs",
+            "fat_links_emulation.rs",
         ],
     ),
     (
@@ -739,6 +741,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
             "cold_fields.rs",
             "clover.rs",
             "staggered.rs",
+            "fat_links.rs",
         ],
     ),
     (
@@ -761,6 +764,7 @@ const CUDA_FAMILIES: &[&[&str]] = &[
     &["dslash.rs", "dslash_forms.rs", "cold_fields.rs"],
     &["clover.rs"],
     &["staggered.rs"],
+    &["fat_links.rs"],
 ];
 
 /// Where raw pointer types may be written outside the C face: the CUDA

@@ -338,6 +338,51 @@ impl ContextInner {
         })
     }
 
+    /// The fat (and long) links of a periodic field on the backend
+    /// (`Backend::fat_links`); `None` where the host path must do it.
+    pub(crate) fn fat_links_on_backend(
+        &self,
+        links: &crate::field::GaugeField,
+        c: &crate::fat_links::PathCoefficients,
+        long: bool,
+    ) -> Result<Option<crate::backend::FatAndLong>> {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.fat_links(links, c, long),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.fat_links(links, c, long),
+        }
+    }
+
+    /// The U(3) projection on the backend (`Backend::unitarize_links`).
+    pub(crate) fn unitarize_on_backend(
+        &self,
+        v: &crate::field::GaugeField,
+        p: &crate::fat_links::UnitarizeParams,
+    ) -> Result<Option<(crate::field::GaugeField, Vec<usize>)>> {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.unitarize_links(v, p),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.unitarize_links(v, p),
+        }
+    }
+
+    /// This rank's links extended by `depth` layers of its neighbours'
+    /// where the lattice is cut (collective), and where its own sites sit
+    /// in the result; the field itself on one rank.
+    pub(crate) fn extended(
+        &self,
+        links: &crate::field::GaugeField,
+        depth: usize,
+    ) -> Result<(crate::field::GaugeField, [usize; 4])> {
+        match &self.ranks {
+            Some(r) if r.partitioned() => {
+                let ext = crate::comm::extend::extend(r, links, depth)?;
+                Ok((ext.field, ext.offset))
+            }
+            _ => Ok((links.clone(), [0; 4])),
+        }
+    }
+
     /// Runs `f` on this context's threads: the CPU backend's pool, or the
     /// host pool of a CUDA context. Every parallel loop of the library runs
     /// inside one, so rayon's global pool is never started and a context's

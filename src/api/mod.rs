@@ -5,6 +5,7 @@
 mod clover;
 mod context;
 mod context_inner;
+mod fat_links;
 mod gauge;
 mod invert;
 mod invert_multi;
@@ -17,6 +18,7 @@ mod staggered_params;
 pub(crate) use crate::dirac::staggered::fold_phases as staggered_fold;
 pub use clover::{Clover, CloverParams, CloverSource};
 pub use context::Context;
+pub use fat_links::{FatLinkOutputs, FatLinks};
 pub use gauge::Gauge;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use operator_fields::OperatorFields;

@@ -18,6 +18,7 @@ use num_complex::Complex64 as C64;
 
 use crate::clover::CloverField;
 use crate::error::Result;
+use crate::fat_links::{PathCoefficients, UnitarizeParams};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::layout::{DiracOrder, GammaBasis, HostGauge, HostReals, HostRealsMut};
@@ -39,6 +40,9 @@ pub struct GaugeScan {
     /// Average, spatial and temporal plaquette.
     pub plaquette: [f64; 3],
 }
+
+/// Fat links and, where asked for, long links (`Backend::fat_links`).
+pub type FatAndLong = (GaugeField, Option<GaugeField>);
 
 /// Staggered phases to fold into links as they are stored
 /// (`Backend::import_staggered`; `dirac::staggered::fold_phases`): MILC's
@@ -458,6 +462,31 @@ pub trait Backend: Send + Sync {
         _precisions: &[Precision],
         _accept: &dyn Fn(&GaugeScan) -> bool,
     ) -> Result<Option<Vec<Self::Clover>>> {
+        Ok(None)
+    }
+
+    /// The fat links of the periodic field `links` with path coefficients
+    /// `c`, and its long links where `long` (`fat_links::paths`), computed
+    /// by the backend itself; `None` where this backend computes on the
+    /// host (the default) or lacks the memory.
+    fn fat_links(
+        &self,
+        _links: &GaugeField,
+        _c: &PathCoefficients,
+        _long: bool,
+    ) -> Result<Option<FatAndLong>> {
+        Ok(None)
+    }
+
+    /// The U(3) projection of every link of `v` by Cayley–Hamilton
+    /// (`fat_links::unitarize::cayley_hamilton`), computed by the backend
+    /// itself, with the canonical indices of the links it leaves to the
+    /// host's SVD; `None` where this backend computes on the host.
+    fn unitarize_links(
+        &self,
+        _v: &GaugeField,
+        _p: &UnitarizeParams,
+    ) -> Result<Option<(GaugeField, Vec<usize>)>> {
         Ok(None)
     }
 

@@ -535,6 +535,23 @@ impl Backend for CudaBackend {
             .upload_clover_impl(clover, inverse, precision)
     }
 
+    fn fat_links(
+        &self,
+        links: &GaugeField,
+        c: &crate::fat_links::PathCoefficients,
+        long: bool,
+    ) -> Result<Option<crate::backend::FatAndLong>> {
+        super::fat_links::fat_links(&self.dev, links, c, long)
+    }
+
+    fn unitarize_links(
+        &self,
+        v: &GaugeField,
+        p: &crate::fat_links::UnitarizeParams,
+    ) -> Result<Option<(GaugeField, Vec<usize>)>> {
+        super::fat_links::unitarize_links(&self.dev, v, p)
+    }
+
     fn compute_clover(
         &self,
         lattice: &Arc<Lattice>,

@@ -5,7 +5,9 @@
 //! prepares its formats or at the first launch of one of its kernels.
 
 use super::driver::modules::{Catalogue, Source};
-use super::{blas, clover, clover_compute, dslash, halo, host_gauge, host_spinor, staggered};
+use super::{
+    blas, clover, clover_compute, dslash, fat_links, halo, host_gauge, host_spinor, staggered,
+};
 use crate::precision::Precision;
 
 /// Reconstructs of the Wilson and Wilson-clover hopping-term sources.
@@ -235,6 +237,12 @@ pub const SOURCES: &[Source] = &[
         name: "clover_compute",
         text: include_str!("../../../kernels/clover_compute.cu"),
         kernels: clover_compute::kernel_names,
+        reconstructs: &[],
+    },
+    Source {
+        name: "fat_links",
+        text: include_str!("../../../kernels/fat_links.cu"),
+        kernels: fat_links::kernel_names,
         reconstructs: &[],
     },
     Source {

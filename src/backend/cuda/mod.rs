@@ -42,6 +42,9 @@ mod dslash;
 mod dslash_forms;
 #[cfg(test)]
 mod emulation;
+mod fat_links;
+#[cfg(test)]
+mod fat_links_emulation;
 mod fields;
 mod halo;
 mod halo_transport;

@@ -10,6 +10,7 @@ use crate::api::{
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
 use crate::precision::{Precision, Reconstruct, TBoundary};
+use std::os::raw::c_int;
 
 /// `struct_size` as `newQuda*Param` leaves it: `(size_t)INT_MIN`, which
 /// QUDA's parameter checks take as "not set" (any other value must be the
@@ -256,16 +257,7 @@ pub(crate) fn gamma_basis(v: QudaGammaBasis) -> Result<GammaBasis> {
 /// applied it), so latsol is given the links with the sign taken off and
 /// applies it itself (`gauge::load`).
 pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
-    let mut dims = [0usize; 4];
-    for (d, &x) in dims.iter_mut().zip(&p.X) {
-        if x <= 0 || x % 2 != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "param->X = {:?}: every extent must be positive and even (the even-odd layout)",
-                p.X
-            )));
-        }
-        *d = x as usize;
-    }
+    let dims = extents(&p.X, "param->X")?;
     if p.anisotropy != 1.0 && p.anisotropy != f64::MIN_POSITIVE {
         return Err(Error::Unsupported(format!(
             "param->anisotropy = {}: latsol's Wilson operator is isotropic (1)",
@@ -298,6 +290,21 @@ pub(crate) fn gauge_params(p: &QudaGaugeParam) -> Result<GaugeParams> {
         // QUDA's callers put the anti-periodic sign into the links.
         boundary_sign_in_links: t_boundary == TBoundary::AntiPeriodic,
     })
+}
+
+/// A parameter struct's local extents, each positive and even (the
+/// even-odd layout).
+pub(crate) fn extents(x: &[c_int; 4], field: &str) -> Result<[usize; 4]> {
+    let mut dims = [0usize; 4];
+    for (d, &e) in dims.iter_mut().zip(x) {
+        if e <= 0 || e % 2 != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{field} = {x:?}: every extent must be positive and even (the even-odd layout)"
+            )));
+        }
+        *d = e as usize;
+    }
+    Ok(dims)
 }
 
 /// QUDA's check of a parameter struct's `struct_size`: left at

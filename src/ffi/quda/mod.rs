@@ -34,6 +34,7 @@ pub(crate) mod comms;
 pub(crate) mod convert;
 pub(crate) mod errors;
 pub(crate) mod extensions;
+pub(crate) mod fat_links;
 pub(crate) mod fields;
 pub(crate) mod host;
 pub(crate) mod init;

@@ -159,12 +159,6 @@ pub extern "C" fn pack_ghost(_cpuLink: *mut *mut c_void, _cpuGhost: *mut *mut c_
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn computeKSLinkQuda(_fatlink: *mut c_void, _longlink: *mut c_void, _ulink: *mut c_void, _inlink: *mut c_void, _path_coeff: *mut f64, _param: *mut QudaGaugeParam) {
-    super::errors::unprovided("computeKSLinkQuda");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn computeTwoLinkQuda(_twolink: *mut c_void, _inlink: *mut c_void, _param: *mut QudaGaugeParam) {
     super::errors::unprovided("computeTwoLinkQuda");
 }
@@ -415,24 +409,6 @@ pub extern "C" fn qudaAllocateManaged(_bytes: usize) -> *mut c_void {
 #[no_mangle]
 pub extern "C" fn qudaFreeManaged(_ptr: *mut c_void) {
     super::errors::unprovided("qudaFreeManaged");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaHisqParamsInit(_hisq_params: QudaHisqParams_t) {
-    super::errors::unprovided("qudaHisqParamsInit");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaLoadKSLink(_precision: c_int, _fatlink_args: QudaFatLinkArgs_t, _act_path_coeff: *mut f64, _inlink: *mut c_void, _fatlink: *mut c_void, _longlink: *mut c_void) {
-    super::errors::unprovided("qudaLoadKSLink");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
-pub extern "C" fn qudaLoadUnitarizedLink(_precision: c_int, _fatlink_args: QudaFatLinkArgs_t, _path_coeff: *mut f64, _inlink: *mut c_void, _fatlink: *mut c_void, _ulink: *mut c_void) {
-    super::errors::unprovided("qudaLoadUnitarizedLink");
 }
 
 /// Not provided by latsol: stops with a message naming it.

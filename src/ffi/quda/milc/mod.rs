@@ -35,6 +35,7 @@ pub(crate) mod clover_fields;
 pub(crate) mod clover_params;
 pub(crate) mod contract;
 pub(crate) mod dslash;
+pub(crate) mod fat_links;
 pub(crate) mod gauge;
 pub(crate) mod init;
 pub(crate) mod invert;
