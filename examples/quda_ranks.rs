@@ -31,9 +31,10 @@
 //!   the *global* size and the machine grid (ranks x fastest), MILC-order
 //!   local links; `qudaPlaquettePhased`, `qudaPolyakovLoopPhased` (the
 //!   lines cross the ranks in time) against the golden links,
-//!   `qudaCloverInvert` against the golden source, and `qudaContractFT`
-//!   (global coordinates in the phases, the sum over the ranks) against
-//!   one rank.
+//!   `qudaCloverInvert` against the golden source, `qudaContractFT`
+//!   (global coordinates in the phases, the sum over the ranks) and both
+//!   levels of HISQ links (`qudaLoadUnitarizedLink`, `qudaLoadKSLink`:
+//!   paths across the cut faces) against one rank.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -70,6 +71,22 @@ extern "C" {
         corr: *mut f64,
     );
     fn qudaFinalize();
+    fn qudaLoadUnitarizedLink(
+        precision: c_int,
+        args: QudaFatLinkArgs_t,
+        coeff: *const f64,
+        inlink: *mut c_void,
+        fatlink: *mut c_void,
+        ulink: *mut c_void,
+    );
+    fn qudaLoadKSLink(
+        precision: c_int,
+        args: QudaFatLinkArgs_t,
+        coeff: *const f64,
+        inlink: *mut c_void,
+        fatlink: *mut c_void,
+        longlink: *mut c_void,
+    );
     fn qudaPlaquettePhased(
         precision: c_int,
         plaq: *mut f64,
@@ -377,6 +394,8 @@ struct MilcSolved {
     iterations: c_int,
     /// `qudaContractFT` of the golden χ with M χ, two momenta.
     contraction: Vec<f64>,
+    /// MILC's HISQ links of the golden links: V, W, fat, long.
+    hisq: [Vec<f64>; 4],
 }
 
 /// The MILC face on this rank's part (`qudaInit` already called): the
@@ -488,7 +507,49 @@ fn milc_face(part: &Part, world: &impl Communicator, checks: &mut Checks) -> Mil
         solution: x,
         iterations: iters,
         contraction,
+        hisq: hisq_links(&mut signed, checks),
     }
+}
+
+/// Both levels of MILC's HISQ links of `links` (MILC order): the paths
+/// reach two sites across every cut face.
+fn hisq_links(links: &mut [f64], checks: &mut Checks) -> [Vec<f64>; 4] {
+    let p1 = [1.0 / 8.0, 0.0, -1.0 / 16.0, 1.0 / 64.0, -1.0 / 384.0, 0.0];
+    let p2 = [
+        1.0,
+        -1.0 / 24.0,
+        -1.0 / 16.0,
+        1.0 / 64.0,
+        -1.0 / 384.0,
+        -1.0 / 8.0,
+    ];
+    let args = QudaFatLinkArgs_t {
+        su3_source: 0,
+        use_pinned_memory: 0,
+    };
+    let mut out: [Vec<f64>; 4] = std::array::from_fn(|_| vec![0.0; links.len()]);
+    let [v, w, fat, long] = &mut out;
+    unsafe {
+        qudaLoadUnitarizedLink(
+            2,
+            args,
+            p1.as_ptr(),
+            links.as_mut_ptr().cast(),
+            v.as_mut_ptr().cast(),
+            w.as_mut_ptr().cast(),
+        );
+        checks.check(status() == 0, "qudaLoadUnitarizedLink".into());
+        qudaLoadKSLink(
+            2,
+            args,
+            p2.as_ptr(),
+            w.as_mut_ptr().cast(),
+            fat.as_mut_ptr().cast(),
+            long.as_mut_ptr().cast(),
+        );
+        checks.check(status() == 0, "qudaLoadKSLink".into());
+    }
+    out
 }
 
 /// `(1/V₃) Σ tr Π_t U_t` of the golden links (no sign in them).
@@ -644,6 +705,20 @@ fn main() {
                 diff / norm
             ),
         );
+        // Each site's paths are summed in one order whatever the
+        // partition: the same numbers.
+        for (k, name) in ["V", "W", "fat", "long"].iter().enumerate() {
+            let whole = part.of(&alone.hisq[k], 72, false);
+            let d = cut.hisq[k]
+                .iter()
+                .zip(&whole)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            checks.check(
+                d == 0.0,
+                format!("HISQ {name} links on the ranks and alone differ by {d:e}"),
+            );
+        }
         let d = rel_diff(&world, &cut.solution, &part.of(&alone.solution, 24, false));
         let (k, l) = (cut.iterations, alone.iterations);
         checks.check(

@@ -54,15 +54,9 @@ extern "C" {
 
 const D: [usize; 4] = [4, 4, 6, 6];
 const V: usize = 4 * 4 * 6 * 6;
-const P1: [f64; 6] = [1.0 / 8.0, 0.0, -1.0 / 16.0, 1.0 / 64.0, -1.0 / 384.0, 0.0];
-const P2: [f64; 6] = [
-    1.0,
-    -1.0 / 24.0,
-    -1.0 / 16.0,
-    1.0 / 64.0,
-    -1.0 / 384.0,
-    -1.0 / 8.0,
-];
+// MILC's hisq_u3_action.h coefficients (the closed forms below check them).
+const P1: [f64; 6] = latsol::fat_links::HISQ_FIRST_LEVEL;
+const P2: [f64; 6] = latsol::fat_links::HISQ_SECOND_LEVEL;
 const ARGS: QudaFatLinkArgs_t = QudaFatLinkArgs_t {
     su3_source: 0,
     use_pinned_memory: 0,

@@ -364,6 +364,64 @@ int main(int argc, char **argv) {
     free(q);
   }
 
+  /* HISQ links (MILC's WANT_FL_GPU): unit links carrying MILC's phases and
+   * the anti-periodic sign. The first level (fat7) gives them back, and so
+   * does its U(3) projection; the second gives 9/8 of them and -1/24 of
+   * the three-hop products. */
+  {
+    const double p1[6] = {1.0 / 8, 0, -1.0 / 16, 1.0 / 64, -1.0 / 384, 0};
+    const double p2[6] = {1, -1.0 / 24, -1.0 / 16, 1.0 / 64, -1.0 / 384, -1.0 / 8};
+    const size_t n = V * 4 * 18;
+    double *u = calloc(n, sizeof(double)), *v = calloc(n, sizeof(double));
+    double *w = calloc(n, sizeof(double)), *f = calloc(n, sizeof(double));
+    double *l = calloc(n, sizeof(double));
+    double *eta = calloc(V * 4, sizeof(double)); /* by lexicographic site */
+    for (size_t lex = 0; lex < V; lex++) {
+      const int x = lex % 6, y = (lex / 6) % 4, z = (lex / 24) % 4, t = lex / 96;
+      const size_t site = ((x + y + z + t) % 2) * Vh + lex / 2;
+      const int parity[4] = {t, t + x, t + x + y, 0};
+      for (int mu = 0; mu < 4; mu++) {
+        double s = parity[mu] % 2 ? -1 : 1;
+        if (mu == 3 && t == X[3] - 1) s = -s;
+        eta[4 * lex + mu] = s;
+        for (int c = 0; c < 3; c++) u[(4 * site + mu) * 18 + 8 * c] = s;
+      }
+    }
+    QudaFatLinkArgs_t fl = {0, 0};
+    qudaLoadUnitarizedLink(2, fl, p1, u, v, w);
+    qudaLoadKSLink(2, fl, p2, w, f, l);
+    double err_v = 0, err_f = 0, err_l = 0;
+    for (size_t lex = 0; lex < V; lex++) {
+      const int c4[4] = {(int)(lex % 6), (int)((lex / 6) % 4), (int)((lex / 24) % 4), (int)(lex / 96)};
+      const size_t site = ((c4[0] + c4[1] + c4[2] + c4[3]) % 2) * Vh + lex / 2;
+      for (int mu = 0; mu < 4; mu++) {
+        /* The product of the phases of the three hops from x along mu. */
+        double three = 1;
+        for (int k = 0; k < 3; k++) {
+          int y[4] = {c4[0], c4[1], c4[2], c4[3]};
+          y[mu] = (y[mu] + k) % X[mu];
+          three *= eta[4 * (y[0] + X[0] * (y[1] + X[1] * (y[2] + X[2] * (size_t)y[3]))) + mu];
+        }
+        for (int k = 0; k < 18; k++) {
+          const size_t i = (4 * site + mu) * 18 + k;
+          err_v = fmax(err_v, fabs(v[i] - u[i]) + fabs(w[i] - u[i]));
+          err_f = fmax(err_f, fabs(f[i] - 9.0 / 8 * u[i]));
+          const double want = k % 8 == 0 ? -three / 24 : 0;
+          err_l = fmax(err_l, fabs(l[i] - want));
+        }
+      }
+    }
+    check("qudaLoadUnitarizedLink, free field: V = W = U", err_v, 1e-14);
+    check("qudaLoadKSLink, free field: fat = 9/8 U", err_f, 1e-14);
+    check("qudaLoadKSLink, free field: long = -1/24 U U U", err_l, 1e-15);
+    free(u);
+    free(v);
+    free(w);
+    free(f);
+    free(l);
+    free(eta);
+  }
+
   free(chi);
   free(mpc_e);
   free(mpc_o);

@@ -286,7 +286,7 @@ mod tests {
     /// MILC's staggered phase η_μ(x).
     fn eta(x: [usize; 4], mu: usize) -> f64 {
         let n: usize = x[3] + x[..mu.min(3)].iter().sum::<usize>();
-        if mu == 3 || n % 2 == 0 {
+        if mu == 3 || n.is_multiple_of(2) {
             1.0
         } else {
             -1.0

@@ -53,6 +53,8 @@ mod clover_compute;
 #[cfg(feature = "cuda")]
 mod common;
 #[cfg(feature = "cuda")]
+mod fat_links;
+#[cfg(feature = "cuda")]
 mod gauge_import;
 #[cfg(feature = "cuda")]
 mod host_links;
@@ -202,6 +204,27 @@ fn run() -> R<usize> {
         }
         return Ok(0);
     }
+    if has("--fat-links") {
+        // The fat links alone, and their time at the sizes of --dims (or
+        // 16^4 and 32^4).
+        let sizes = match args.iter().position(|a| a == "--dims") {
+            Some(i) => {
+                let d = args.get(i + 1).ok_or("--dims: no value")?;
+                vec![parse_dims(d).map_err(|e| format!("--dims: {e}"))?]
+            }
+            None => vec![[6, 4, 8, 10], [16; 4], [32; 4]],
+        };
+        for dims in sizes {
+            let lat = Arc::new(Lattice::new(dims).map_err(e)?);
+            let (checks, lines) = crate::fat_links::run(&gpu, &random::hot_gauge(&lat, 3))?;
+            for c in &checks {
+                rep.check(&c.what, c.err, c.tol);
+                println!("{}", rep.lines.last().expect("a line"));
+            }
+            lines.into_iter().for_each(|l| rep.say(l));
+        }
+        return Ok(rep.failures);
+    }
     let bench_only = has("--bench-only");
     let cpu = CpuBackend::new(0).map_err(e)?;
     let value = |flag: &str| {
@@ -240,6 +263,13 @@ fn run() -> R<usize> {
         match crate::gauge_import::run(&gpu, &lat, &gauge) {
             Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
             Err(err) => rep.flag(&format!("gauge import ran {err}"), false),
+        }
+        match crate::fat_links::run(&gpu, &gauge) {
+            Ok((checks, lines)) => {
+                checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol));
+                lines.into_iter().for_each(|l| rep.say(l));
+            }
+            Err(err) => rep.flag(&format!("fat links ran {err}"), false),
         }
         // And on a lattice whose volume is no multiple of a block (1296).
         let tail = Arc::new(Lattice::new([6, 6, 6, 6]).map_err(e)?);
