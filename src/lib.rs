@@ -20,6 +20,7 @@ pub mod ffi;
 pub mod field;
 pub mod format;
 pub mod gamma;
+pub mod gauge_fixing;
 pub mod gauge_gen;
 pub mod gauge_io;
 pub mod lattice;

@@ -678,7 +678,7 @@ const LIB_LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "solvers and tools over operators",
-        &["solver", "smearing.rs", "deviation.rs"],
+        &["solver", "smearing.rs", "deviation.rs", "gauge_fixing"],
     ),
     ("Dirac operators", &["dirac"]),
     ("backends", &["backend"]),

@@ -101,6 +101,11 @@ impl ContextInner {
 
     /// Where this rank's part of extents `local` sits in the whole lattice:
     /// its first site's global coordinates and the global extents.
+    /// The ranks this context spans (`None`: one process).
+    pub(crate) fn ranks(&self) -> Option<&Ranks> {
+        self.ranks.as_ref()
+    }
+
     pub(crate) fn sum_over_ranks(&self, values: &mut [f64]) -> Result<()> {
         match &self.ranks {
             Some(r) => r.sum(values),

@@ -7,6 +7,7 @@ mod context;
 mod context_inner;
 mod fat_links;
 mod gauge;
+mod gauge_fixing;
 mod invert;
 mod invert_multi;
 pub mod multi;

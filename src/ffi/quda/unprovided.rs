@@ -598,12 +598,6 @@ pub extern "C" fn qudaDestroyGaugeField(_gauge: *mut c_void) {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaGaugeFixingOVR(_precision: c_int, _gauge_dir: c_uint, _Nsteps: c_int, _verbose_interval: c_int, _relax_boost: f64, _tolerance: f64, _reunit_interval: c_uint, _stopWtheta: c_uint, _arg: *mut QudaMILCSiteArg_t) {
-    super::errors::unprovided("qudaGaugeFixingOVR");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaGaugeFixingFFT(_precision: c_int, _gauge_dir: c_uint, _Nsteps: c_int, _verbose_interval: c_int, _alpha: f64, _autotune: c_uint, _tolerance: f64, _stopWtheta: c_uint, _milc_sitelink: *mut c_void) {
     super::errors::unprovided("qudaGaugeFixingFFT");
 }

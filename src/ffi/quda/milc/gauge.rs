@@ -61,7 +61,11 @@ pub unsafe extern "C" fn qudaPlaquettePhased(
 ///
 /// # Safety
 /// As `qudaPlaquettePhased`.
-unsafe fn milc_field(a: &QudaMILCSiteArg_t, d: [usize; 4], double: bool) -> Result<GaugeField> {
+pub(crate) unsafe fn milc_field(
+    a: &QudaMILCSiteArg_t,
+    d: [usize; 4],
+    double: bool,
+) -> Result<GaugeField> {
     let lat = std::sync::Arc::new(Lattice::new(d)?);
     // SAFETY: forwarded.
     let links = unsafe { site_links(a, lat.volume(), double)? };
@@ -74,7 +78,11 @@ unsafe fn milc_field(a: &QudaMILCSiteArg_t, d: [usize; 4], double: bool) -> Resu
 ///
 /// # Safety
 /// As `qudaPlaquettePhased`.
-unsafe fn site_links(a: &QudaMILCSiteArg_t, volume: usize, double: bool) -> Result<Vec<f64>> {
+pub(crate) unsafe fn site_links(
+    a: &QudaMILCSiteArg_t,
+    volume: usize,
+    double: bool,
+) -> Result<Vec<f64>> {
     let per_site = 4 * 18;
     let mut out = crate::alloc::filled(volume * per_site, 0.0f64, "MILC's links")?;
     let real = if double { 8 } else { 4 };
@@ -99,6 +107,43 @@ unsafe fn site_links(a: &QudaMILCSiteArg_t, volume: usize, double: bool) -> Resu
         }
     }
     Ok(out)
+}
+
+/// `links` (MILC order, V·4·18 reals) written where `site_links` reads
+/// them, in the host precision.
+///
+/// # Safety
+/// As `site_links`, the arrays writable.
+pub(crate) unsafe fn write_site_links(
+    a: &QudaMILCSiteArg_t,
+    links: &[f64],
+    double: bool,
+) -> Result<()> {
+    let per_site = 4 * 18;
+    let real = if double { 8 } else { 4 };
+    if a.site.is_null() {
+        not_null(a.link, "arg->link")?;
+    }
+    for (i, site) in links.chunks(per_site).enumerate() {
+        let base: *mut u8 = if !a.site.is_null() {
+            // SAFETY: site i's struct, `size` bytes each.
+            unsafe { (a.site as *mut u8).add(i * a.size + a.link_offset) }
+        } else {
+            // SAFETY: the link array.
+            unsafe { (a.link as *mut u8).add(i * per_site * real) }
+        };
+        for (k, &v) in site.iter().enumerate() {
+            // SAFETY: within site i's links; unaligned writes (site structs).
+            unsafe {
+                if double {
+                    std::ptr::write_unaligned(base.add(8 * k) as *mut f64, v)
+                } else {
+                    std::ptr::write_unaligned(base.add(4 * k) as *mut f32, v as f32)
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `qudaPolyakovLoopPhased(precision, ploop, dir, arg, phase_in)`: the

@@ -37,6 +37,7 @@ pub(crate) mod contract;
 pub(crate) mod dslash;
 pub(crate) mod fat_links;
 pub(crate) mod gauge;
+pub(crate) mod gauge_fixing;
 pub(crate) mod init;
 pub(crate) mod invert;
 pub(crate) mod layout;

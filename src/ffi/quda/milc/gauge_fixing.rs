@@ -1,0 +1,78 @@
+//! MILC's gauge fixing through QUDA (`WANT_GAUGEFIX_OVR_GPU`, MILC's
+//! generic/gaugefix2.c): `qudaGaugeFixingOVR` on MILC's links (site
+//! structs or a link array, this rank's sites, precision code 1 single,
+//! else double), fixed in place (`Context::fix_gauge_ovr`). As QUDA's
+//! (lib/milc_interface.cpp, `computeGaugeFixingOVRQuda`): `gauge_dir` 3
+//! Coulomb, any other value Landau; `stopWtheta` 0 stops on the change of
+//! the functional (MILC's criterion), else on θ; a tolerance of 0 runs
+//! `Nsteps` steps; `reunit_interval` 0 never projects. Nothing is written
+//! where the call fails.
+
+use std::os::raw::{c_int, c_uint};
+
+use super::gauge::{milc_field, write_site_links};
+use super::layout::dims;
+use crate::error::{Error, Result};
+use crate::ffi::quda::abi::*;
+use crate::ffi::quda::errors::quda_collective;
+use crate::ffi::quda::host::not_null;
+use crate::ffi::quda::state;
+use crate::gauge_fixing::OvrParams;
+use crate::layout::{GaugeOrder, HostRealsMut};
+
+/// A count of QUDA's `int`, not negative.
+fn count(v: c_int, name: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::InvalidArgument(format!("{name} = {v}: not negative")))
+}
+
+/// `qudaGaugeFixingOVR(precision, gauge_dir, Nsteps, verbose_interval,
+/// relax_boost, tolerance, reunit_interval, stopWtheta, arg)`.
+///
+/// # Safety
+/// `arg` points to a `QudaMILCSiteArg_t` whose site structs or link array
+/// hold this rank's links in `precision`, writable.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn qudaGaugeFixingOVR(
+    precision: c_int,
+    gauge_dir: c_uint,
+    Nsteps: c_int,
+    verbose_interval: c_int,
+    relax_boost: f64,
+    tolerance: f64,
+    reunit_interval: c_uint,
+    stopWtheta: c_uint,
+    arg: *mut QudaMILCSiteArg_t,
+) {
+    quda_collective("qudaGaugeFixingOVR", || {
+        not_null(arg, "arg")?;
+        // SAFETY: checked non-null.
+        let a = unsafe { &*arg };
+        let params = OvrParams {
+            dirs: if gauge_dir == 3 { 3 } else { 4 },
+            max_steps: count(Nsteps, "Nsteps")?,
+            verbose_interval: usize::try_from(verbose_interval).unwrap_or(0),
+            relax_boost,
+            tolerance,
+            reunit_interval: reunit_interval as usize,
+            stop_with_theta: stopWtheta != 0,
+        };
+        let d = dims()?;
+        let double = precision != 1;
+        // SAFETY: the caller's site structs or links.
+        let field = unsafe { milc_field(a, d, double) };
+        let reals = state::with(|s| {
+            let mut field = s.context.agree(field)?;
+            s.context.fix_gauge_ovr(&mut field, &params)?;
+            let mut out = vec![0.0; field.links().len() * 18];
+            crate::layout::gauge::export(
+                &field,
+                GaugeOrder::Milc,
+                &mut [HostRealsMut::F64(&mut out)],
+            )?;
+            Ok(out)
+        })?;
+        // SAFETY: as the caller promises.
+        unsafe { write_site_links(a, &reals, double) }
+    })
+}

@@ -1,0 +1,263 @@
+//! Gauge fixing by over-relaxation: sweeps over the even then the odd
+//! sites; at each, the gauge transformation `g(x)` that maximises
+//! `Re tr[g(x) K(x)]`, `K(x) = Σ_μ [U_μ(x) + U_μ(x−μ̂)†]` over the fixed
+//! directions, one SU(2) subgroup after the other (Cabibbo–Marinari), each
+//! hit raised towards the power `relax_boost` (over-relaxation, ω ∈ [1, 2)):
+//! with the subgroup's `(a₀, a⃗)` of K, `x = (ω a₀² + |a⃗|²)/(a₀² + |a⃗|²)`,
+//! the hit is `(a₀, −x a⃗)/√(a₀² + x²|a⃗|²)` (ω = 1: the exact maximum).
+//! QUDA's (lib/gauge_fix_ovr.cu, include/kernels/gauge_fix_ovr.cuh) in our
+//! words: docs/milc-gauge-fixing.md.
+
+use rayon::prelude::*;
+
+use super::quality::{quality, Quality};
+use super::{neighbourhood, transform};
+use crate::comm::Ranks;
+use crate::error::{Error, Result};
+use crate::fat_links::unitarize::{check_unitary, unitarize_link};
+use crate::fat_links::UnitarizeParams;
+use crate::field::GaugeField;
+use crate::lattice::Parity;
+use crate::su3::Su3;
+use num_complex::Complex64 as C64;
+
+/// What `fix_ovr` is asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OvrParams {
+    /// 3: Coulomb (x, y, z), 4: Landau.
+    pub dirs: usize,
+    pub max_steps: usize,
+    /// Report the quality every this many steps (0: never).
+    pub verbose_interval: usize,
+    /// ω, the over-relaxation parameter.
+    pub relax_boost: f64,
+    pub tolerance: f64,
+    /// Project the links back on SU(3) every this many steps (0: never).
+    pub reunit_interval: usize,
+    /// Stop on θ < tolerance; else on a change of the functional below it.
+    pub stop_with_theta: bool,
+}
+
+impl OvrParams {
+    pub fn check(&self) -> Result<()> {
+        if !(self.dirs == 3 || self.dirs == 4) {
+            return Err(Error::InvalidArgument(format!(
+                "gauge_dir = {}: 3 (Coulomb) or 4 (Landau)",
+                self.dirs
+            )));
+        }
+        if !(self.relax_boost.is_finite() && self.relax_boost > 0.0 && self.relax_boost < 2.0) {
+            return Err(Error::InvalidArgument(format!(
+                "relax_boost = {}: in (0, 2)",
+                self.relax_boost
+            )));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "tolerance = {}: a non-negative number",
+                self.tolerance
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// How a fixing ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub steps: usize,
+    pub initial: Quality,
+    pub last: Quality,
+    /// The quality after every step.
+    pub history: Vec<Quality>,
+    pub converged: bool,
+}
+
+/// The SU(2) subgroups in the order they are hit.
+pub const SUBGROUPS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+/// rows i, j of `m` ← r · (rows i, j), r = [[r00, r01], [r10, r11]].
+fn left_hit(m: &mut Su3, (i, j): (usize, usize), r: [[C64; 2]; 2]) {
+    for c in 0..3 {
+        let (a, b) = (m.0[i][c], m.0[j][c]);
+        m.0[i][c] = r[0][0] * a + r[0][1] * b;
+        m.0[j][c] = r[1][0] * a + r[1][1] * b;
+    }
+}
+
+/// The over-relaxed gauge transformation of a site whose links sum to
+/// `k` (see the module's text).
+pub fn site_transformation(k: &Su3, relax_boost: f64) -> Su3 {
+    let mut k = *k;
+    let mut g = Su3::identity();
+    for (i, j) in SUBGROUPS {
+        let a0 = k.0[i][i].re + k.0[j][j].re;
+        let a1 = k.0[i][j].im + k.0[j][i].im;
+        let a2 = k.0[i][j].re - k.0[j][i].re;
+        let a3 = k.0[i][i].im - k.0[j][j].im;
+        let (a0sq, asq) = (a0 * a0, a1 * a1 + a2 * a2 + a3 * a3);
+        if a0sq + asq == 0.0 {
+            continue;
+        }
+        let x = (relax_boost * a0sq + asq) / (a0sq + asq);
+        let norm = 1.0 / (a0sq + x * x * asq).sqrt();
+        let b0 = a0 * norm;
+        let [b1, b2, b3] = [a1, a2, a3].map(|a| -a * x * norm);
+        let r = [
+            [C64::new(b0, b3), C64::new(b2, b1)],
+            [C64::new(-b2, b1), C64::new(b0, -b3)],
+        ];
+        left_hit(&mut g, (i, j), r);
+        left_hit(&mut k, (i, j), r);
+    }
+    g
+}
+
+/// One half sweep: every site of parity `p` transformed.
+fn half_sweep(
+    ranks: Option<&Ranks>,
+    links: &mut GaugeField,
+    p: Parity,
+    params: &OvrParams,
+) -> Result<()> {
+    let near = neighbourhood(ranks, links)?;
+    let lat = links.lattice().clone();
+    let vh = lat.half_volume();
+    let mut g = GaugeField::try_unit(lat.clone())?;
+    g.links_mut()
+        .par_chunks_mut(4)
+        .enumerate()
+        .filter(|(i, _)| i / vh == p.index())
+        .for_each(|(i, site)| {
+            let x = lat.coords(p, i % vh);
+            let mut k = Su3::zero();
+            for mu in 0..params.dirs {
+                let (u, b) = (near.link(x, mu, 0), near.link(x, mu, -1).adjoint());
+                for r in 0..3 {
+                    for c in 0..3 {
+                        k.0[r][c] += u.0[r][c] + b.0[r][c];
+                    }
+                }
+            }
+            site[0] = site_transformation(&k, params.relax_boost);
+        });
+    transform(ranks, links, &g)
+}
+
+/// The links projected back on SU(3)'s neighbourhood (U(3), as QUDA's
+/// `unitarizeLinks`), refused where one fails.
+fn reunitarize(links: &mut GaugeField) -> Result<()> {
+    let p = UnitarizeParams::default();
+    links
+        .links_mut()
+        .par_iter_mut()
+        .for_each(|u| *u = unitarize_link(u, &p));
+    check_unitary(links, p.max_error)
+}
+
+/// Fixes the gauge of `links` (this rank's) in place; `report` sees the
+/// step and quality at every `verbose_interval`-th step. Collective.
+pub fn fix_ovr(
+    ranks: Option<&Ranks>,
+    links: &mut GaugeField,
+    params: &OvrParams,
+    report: &mut dyn FnMut(usize, &Quality),
+) -> Result<Outcome> {
+    params.check()?;
+    let initial = quality(ranks, links, params.dirs)?;
+    let mut last = initial;
+    let mut history = Vec::new();
+    let mut converged = false;
+    let mut steps = 0;
+    for step in 1..=params.max_steps {
+        for p in [Parity::Even, Parity::Odd] {
+            half_sweep(ranks, links, p, params)?;
+        }
+        if params.reunit_interval > 0 && step % params.reunit_interval == 0 {
+            reunitarize(links)?;
+        }
+        let q = quality(ranks, links, params.dirs)?;
+        history.push(q);
+        steps = step;
+        if params.verbose_interval > 0 && step % params.verbose_interval == 0 {
+            report(step, &q);
+        }
+        let done = if params.stop_with_theta {
+            q.theta < params.tolerance
+        } else {
+            (q.functional - last.functional).abs() < params.tolerance
+        };
+        last = q;
+        if done {
+            converged = true;
+            break;
+        }
+    }
+    Ok(Outcome {
+        steps,
+        initial,
+        last,
+        history,
+        converged,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lattice::Lattice;
+    use crate::random;
+    use std::sync::Arc;
+
+    fn params(dirs: usize) -> OvrParams {
+        OvrParams {
+            dirs,
+            max_steps: 3000,
+            verbose_interval: 0,
+            relax_boost: 1.5,
+            tolerance: 1e-14,
+            reunit_interval: 10,
+            stop_with_theta: true,
+        }
+    }
+
+    #[test]
+    fn a_pure_gauge_is_fixed_to_the_unit_field() {
+        // U_μ(x) = h(x) h(x+μ̂)†: Landau gauge takes it to a constant
+        // (F = 1, θ = 0).
+        let lat = Arc::new(Lattice::new([4, 4, 4, 6]).unwrap());
+        let h = random::smooth_gauge(&lat, 0.3, 4);
+        let mut u = GaugeField::unit(lat.clone());
+        transform(None, &mut u, &h).unwrap();
+        let out = fix_ovr(None, &mut u, &params(4), &mut |_, _| {}).unwrap();
+        assert!(out.converged, "{out:?}");
+        assert!(out.initial.functional < 0.99);
+        assert!((out.last.functional - 1.0).abs() < 1e-12, "{:?}", out.last);
+    }
+
+    #[test]
+    fn the_functional_grows_every_step_and_the_plaquette_stays() {
+        for dirs in [3, 4] {
+            let lat = Arc::new(Lattice::new([4, 6, 4, 4]).unwrap());
+            let mut u = random::smooth_gauge(&lat, 0.5, 7);
+            let plaquette = u.plaquette();
+            let out = fix_ovr(None, &mut u, &params(dirs), &mut |_, _| {}).unwrap();
+            assert!(
+                out.converged && out.last.theta < 1e-14,
+                "{dirs}: {:?}",
+                out.last
+            );
+            let mut f = out.initial.functional;
+            for q in &out.history {
+                assert!(
+                    q.functional >= f - 1e-15,
+                    "{dirs}: {} after {f}",
+                    q.functional
+                );
+                f = q.functional;
+            }
+            let after = u.plaquette();
+            assert!((0..3).all(|k| (after[k] - plaquette[k]).abs() < 1e-13));
+        }
+    }
+}

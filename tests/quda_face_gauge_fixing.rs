@@ -1,0 +1,195 @@
+//! MILC's `qudaGaugeFixingOVR` (issue 39; MILC's `WANT_GAUGEFIX_OVR_GPU`)
+//! through the C entry point, against what gauge fixing must give: θ (the
+//! gauge condition's violation) below the tolerance asked for with
+//! `stopWtheta`, the functional larger than before, every gauge-invariant
+//! quantity (each plaquette, site by site) as it was; a pure gauge fixed
+//! to Landau gauge becomes a constant field; Coulomb gauge leaves the
+//! time links' functional alone; site structs and single precision are
+//! written in place; refused input leaves the links as they were.
+
+use latsol::ffi::quda::abi::*;
+use latsol::ffi::LATSOL_SUCCESS;
+use latsol::field::GaugeField;
+use latsol::gauge_fixing::quality;
+use latsol::lattice::{Lattice, Parity};
+use latsol::su3::Su3;
+use std::sync::Arc;
+
+extern "C" {
+    fn qudaInit(input: QudaInitArgs_t);
+    fn qudaGaugeFixingOVR(
+        precision: i32,
+        gauge_dir: u32,
+        nsteps: i32,
+        verbose_interval: i32,
+        relax_boost: f64,
+        tolerance: f64,
+        reunit_interval: u32,
+        stop_w_theta: u32,
+        arg: *mut QudaMILCSiteArg_t,
+    );
+    fn latsol_quda_last_status() -> i32;
+}
+
+const D: [usize; 4] = [4, 4, 4, 6];
+
+fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: set before this binary's first call into the library.
+        unsafe { std::env::set_var("LATSOL_QUDA_ON_ERROR", "return") };
+        let mut latsize = D.map(|d| d as i32);
+        let mut machsize = [1i32; 4];
+        unsafe {
+            qudaInit(QudaInitArgs_t {
+                verbosity: QUDA_SILENT,
+                layout: QudaLayout_t {
+                    latsize: latsize.as_mut_ptr(),
+                    machsize: machsize.as_mut_ptr(),
+                    device: 0,
+                },
+            })
+        };
+    });
+}
+
+fn lattice() -> Arc<Lattice> {
+    Arc::new(Lattice::new(D).unwrap())
+}
+
+/// MILC order: even sites first, 4 links a site; `GaugeField` keeps the
+/// same order (even-odd, x fastest), so its links are MILC's array.
+fn to_milc(f: &GaugeField) -> Vec<f64> {
+    let mut out = vec![0.0; f.links().len() * 18];
+    for (i, l) in f.links().iter().enumerate() {
+        l.to_row_major(&mut out[18 * i..][..18]);
+    }
+    out
+}
+
+fn from_milc(a: &[f64]) -> GaugeField {
+    let mut f = GaugeField::unit(lattice());
+    for (i, l) in f.links_mut().iter_mut().enumerate() {
+        *l = Su3::from_row_major(&a[18 * i..][..18]);
+    }
+    f
+}
+
+fn link_arg(links: &mut [f64]) -> QudaMILCSiteArg_t {
+    QudaMILCSiteArg_t {
+        site: std::ptr::null_mut(),
+        link: links.as_mut_ptr().cast(),
+        link_offset: 0,
+        mom: std::ptr::null_mut(),
+        mom_offset: 0,
+        size: 0,
+    }
+}
+
+fn fix(links: &mut [f64], dir: u32, tol: f64, theta: bool) {
+    let mut arg = link_arg(links);
+    unsafe { qudaGaugeFixingOVR(2, dir, 2000, 100, 1.5, tol, 10, theta as u32, &mut arg) };
+}
+
+/// Every plaquette of every site and plane.
+fn plaquettes(f: &GaugeField) -> Vec<f64> {
+    let lat = f.lattice();
+    let mut out = Vec::new();
+    for p in [Parity::Even, Parity::Odd] {
+        for cb in 0..lat.half_volume() {
+            out.extend(f.plaquettes_at(lat.coords(p, cb)));
+        }
+    }
+    out
+}
+
+#[test]
+fn landau_and_coulomb_gauge_to_the_tolerance() {
+    init();
+    for (dir, dirs) in [(4u32, 4usize), (3, 3), (7, 4)] {
+        let u = latsol::random::smooth_gauge(&lattice(), 0.4, 3);
+        let before = quality(None, &u, dirs).unwrap();
+        let mut a = to_milc(&u);
+        fix(&mut a, dir, 1e-13, true);
+        assert_eq!(unsafe { latsol_quda_last_status() }, LATSOL_SUCCESS);
+        let fixed = from_milc(&a);
+        let after = quality(None, &fixed, dirs).unwrap();
+        assert!(after.theta < 1e-13, "gauge_dir {dir}: {after:?}");
+        assert!(after.functional > before.functional);
+        let (p, q) = (plaquettes(&u), plaquettes(&fixed));
+        let d = p
+            .iter()
+            .zip(&q)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(d < 1e-13, "plaquettes moved by {d:e}");
+        if dirs == 3 {
+            // Coulomb gauge: the spatial condition only; Landau's θ over
+            // all four directions is not met.
+            assert!(quality(None, &fixed, 4).unwrap().theta > 1e-8);
+        }
+    }
+}
+
+#[test]
+fn the_functional_criterion_and_single_precision_site_structs() {
+    init();
+    // MILC's site structs: the links among other members, single.
+    #[repr(C)]
+    struct Site {
+        coords: [i16; 5],
+        index: i32,
+        link: [f32; 72],
+        other: [f32; 6],
+    }
+    let u = latsol::random::smooth_gauge(&lattice(), 0.4, 5);
+    let a = to_milc(&u);
+    let mut sites: Vec<Site> = a
+        .chunks(72)
+        .map(|c| Site {
+            coords: [9; 5],
+            index: 7,
+            link: std::array::from_fn(|k| c[k] as f32),
+            other: [3.0; 6],
+        })
+        .collect();
+    let mut arg = QudaMILCSiteArg_t {
+        site: sites.as_mut_ptr().cast(),
+        link: std::ptr::null_mut(),
+        link_offset: std::mem::offset_of!(Site, link),
+        mom: std::ptr::null_mut(),
+        mom_offset: 0,
+        size: std::mem::size_of::<Site>(),
+    };
+    // MILC's criterion: the functional changes by less than the tolerance.
+    unsafe { qudaGaugeFixingOVR(1, 4, 2000, 0, 1.7, 1e-10, 10, 0, &mut arg) };
+    assert_eq!(unsafe { latsol_quda_last_status() }, LATSOL_SUCCESS);
+    assert!(sites.iter().all(|s| s.index == 7 && s.other == [3.0; 6]));
+    let back: Vec<f64> = sites.iter().flat_map(|s| s.link.map(f64::from)).collect();
+    let fixed = from_milc(&back);
+    let q = quality(None, &fixed, 4).unwrap();
+    // Single-precision links: θ at the level the functional's change
+    // allows (δF ≈ θ at convergence), well past the start.
+    assert!(q.theta < 1e-6, "{q:?}");
+    assert!(q.theta < quality(None, &u, 4).unwrap().theta * 1e-3);
+}
+
+#[test]
+fn refused_input_leaves_the_links_alone() {
+    init();
+    let u = latsol::random::smooth_gauge(&lattice(), 0.4, 6);
+    let mut a = to_milc(&u);
+    let keep = a.clone();
+    let mut arg = link_arg(&mut a);
+    unsafe {
+        qudaGaugeFixingOVR(2, 4, 100, 0, 2.5, 1e-10, 10, 1, &mut arg);
+        assert_ne!(latsol_quda_last_status(), LATSOL_SUCCESS);
+        qudaGaugeFixingOVR(2, 4, -1, 0, 1.5, 1e-10, 10, 1, &mut arg);
+        assert_ne!(latsol_quda_last_status(), LATSOL_SUCCESS);
+        qudaGaugeFixingOVR(2, 4, 100, 0, 1.5, f64::NAN, 10, 1, &mut arg);
+        assert_ne!(latsol_quda_last_status(), LATSOL_SUCCESS);
+        qudaGaugeFixingOVR(2, 4, 100, 0, 1.5, 1e-10, 10, 1, std::ptr::null_mut());
+        assert_ne!(latsol_quda_last_status(), LATSOL_SUCCESS);
+    }
+    assert_eq!(a, keep);
+}
