@@ -7,6 +7,8 @@
 //! time links' functional alone; site structs and single precision are
 //! written in place; refused input leaves the links as they were.
 
+mod milc_face;
+
 use latsol::ffi::quda::abi::*;
 use latsol::ffi::LATSOL_SUCCESS;
 use latsol::field::GaugeField;
@@ -16,7 +18,6 @@ use latsol::su3::Su3;
 use std::sync::Arc;
 
 extern "C" {
-    fn qudaInit(input: QudaInitArgs_t);
     fn qudaGaugeFixingOVR(
         precision: i32,
         gauge_dir: u32,
@@ -34,23 +35,7 @@ extern "C" {
 const D: [usize; 4] = [4, 4, 4, 6];
 
 fn init() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: set before this binary's first call into the library.
-        unsafe { std::env::set_var("LATSOL_QUDA_ON_ERROR", "return") };
-        let mut latsize = D.map(|d| d as i32);
-        let mut machsize = [1i32; 4];
-        unsafe {
-            qudaInit(QudaInitArgs_t {
-                verbosity: QUDA_SILENT,
-                layout: QudaLayout_t {
-                    latsize: latsize.as_mut_ptr(),
-                    machsize: machsize.as_mut_ptr(),
-                    device: 0,
-                },
-            })
-        };
-    });
+    milc_face::milc_init(D);
 }
 
 fn lattice() -> Arc<Lattice> {

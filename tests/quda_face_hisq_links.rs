@@ -16,13 +16,14 @@
 
 use std::os::raw::c_void;
 
+mod milc_face;
+
 use latsol::ffi::quda::abi::*;
 use latsol::ffi::LATSOL_SUCCESS;
 use latsol::su3::Su3;
 use num_complex::Complex64 as C64;
 
 extern "C" {
-    fn qudaInit(input: QudaInitArgs_t);
     fn qudaLoadKSLink(
         precision: i32,
         args: QudaFatLinkArgs_t,
@@ -102,23 +103,7 @@ fn set(a: &mut [f64], x: [usize; 4], mu: usize, m: &Su3) {
 }
 
 fn init() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: set before this binary's first call into the library.
-        unsafe { std::env::set_var("LATSOL_QUDA_ON_ERROR", "return") };
-        let mut latsize = D.map(|d| d as i32);
-        let mut machsize = [1i32; 4];
-        unsafe {
-            qudaInit(QudaInitArgs_t {
-                verbosity: QUDA_SILENT,
-                layout: QudaLayout_t {
-                    latsize: latsize.as_mut_ptr(),
-                    machsize: machsize.as_mut_ptr(),
-                    device: 0,
-                },
-            })
-        };
-    });
+    milc_face::milc_init(D);
 }
 
 /// Both levels of MILC's HISQ links of `u` (double): V, W, fat, long.
