@@ -34,7 +34,8 @@
 //!   `qudaCloverInvert` against the golden source, `qudaContractFT`
 //!   (global coordinates in the phases, the sum over the ranks) and both
 //!   levels of HISQ links (`qudaLoadUnitarizedLink`, `qudaLoadKSLink`:
-//!   paths across the cut faces) against one rank.
+//!   paths across the cut faces) and Coulomb gauge fixing
+//!   (`qudaGaugeFixingOVR`, ks_spectrum's arguments) against one rank.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -71,6 +72,17 @@ extern "C" {
         corr: *mut f64,
     );
     fn qudaFinalize();
+    fn qudaGaugeFixingOVR(
+        precision: c_int,
+        gauge_dir: u32,
+        nsteps: c_int,
+        verbose_interval: c_int,
+        relax_boost: f64,
+        tolerance: f64,
+        reunit_interval: u32,
+        stop_w_theta: u32,
+        arg: *mut QudaMILCSiteArg_t,
+    );
     fn qudaLoadUnitarizedLink(
         precision: c_int,
         args: QudaFatLinkArgs_t,
@@ -396,6 +408,8 @@ struct MilcSolved {
     contraction: Vec<f64>,
     /// MILC's HISQ links of the golden links: V, W, fat, long.
     hisq: [Vec<f64>; 4],
+    /// The golden links fixed to Coulomb gauge as ks_spectrum fixes them.
+    coulomb: Vec<f64>,
 }
 
 /// The MILC face on this rank's part (`qudaInit` already called): the
@@ -508,7 +522,24 @@ fn milc_face(part: &Part, world: &impl Communicator, checks: &mut Checks) -> Mil
         iterations: iters,
         contraction,
         hisq: hisq_links(&mut signed, checks),
+        coulomb: coulomb_gauge(&mut plain, checks),
     }
+}
+
+/// `links` (MILC order, no phases) fixed to Coulomb gauge with
+/// ks_spectrum's arguments (MILC's generic/gaugefix2.c through QUDA).
+fn coulomb_gauge(links: &mut [f64], checks: &mut Checks) -> Vec<f64> {
+    let mut arg = QudaMILCSiteArg_t {
+        site: ptr::null_mut(),
+        link: links.as_mut_ptr().cast(),
+        link_offset: 0,
+        mom: ptr::null_mut(),
+        mom_offset: 0,
+        size: 0,
+    };
+    unsafe { qudaGaugeFixingOVR(2, 3, 500, 20, 1.8, 2e-6, 20, 0, &mut arg) };
+    checks.check(status() == 0, "qudaGaugeFixingOVR".into());
+    links.to_vec()
 }
 
 /// Both levels of MILC's HISQ links of `links` (MILC order): the paths
@@ -719,6 +750,19 @@ fn main() {
                 format!("HISQ {name} links on the ranks and alone differ by {d:e}"),
             );
         }
+        // Every site's transformation is computed alike; only the global
+        // sums of the stopping rule are added in another order.
+        let whole = part.of(&alone.coulomb, 72, false);
+        let d = cut
+            .coulomb
+            .iter()
+            .zip(&whole)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        checks.check(
+            d <= 1e-12,
+            format!("qudaGaugeFixingOVR on the ranks and alone differ by {d:e}"),
+        );
         let d = rel_diff(&world, &cut.solution, &part.of(&alone.solution, 24, false));
         let (k, l) = (cut.iterations, alone.iterations);
         checks.check(

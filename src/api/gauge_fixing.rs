@@ -6,7 +6,7 @@ use super::context::Context;
 use super::params::Verbosity;
 use crate::error::Result;
 use crate::field::GaugeField;
-use crate::gauge_fixing::ovr::{fix_ovr, Outcome};
+use crate::gauge_fixing::ovr::{check_su3, fix_ovr, Outcome};
 use crate::gauge_fixing::OvrParams;
 
 impl Context {
@@ -14,7 +14,8 @@ impl Context {
     /// (collective; `links` unchanged where it fails).
     pub fn fix_gauge_ovr(&self, links: &mut GaugeField, params: &OvrParams) -> Result<Outcome> {
         let inner = &self.inner;
-        inner.agree(params.check())?;
+        // Links a single-precision file rounded are SU(3) to ~1e-6.
+        inner.agree(params.check().and_then(|()| check_su3(links, 1e-4)))?;
         let start = std::time::Instant::now();
         let mut work = links.clone();
         let outcome = inner.install(|| {

@@ -2,7 +2,8 @@
 //! sites; at each, the gauge transformation `g(x)` that maximises
 //! `Re tr[g(x) K(x)]`, `K(x) = Σ_μ [U_μ(x) + U_μ(x−μ̂)†]` over the fixed
 //! directions, one SU(2) subgroup after the other (Cabibbo–Marinari), each
-//! hit raised towards the power `relax_boost` (over-relaxation, ω ∈ [1, 2)):
+//! hit raised towards the power `relax_boost` (over-relaxation, ω ∈ [1, 2);
+//! subgroups (0,1), (1,2), (0,2), each from the links the last one left):
 //! with the subgroup's `(a₀, a⃗)` of K, `x = (ω a₀² + |a⃗|²)/(a₀² + |a⃗|²)`,
 //! the hit is `(a₀, −x a⃗)/√(a₀² + x²|a⃗|²)` (ω = 1: the exact maximum).
 //! QUDA's (lib/gauge_fix_ovr.cu, include/kernels/gauge_fix_ovr.cuh) in our
@@ -62,6 +63,21 @@ impl OvrParams {
     }
 }
 
+/// Refuses links that are not in SU(3) to `tolerance` (QUDA stores them
+/// as two rows: links with the staggered phases or the anti-periodic sign
+/// in them are not, and MILC takes those off before it fixes the gauge).
+pub fn check_su3(links: &GaugeField, tolerance: f64) -> Result<()> {
+    let (dev, i) = links.max_su3_deviation();
+    if dev.is_nan() || dev > tolerance {
+        return Err(Error::InvalidArgument(format!(
+            "the links are not in SU(3): link {} of site {} (even-odd order) deviates by              {dev:.2e}; gauge fixing takes links without staggered phases or boundary signs",
+            i % 4,
+            i / 4
+        )));
+    }
+    Ok(())
+}
+
 /// How a fixing ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -74,7 +90,7 @@ pub struct Outcome {
 }
 
 /// The SU(2) subgroups in the order they are hit.
-pub const SUBGROUPS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+pub const SUBGROUPS: [(usize, usize); 3] = [(0, 1), (1, 2), (0, 2)];
 
 /// rows i, j of `m` ← r · (rows i, j), r = [[r00, r01], [r10, r11]].
 fn left_hit(m: &mut Su3, (i, j): (usize, usize), r: [[C64; 2]; 2]) {
@@ -156,7 +172,11 @@ fn reunitarize(links: &mut GaugeField) -> Result<()> {
 }
 
 /// Fixes the gauge of `links` (this rank's) in place; `report` sees the
-/// step and quality at every `verbose_interval`-th step. Collective.
+/// step and quality at every `verbose_interval`-th step. Collective. As
+/// QUDA's: the quality measured, the links projected on SU(3) (U(3)'s
+/// polar factor) before the first step, every `reunit_interval` steps and
+/// at the end; the stopping rule checked after every step (a tolerance of
+/// 0 runs `max_steps`).
 pub fn fix_ovr(
     ranks: Option<&Ranks>,
     links: &mut GaugeField,
@@ -164,16 +184,21 @@ pub fn fix_ovr(
     report: &mut dyn FnMut(usize, &Quality),
 ) -> Result<Outcome> {
     params.check()?;
+    // As QUDA's: the quality measured, then the links projected once; the
+    // change of the functional is taken from that first measurement.
     let initial = quality(ranks, links, params.dirs)?;
+    reunitarize(links)?;
     let mut last = initial;
     let mut history = Vec::new();
     let mut converged = false;
     let mut steps = 0;
+    let mut projected = true;
     for step in 1..=params.max_steps {
         for p in [Parity::Even, Parity::Odd] {
             half_sweep(ranks, links, p, params)?;
         }
-        if params.reunit_interval > 0 && step % params.reunit_interval == 0 {
+        projected = params.reunit_interval > 0 && step % params.reunit_interval == 0;
+        if projected {
             reunitarize(links)?;
         }
         let q = quality(ranks, links, params.dirs)?;
@@ -192,6 +217,10 @@ pub fn fix_ovr(
             converged = true;
             break;
         }
+    }
+    // The links leave projected.
+    if !projected {
+        reunitarize(links)?;
     }
     Ok(Outcome {
         steps,

@@ -4,9 +4,8 @@
 //! Over the `dirs` directions fixed (3: Coulomb, the spatial ones; 4:
 //! Landau), `F = Σ_x Σ_μ Re tr U_μ(x) / (3 · dirs · V)`, 1 for the unit
 //! field and largest at the gauge condition; with
-//! `A_μ = [(U_μ − U_μ†)/2]` made traceless and the divergence
-//! `Δ(x) = Σ_μ [A_μ(x − μ̂) − A_μ(x)]`, `θ = Σ_x tr(Δ Δ†) / (3 V)`, zero at
-//! the condition (`∂_μ A_μ = 0`).
+//! `A(x) = Σ_μ [U_μ(x − μ̂) − U_μ(x)]` and `Δ = A − A†` made traceless (no
+//! ½), `θ = Σ_x tr(Δ Δ†) / (3 V)`, zero at the condition (`∂_μ A_μ = 0`).
 
 use rayon::prelude::*;
 
@@ -24,12 +23,12 @@ pub struct Quality {
     pub theta: f64,
 }
 
-/// `[(U − U†)/2]` with its trace taken out.
+/// `U − U†` with its trace taken out.
 pub fn traceless_antihermitian(u: &Su3) -> Su3 {
     let mut a = Su3::zero();
     for r in 0..3 {
         for c in 0..3 {
-            a.0[r][c] = (u.0[r][c] - u.0[c][r].conj()) * 0.5;
+            a.0[r][c] = u.0[r][c] - u.0[c][r].conj();
         }
     }
     let t = a.trace() / 3.0;

@@ -3,7 +3,8 @@
 //! structs or a link array, this rank's sites, precision code 1 single,
 //! else double), fixed in place (`Context::fix_gauge_ovr`). As QUDA's
 //! (lib/milc_interface.cpp, `computeGaugeFixingOVRQuda`): `gauge_dir` 3
-//! Coulomb, any other value Landau; `stopWtheta` 0 stops on the change of
+//! Coulomb, 4 Landau (others refused); the links without the staggered
+//! phases (MILC's `rephase(OFF)` before the call); `stopWtheta` 0 stops on the change of
 //! the functional (MILC's criterion), else on θ; a tolerance of 0 runs
 //! `Nsteps` steps; `reunit_interval` 0 never projects. Nothing is written
 //! where the call fails.
@@ -49,7 +50,14 @@ pub unsafe extern "C" fn qudaGaugeFixingOVR(
         // SAFETY: checked non-null.
         let a = unsafe { &*arg };
         let params = OvrParams {
-            dirs: if gauge_dir == 3 { 3 } else { 4 },
+            dirs: match gauge_dir {
+                3 | 4 => gauge_dir as usize,
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "gauge_dir = {gauge_dir}: 3 (Coulomb) or 4 (Landau)"
+                    )))
+                }
+            },
             max_steps: count(Nsteps, "Nsteps")?,
             verbose_interval: usize::try_from(verbose_interval).unwrap_or(0),
             relax_boost,
