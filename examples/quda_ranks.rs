@@ -34,8 +34,9 @@
 //!   `qudaCloverInvert` against the golden source, `qudaContractFT`
 //!   (global coordinates in the phases, the sum over the ranks) and both
 //!   levels of HISQ links (`qudaLoadUnitarizedLink`, `qudaLoadKSLink`:
-//!   paths across the cut faces) and Coulomb gauge fixing
-//!   (`qudaGaugeFixingOVR`, ks_spectrum's arguments) against one rank.
+//!   paths across the cut faces), Coulomb gauge fixing
+//!   (`qudaGaugeFixingOVR`, ks_spectrum's arguments) and spin-taste
+//!   operators of zero to four links (`qudaSpinTaste`) against one rank.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -72,6 +73,16 @@ extern "C" {
         corr: *mut f64,
     );
     fn qudaFinalize();
+    fn qudaSpinTaste(
+        external_precision: c_int,
+        quda_precision: c_int,
+        links: *mut c_void,
+        src: *mut c_void,
+        dst: *mut c_void,
+        spin: c_int,
+        taste: c_int,
+        reload: c_int,
+    );
     fn qudaGaugeFixingOVR(
         precision: c_int,
         gauge_dir: u32,
@@ -410,6 +421,8 @@ struct MilcSolved {
     hisq: [Vec<f64>; 4],
     /// The golden links fixed to Coulomb gauge as ks_spectrum fixes them.
     coulomb: Vec<f64>,
+    /// Spin-taste operators of one to four links on the golden χ.
+    spin_taste: Vec<Vec<f64>>,
 }
 
 /// The MILC face on this rank's part (`qudaInit` already called): the
@@ -521,9 +534,36 @@ fn milc_face(part: &Part, world: &impl Communicator, checks: &mut Checks) -> Mil
         solution: x,
         iterations: iters,
         contraction,
+        spin_taste: spin_taste(&mut signed, &q1, checks),
         hisq: hisq_links(&mut signed, checks),
         coulomb: coulomb_gauge(&mut plain, checks),
     }
+}
+
+/// `qudaSpinTaste` of `chi` with `links` for operators of zero to four
+/// links (their shifts cross the cut faces).
+fn spin_taste(links: &mut [f64], chi: &[f64], checks: &mut Checks) -> Vec<Vec<f64>> {
+    [(5, 5), (0, 2), (3, 5), (8, 7), (15, 0)]
+        .iter()
+        .map(|&(spin, taste)| {
+            let mut src = chi.to_vec();
+            let mut dst = vec![0.0; chi.len()];
+            unsafe {
+                qudaSpinTaste(
+                    2,
+                    2,
+                    links.as_mut_ptr().cast(),
+                    src.as_mut_ptr().cast(),
+                    dst.as_mut_ptr().cast(),
+                    spin,
+                    taste,
+                    1,
+                )
+            };
+            checks.check(status() == 0, format!("qudaSpinTaste {spin} {taste}"));
+            dst
+        })
+        .collect()
 }
 
 /// `links` (MILC order, no phases) fixed to Coulomb gauge with
@@ -581,6 +621,14 @@ fn hisq_links(links: &mut [f64], checks: &mut Checks) -> [Vec<f64>; 4] {
         checks.check(status() == 0, "qudaLoadKSLink".into());
     }
     out
+}
+
+/// The largest `|a_i − b_i|`.
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 /// `(1/V₃) Σ tr Π_t U_t` of the golden links (no sign in them).
@@ -740,25 +788,24 @@ fn main() {
         // partition: the same numbers.
         for (k, name) in ["V", "W", "fat", "long"].iter().enumerate() {
             let whole = part.of(&alone.hisq[k], 72, false);
-            let d = cut.hisq[k]
-                .iter()
-                .zip(&whole)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f64::max);
+            let d = max_abs_diff(&cut.hisq[k], &whole);
             checks.check(
                 d == 0.0,
                 format!("HISQ {name} links on the ranks and alone differ by {d:e}"),
             );
         }
+        for (k, got) in cut.spin_taste.iter().enumerate() {
+            let whole = part.of(&alone.spin_taste[k], 6, false);
+            let d = max_abs_diff(got, &whole);
+            checks.check(
+                d == 0.0,
+                format!("qudaSpinTaste operator {k} on the ranks and alone differ by {d:e}"),
+            );
+        }
         // Every site's transformation is computed alike; only the global
         // sums of the stopping rule are added in another order.
         let whole = part.of(&alone.coulomb, 72, false);
-        let d = cut
-            .coulomb
-            .iter()
-            .zip(&whole)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let d = max_abs_diff(&cut.coulomb, &whole);
         checks.check(
             d <= 1e-12,
             format!("qudaGaugeFixingOVR on the ranks and alone differ by {d:e}"),

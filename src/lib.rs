@@ -31,6 +31,7 @@ pub mod random;
 pub mod reconstruct;
 pub mod smearing;
 pub mod solver;
+pub mod spin_taste;
 pub mod su3;
 
 pub use api::{Context, Gauge};

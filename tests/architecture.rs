@@ -678,7 +678,13 @@ const LIB_LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "solvers and tools over operators",
-        &["solver", "smearing.rs", "deviation.rs", "gauge_fixing"],
+        &[
+            "solver",
+            "smearing.rs",
+            "deviation.rs",
+            "gauge_fixing",
+            "spin_taste.rs",
+        ],
     ),
     ("Dirac operators", &["dirac"]),
     ("backends", &["backend"]),

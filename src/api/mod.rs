@@ -13,6 +13,7 @@ mod invert_multi;
 pub mod multi;
 mod operator_fields;
 pub mod params;
+mod spin_taste;
 mod staggered;
 mod staggered_params;
 

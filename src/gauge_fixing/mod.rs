@@ -13,6 +13,7 @@
 pub mod ovr;
 pub mod quality;
 
+use crate::comm::extend::{neighbourhood, Neighbourhood};
 use crate::comm::Ranks;
 use crate::error::Result;
 use crate::field::GaugeField;
@@ -21,50 +22,6 @@ use crate::su3::Su3;
 
 pub use ovr::{fix_ovr, OvrParams};
 pub use quality::{quality, Quality};
-
-/// The links of a field reachable one step behind (and ahead of) each
-/// local site: the field itself on one rank (periodic), its extension by
-/// one layer on many.
-pub struct Neighbourhood {
-    field: GaugeField,
-    offset: [usize; 4],
-}
-
-impl Neighbourhood {
-    /// Link μ of the site one step from local site `x` along μ
-    /// (`step` = −1 behind, 0 the site itself, +1 ahead).
-    pub fn link(&self, x: [usize; 4], mu: usize, step: isize) -> Su3 {
-        let lat = self.field.lattice();
-        let y = [0, 1, 2, 3].map(|k| x[k] + self.offset[k]);
-        *self.field.link_at(lat.shift(y, mu, step), mu)
-    }
-
-    /// Link 0 of the site one step from `x` along μ (the transformation
-    /// fields keep g there).
-    pub fn first_link(&self, x: [usize; 4], mu: usize, step: isize) -> Su3 {
-        let lat = self.field.lattice();
-        let y = [0, 1, 2, 3].map(|k| x[k] + self.offset[k]);
-        *self.field.link_at(lat.shift(y, mu, step), 0)
-    }
-}
-
-/// `field` with one layer of its neighbours' links where the lattice is
-/// cut (collective on many ranks).
-pub fn neighbourhood(ranks: Option<&Ranks>, field: &GaugeField) -> Result<Neighbourhood> {
-    match ranks {
-        Some(r) if r.partitioned() => {
-            let ext = crate::comm::extend::extend(r, field, 1)?;
-            Ok(Neighbourhood {
-                field: ext.field,
-                offset: ext.offset,
-            })
-        }
-        _ => Ok(Neighbourhood {
-            field: field.clone(),
-            offset: [0; 4],
-        }),
-    }
-}
 
 /// The links one step behind every site, as `quality` reads them.
 pub(crate) struct Behind(Neighbourhood);

@@ -12,7 +12,8 @@
 use rayon::prelude::*;
 
 use super::quality::{quality, Quality};
-use super::{neighbourhood, transform};
+use super::transform;
+use crate::comm::extend::neighbourhood;
 use crate::comm::Ranks;
 use crate::error::{Error, Result};
 use crate::fat_links::unitarize::{check_unitary, unitarize_link};

@@ -136,6 +136,9 @@ pub(crate) struct State {
     pub clover: Option<Clover>,
     /// Staggered links of `loadGaugeQuda` (ASQTAD_FAT/LONG_LINKS).
     pub staggered: Option<StaggeredHost>,
+    /// The links of MILC's last `qudaSpinTaste` with `reloadGaugeField`,
+    /// and the precision code they came in.
+    pub spin_taste_links: Option<(crate::field::GaugeField, bool)>,
     /// `setVerbosityQuda`'s prefix for messages.
     pub prefix: String,
 }
@@ -269,6 +272,7 @@ pub(crate) fn init(device: Option<usize>) -> Result<()> {
             gauge: None,
             clover: None,
             staggered: None,
+            spin_taste_links: None,
             prefix: String::new(),
         });
     }

@@ -419,12 +419,6 @@ pub extern "C" fn qudaShift(_external_precision: c_int, _quda_precision: c_int, 
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaSpinTaste(_external_precision: c_int, _quda_precision: c_int, _links: *mut c_void, _src: *mut c_void, _dst: *mut c_void, _spin: c_int, _taste: c_int, _reloadGaugeField: c_int) {
-    super::errors::unprovided("qudaSpinTaste");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaDDInvert(_external_precision: c_int, _quda_precision: c_int, _mass: f64, _inv_args: QudaInvertArgs_t, _target_residual: f64, _target_fermilab_residual: f64, _domain_overlap: *mut c_int, _fatlink: *mut c_void, _longlink: *mut c_void, _source: *mut c_void, _solution: *mut c_void, _final_residual: *mut f64, _final_fermilab_residual: *mut f64, _num_iters: *mut c_int) {
     super::errors::unprovided("qudaDDInvert");
 }

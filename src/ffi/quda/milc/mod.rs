@@ -41,5 +41,6 @@ pub(crate) mod gauge_fixing;
 pub(crate) mod init;
 pub(crate) mod invert;
 pub(crate) mod layout;
+pub(crate) mod spin_taste;
 pub(crate) mod staggered;
 pub(crate) mod targets;
