@@ -1,4 +1,5 @@
 //! MILC's `qudaGaugeFixingOVR` (issue 39; MILC's `WANT_GAUGEFIX_OVR_GPU`)
+//! and `qudaGaugeFixingFFT`
 //! through the C entry point, against what gauge fixing must give: θ (the
 //! gauge condition's violation) below the tolerance asked for with
 //! `stopWtheta`, the functional larger than before, every gauge-invariant
@@ -28,6 +29,17 @@ extern "C" {
         reunit_interval: u32,
         stop_w_theta: u32,
         arg: *mut QudaMILCSiteArg_t,
+    );
+    fn qudaGaugeFixingFFT(
+        precision: i32,
+        gauge_dir: u32,
+        nsteps: i32,
+        verbose_interval: i32,
+        alpha: f64,
+        autotune: u32,
+        tolerance: f64,
+        stop_w_theta: u32,
+        links: *mut std::os::raw::c_void,
     );
     fn latsol_quda_last_status() -> i32;
 }
@@ -113,6 +125,39 @@ fn landau_and_coulomb_gauge_to_the_tolerance() {
             // all four directions is not met.
             assert!(quality(None, &fixed, 4).unwrap().theta > 1e-8);
         }
+    }
+}
+
+#[test]
+fn fourier_accelerated_landau_and_coulomb_gauge() {
+    init();
+    for dirs in [4usize, 3] {
+        let u = latsol::random::smooth_gauge(&lattice(), 0.4, 11);
+        let mut a = to_milc(&u);
+        unsafe {
+            qudaGaugeFixingFFT(
+                2,
+                dirs as u32,
+                3000,
+                0,
+                0.08,
+                1,
+                1e-13,
+                1,
+                a.as_mut_ptr().cast(),
+            );
+            assert_eq!(latsol_quda_last_status(), LATSOL_SUCCESS);
+        }
+        let fixed = from_milc(&a);
+        let q = quality(None, &fixed, dirs).unwrap();
+        assert!(q.theta < 1e-13, "{dirs}: {q:?}");
+        let (p, r) = (plaquettes(&u), plaquettes(&fixed));
+        let d = p
+            .iter()
+            .zip(&r)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(d < 1e-12, "plaquettes moved by {d:e}");
     }
 }
 

@@ -6,39 +6,62 @@ use super::context::Context;
 use super::params::Verbosity;
 use crate::error::Result;
 use crate::field::GaugeField;
-use crate::gauge_fixing::ovr::{check_su3, fix_ovr, Outcome};
-use crate::gauge_fixing::OvrParams;
+use crate::gauge_fixing::ovr::{check_su3, Outcome};
+use crate::gauge_fixing::{fix_fft, fix_ovr, FftParams, OvrParams, Quality};
+
+/// A method and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GaugeFixing {
+    /// Over-relaxation (any partition).
+    Overrelaxation(OvrParams),
+    /// Fourier-accelerated steepest descent (one rank).
+    Fourier(FftParams),
+}
+
+impl GaugeFixing {
+    fn name(&self) -> &'static str {
+        match self {
+            GaugeFixing::Overrelaxation(_) => "over-relaxation",
+            GaugeFixing::Fourier(_) => "Fourier-accelerated",
+        }
+    }
+}
 
 impl Context {
-    /// Fixes the gauge of this rank's `links` in place by over-relaxation
-    /// (collective; `links` unchanged where it fails).
-    pub fn fix_gauge_ovr(&self, links: &mut GaugeField, params: &OvrParams) -> Result<Outcome> {
+    /// Fixes the gauge of this rank's `links` in place (collective;
+    /// `links` unchanged where it fails).
+    pub fn fix_gauge(&self, links: &mut GaugeField, method: &GaugeFixing) -> Result<Outcome> {
         let inner = &self.inner;
+        let checked = match method {
+            GaugeFixing::Overrelaxation(p) => p.check(),
+            GaugeFixing::Fourier(p) => p.check(),
+        };
         // Links a single-precision file rounded are SU(3) to ~1e-6.
-        inner.agree(params.check().and_then(|()| check_su3(links, 1e-4)))?;
+        inner.agree(checked.and_then(|()| check_su3(links, 1e-4)))?;
         let start = std::time::Instant::now();
+        let name = method.name();
         let mut work = links.clone();
         let outcome = inner.install(|| {
-            let mut report = |step: usize, q: &crate::gauge_fixing::Quality| {
+            let mut report = |step: usize, q: &Quality| {
                 inner.log(
                     Verbosity::Summarize,
                     &format!(
-                        "gauge fixing (over-relaxation) step {step}: functional {:.16e}, theta \
-                         {:.16e}",
+                        "gauge fixing ({name}) step {step}: functional {:.16e}, theta {:.16e}",
                         q.functional, q.theta
                     ),
                 );
             };
-            fix_ovr(inner.ranks(), &mut work, params, &mut report)
+            match method {
+                GaugeFixing::Overrelaxation(p) => fix_ovr(inner.ranks(), &mut work, p, &mut report),
+                GaugeFixing::Fourier(p) => fix_fft(inner.ranks(), &mut work, p, &mut report),
+            }
         });
         let outcome = inner.agree(outcome)?;
         *links = work;
         inner.log(
             Verbosity::Summarize,
             &format!(
-                "gauge fixing (over-relaxation, {} directions): {} steps, functional {:.16e}, \
-                 theta {:.3e}{} in {:.3} s",
-                params.dirs,
+                "gauge fixing ({name}): {} steps, functional {:.16e}, theta {:.3e}{} in {:.3} s",
                 outcome.steps,
                 outcome.last.functional,
                 outcome.last.theta,

@@ -22,6 +22,7 @@ pub use clover::{Clover, CloverParams, CloverSource};
 pub use context::Context;
 pub use fat_links::{FatLinkOutputs, FatLinks};
 pub use gauge::Gauge;
+pub use gauge_fixing::GaugeFixing;
 pub use multi::{MultiMassPolicy, MultiResult, SequenceGuess, ShiftResult, MAX_SHIFTS};
 pub use operator_fields::OperatorFields;
 pub use params::*;

@@ -10,6 +10,7 @@
 //! own sites; the links and transformations a site needs from a
 //! neighbour rank come through `comm::extend`.
 
+pub mod fft;
 pub mod ovr;
 pub mod quality;
 
@@ -20,6 +21,7 @@ use crate::field::GaugeField;
 use crate::lattice::Parity;
 use crate::su3::Su3;
 
+pub use fft::{fix_fft, FftParams};
 pub use ovr::{fix_ovr, OvrParams};
 pub use quality::{quality, Quality};
 

@@ -40,24 +40,28 @@ pub struct OvrParams {
     pub stop_with_theta: bool,
 }
 
+/// The checks both methods make: the directions and the tolerance.
+pub(crate) fn check_common(dirs: usize, tolerance: f64) -> Result<()> {
+    if !(dirs == 3 || dirs == 4) {
+        return Err(Error::InvalidArgument(format!(
+            "gauge_dir = {dirs}: 3 (Coulomb) or 4 (Landau)"
+        )));
+    }
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "tolerance = {tolerance}: a non-negative number"
+        )));
+    }
+    Ok(())
+}
+
 impl OvrParams {
     pub fn check(&self) -> Result<()> {
-        if !(self.dirs == 3 || self.dirs == 4) {
-            return Err(Error::InvalidArgument(format!(
-                "gauge_dir = {}: 3 (Coulomb) or 4 (Landau)",
-                self.dirs
-            )));
-        }
+        check_common(self.dirs, self.tolerance)?;
         if !(self.relax_boost.is_finite() && self.relax_boost > 0.0 && self.relax_boost < 2.0) {
             return Err(Error::InvalidArgument(format!(
                 "relax_boost = {}: in (0, 2)",
                 self.relax_boost
-            )));
-        }
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "tolerance = {}: a non-negative number",
-                self.tolerance
             )));
         }
         Ok(())
@@ -88,6 +92,51 @@ pub struct Outcome {
     /// The quality after every step.
     pub history: Vec<Quality>,
     pub converged: bool,
+}
+
+/// When a fixing stops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stopping {
+    pub verbose_interval: usize,
+    pub tolerance: f64,
+    pub stop_with_theta: bool,
+}
+
+impl Outcome {
+    pub(crate) fn start(initial: Quality) -> Outcome {
+        Outcome {
+            steps: 0,
+            initial,
+            last: initial,
+            history: Vec::new(),
+            converged: false,
+        }
+    }
+
+    /// Step `step`'s quality recorded (and reported at the interval);
+    /// whether the fixing has converged (QUDA's rule: θ below the
+    /// tolerance, or the functional's change since the last step).
+    pub(crate) fn record(
+        &mut self,
+        step: usize,
+        q: Quality,
+        stop: &Stopping,
+        report: &mut dyn FnMut(usize, &Quality),
+    ) -> bool {
+        self.history.push(q);
+        self.steps = step;
+        if stop.verbose_interval > 0 && step.is_multiple_of(stop.verbose_interval) {
+            report(step, &q);
+        }
+        let done = if stop.stop_with_theta {
+            q.theta < stop.tolerance
+        } else {
+            (q.functional - self.last.functional).abs() < stop.tolerance
+        };
+        self.last = q;
+        self.converged = done;
+        done
+    }
 }
 
 /// The SU(2) subgroups in the order they are hit.
@@ -163,7 +212,7 @@ fn half_sweep(
 
 /// The links projected back on SU(3)'s neighbourhood (U(3), as QUDA's
 /// `unitarizeLinks`), refused where one fails.
-fn reunitarize(links: &mut GaugeField) -> Result<()> {
+pub(crate) fn reunitarize(links: &mut GaugeField) -> Result<()> {
     let p = UnitarizeParams::default();
     links
         .links_mut()
@@ -189,10 +238,12 @@ pub fn fix_ovr(
     // change of the functional is taken from that first measurement.
     let initial = quality(ranks, links, params.dirs)?;
     reunitarize(links)?;
-    let mut last = initial;
-    let mut history = Vec::new();
-    let mut converged = false;
-    let mut steps = 0;
+    let mut outcome = Outcome::start(initial);
+    let stop = Stopping {
+        verbose_interval: params.verbose_interval,
+        tolerance: params.tolerance,
+        stop_with_theta: params.stop_with_theta,
+    };
     let mut projected = true;
     for step in 1..=params.max_steps {
         for p in [Parity::Even, Parity::Odd] {
@@ -203,19 +254,7 @@ pub fn fix_ovr(
             reunitarize(links)?;
         }
         let q = quality(ranks, links, params.dirs)?;
-        history.push(q);
-        steps = step;
-        if params.verbose_interval > 0 && step % params.verbose_interval == 0 {
-            report(step, &q);
-        }
-        let done = if params.stop_with_theta {
-            q.theta < params.tolerance
-        } else {
-            (q.functional - last.functional).abs() < params.tolerance
-        };
-        last = q;
-        if done {
-            converged = true;
+        if outcome.record(step, q, &stop, report) {
             break;
         }
     }
@@ -223,13 +262,7 @@ pub fn fix_ovr(
     if !projected {
         reunitarize(links)?;
     }
-    Ok(Outcome {
-        steps,
-        initial,
-        last,
-        history,
-        converged,
-    })
+    Ok(outcome)
 }
 
 #[cfg(test)]

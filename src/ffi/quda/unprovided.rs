@@ -592,12 +592,6 @@ pub extern "C" fn qudaDestroyGaugeField(_gauge: *mut c_void) {
 
 /// Not provided by latsol: stops with a message naming it.
 #[no_mangle]
-pub extern "C" fn qudaGaugeFixingFFT(_precision: c_int, _gauge_dir: c_uint, _Nsteps: c_int, _verbose_interval: c_int, _alpha: f64, _autotune: c_uint, _tolerance: f64, _stopWtheta: c_uint, _milc_sitelink: *mut c_void) {
-    super::errors::unprovided("qudaGaugeFixingFFT");
-}
-
-/// Not provided by latsol: stops with a message naming it.
-#[no_mangle]
 pub extern "C" fn qudaTwoLinkGaussianSmear(_external_precision: c_int, _quda_precision: c_int, _h_gauge: *mut c_void, _source: *mut c_void, _qsmear_args: QudaTwoLinkQuarkSmearArgs_t) {
     super::errors::unprovided("qudaTwoLinkGaussianSmear");
 }

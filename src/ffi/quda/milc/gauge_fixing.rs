@@ -9,17 +9,48 @@
 //! `Nsteps` steps; `reunit_interval` 0 never projects. Nothing is written
 //! where the call fails.
 
-use std::os::raw::{c_int, c_uint};
+use std::os::raw::{c_int, c_uint, c_void};
 
 use super::gauge::{milc_field, write_site_links};
 use super::layout::dims;
+use crate::api::GaugeFixing;
 use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::state;
-use crate::gauge_fixing::OvrParams;
+use crate::gauge_fixing::{FftParams, OvrParams};
 use crate::layout::{GaugeOrder, HostRealsMut};
+
+/// The fixed directions of QUDA's `gauge_dir`.
+fn directions(gauge_dir: c_uint) -> Result<usize> {
+    match gauge_dir {
+        3 | 4 => Ok(gauge_dir as usize),
+        _ => Err(Error::InvalidArgument(format!(
+            "gauge_dir = {gauge_dir}: 3 (Coulomb) or 4 (Landau)"
+        ))),
+    }
+}
+
+/// `links` (this rank's, MILC order, `double` or single) fixed by
+/// `method` and written back.
+///
+/// # Safety
+/// As `write_site_links`.
+unsafe fn fix_in_place(a: &QudaMILCSiteArg_t, double: bool, method: GaugeFixing) -> Result<()> {
+    let d = dims()?;
+    // SAFETY: the caller's site structs or links.
+    let field = unsafe { milc_field(a, d, double) };
+    let reals = state::with(|s| {
+        let mut field = s.context.agree(field)?;
+        s.context.fix_gauge(&mut field, &method)?;
+        let mut out = vec![0.0; field.links().len() * 18];
+        crate::layout::gauge::export(&field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut out)])?;
+        Ok(out)
+    })?;
+    // SAFETY: as the caller promises.
+    unsafe { write_site_links(a, &reals, double) }
+}
 
 /// A count of QUDA's `int`, not negative.
 fn count(v: c_int, name: &str) -> Result<usize> {
@@ -50,14 +81,7 @@ pub unsafe extern "C" fn qudaGaugeFixingOVR(
         // SAFETY: checked non-null.
         let a = unsafe { &*arg };
         let params = OvrParams {
-            dirs: match gauge_dir {
-                3 | 4 => gauge_dir as usize,
-                _ => {
-                    return Err(Error::InvalidArgument(format!(
-                        "gauge_dir = {gauge_dir}: 3 (Coulomb) or 4 (Landau)"
-                    )))
-                }
-            },
+            dirs: directions(gauge_dir)?,
             max_steps: count(Nsteps, "Nsteps")?,
             verbose_interval: usize::try_from(verbose_interval).unwrap_or(0),
             relax_boost,
@@ -65,22 +89,51 @@ pub unsafe extern "C" fn qudaGaugeFixingOVR(
             reunit_interval: reunit_interval as usize,
             stop_with_theta: stopWtheta != 0,
         };
-        let d = dims()?;
-        let double = precision != 1;
-        // SAFETY: the caller's site structs or links.
-        let field = unsafe { milc_field(a, d, double) };
-        let reals = state::with(|s| {
-            let mut field = s.context.agree(field)?;
-            s.context.fix_gauge_ovr(&mut field, &params)?;
-            let mut out = vec![0.0; field.links().len() * 18];
-            crate::layout::gauge::export(
-                &field,
-                GaugeOrder::Milc,
-                &mut [HostRealsMut::F64(&mut out)],
-            )?;
-            Ok(out)
-        })?;
-        // SAFETY: as the caller promises.
-        unsafe { write_site_links(a, &reals, double) }
+        // SAFETY: forwarded from the caller.
+        unsafe { fix_in_place(a, precision != 1, GaugeFixing::Overrelaxation(params)) }
+    })
+}
+
+/// `qudaGaugeFixingFFT(precision, gauge_dir, Nsteps, verbose_interval,
+/// alpha, autotune, tolerance, stopWtheta, milc_sitelink)`: Fourier-
+/// accelerated steepest descent on a link array (one rank, as QUDA's).
+///
+/// # Safety
+/// `milc_sitelink` holds this rank's links in MILC order and `precision`,
+/// writable.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn qudaGaugeFixingFFT(
+    precision: c_int,
+    gauge_dir: c_uint,
+    Nsteps: c_int,
+    verbose_interval: c_int,
+    alpha: f64,
+    autotune: c_uint,
+    tolerance: f64,
+    stopWtheta: c_uint,
+    milc_sitelink: *mut c_void,
+) {
+    quda_collective("qudaGaugeFixingFFT", || {
+        not_null(milc_sitelink, "milc_sitelink")?;
+        let params = FftParams {
+            dirs: directions(gauge_dir)?,
+            max_steps: count(Nsteps, "Nsteps")?,
+            verbose_interval: usize::try_from(verbose_interval).unwrap_or(0),
+            alpha,
+            autotune: autotune != 0,
+            tolerance,
+            stop_with_theta: stopWtheta != 0,
+        };
+        let a = QudaMILCSiteArg_t {
+            site: std::ptr::null_mut(),
+            link: milc_sitelink,
+            link_offset: 0,
+            mom: std::ptr::null_mut(),
+            mom_offset: 0,
+            size: 0,
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { fix_in_place(&a, precision != 1, GaugeFixing::Fourier(params)) }
     })
 }
