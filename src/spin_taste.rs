@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use crate::comm::extend::neighbourhood;
 use crate::comm::Ranks;
 use crate::error::{Error, Result};
+use crate::fat_links::paths::Neighbours;
 use crate::field::GaugeField;
 use crate::lattice::{Lattice, Parity};
 use crate::su3::{ColorVector, Su3};
@@ -94,12 +95,23 @@ pub fn sign(b: u32, x: [usize; 4]) -> f64 {
 /// A colour-vector field of this rank's sites, even-odd order.
 pub type ColourField = Vec<ColorVector>;
 
-/// What the shifts read: the links (and those one step behind).
+/// Where a shift finds the links and vectors one step away: the
+/// lattice's own neighbour table on one rank; on a cut lattice the
+/// neighbours' faces, brought by `comm::extend` (the links once, the
+/// vectors at every shift).
+enum Reach<'a> {
+    Local(Neighbours),
+    Cut {
+        ranks: &'a Ranks,
+        behind: crate::comm::extend::Neighbourhood,
+    },
+}
+
+/// What the shifts read.
 struct Shifts<'a> {
-    ranks: Option<&'a Ranks>,
     lat: std::sync::Arc<Lattice>,
     links: &'a GaugeField,
-    behind: crate::comm::extend::Neighbourhood,
+    reach: Reach<'a>,
 }
 
 fn axpy_v(y: &mut ColorVector, a: C64, x: &ColorVector) {
@@ -127,29 +139,53 @@ impl Shifts<'_> {
 
     /// `Z_μ S_μ χ` (collective on many ranks).
     fn zs(&self, mu: usize, chi: &ColourField) -> Result<ColourField> {
-        let mut carrier = GaugeField::try_unit(self.lat.clone())?;
-        carrier
-            .links_mut()
-            .par_chunks_mut(4)
-            .zip(chi.par_iter())
-            .for_each(|(site, v)| {
-                site[0] = Su3([*v, [C64::new(0.0, 0.0); 3], [C64::new(0.0, 0.0); 3]])
-            });
-        let near = neighbourhood(self.ranks, &carrier)?;
-        Ok((0..chi.len())
+        let shifted: ColourField = match &self.reach {
+            Reach::Local(nb) => {
+                let links = self.links.links();
+                (0..chi.len())
+                    .into_par_iter()
+                    .map(|i| {
+                        let (f, b) = (nb.step(i, mu, true), nb.step(i, mu, false));
+                        let mut out = links[4 * i + mu].mul_vec(&chi[f]);
+                        axpy_v(
+                            &mut out,
+                            C64::new(1.0, 0.0),
+                            &links[4 * b + mu].adj_mul_vec(&chi[b]),
+                        );
+                        out
+                    })
+                    .collect()
+            }
+            Reach::Cut { ranks, behind } => {
+                // The vectors ride in the first row of a link field.
+                let mut carrier = GaugeField::try_unit(self.lat.clone())?;
+                let zero = [C64::new(0.0, 0.0); 3];
+                carrier
+                    .links_mut()
+                    .par_chunks_mut(4)
+                    .zip(chi.par_iter())
+                    .for_each(|(site, v)| site[0] = Su3([*v, zero, zero]));
+                let near = neighbourhood(Some(ranks), &carrier)?;
+                (0..chi.len())
+                    .into_par_iter()
+                    .map(|i| {
+                        let x = self.coords(i);
+                        let ahead = near.first_link(x, mu, 1).0[0];
+                        let back = near.first_link(x, mu, -1).0[0];
+                        let mut out = self.links.link_at(x, mu).mul_vec(&ahead);
+                        let u_back = behind.link(x, mu, -1);
+                        axpy_v(&mut out, C64::new(1.0, 0.0), &u_back.adj_mul_vec(&back));
+                        out
+                    })
+                    .collect()
+            }
+        };
+        Ok(shifted
             .into_par_iter()
-            .map(|i| {
-                let x = self.coords(i);
-                let ahead = near.first_link(x, mu, 1).0[0];
-                let back = near.first_link(x, mu, -1).0[0];
-                let mut out = self.links.link_at(x, mu).mul_vec(&ahead);
-                axpy_v(
-                    &mut out,
-                    C64::new(1.0, 0.0),
-                    &self.behind.link(x, mu, -1).adj_mul_vec(&back),
-                );
-                let z = sign(1 << mu, x);
-                out.map(|c| c * z)
+            .enumerate()
+            .map(|(i, v)| {
+                let z = sign(1 << mu, self.coords(i));
+                v.map(|c| c * z)
             })
             .collect())
     }
@@ -194,16 +230,17 @@ pub fn spin_taste(
             )))
         }
     };
-    let behind = if shifted {
-        neighbourhood(ranks, links)?
-    } else {
-        neighbourhood(None, links)?
+    let reach = match ranks {
+        Some(r) if shifted && r.partitioned() => Reach::Cut {
+            ranks: r,
+            behind: neighbourhood(Some(r), links)?,
+        },
+        _ => Reach::Local(Neighbours::of(lat)),
     };
     let s = Shifts {
-        ranks,
         lat: lat.clone(),
         links,
-        behind,
+        reach,
     };
     let start = s.times_sign(spin, chi);
     let (acc, scale) = match offset.count_ones() {
