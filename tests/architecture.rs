@@ -748,6 +748,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
             "clover.rs",
             "staggered.rs",
             "fat_links.rs",
+            "gauge_fixing.rs",
         ],
     ),
     (
@@ -770,7 +771,7 @@ const CUDA_FAMILIES: &[&[&str]] = &[
     &["dslash.rs", "dslash_forms.rs", "cold_fields.rs"],
     &["clover.rs"],
     &["staggered.rs"],
-    &["fat_links.rs"],
+    &["fat_links.rs", "gauge_fixing.rs"],
 ];
 
 /// Where raw pointer types may be written outside the C face: the CUDA

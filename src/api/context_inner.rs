@@ -358,6 +358,20 @@ impl ContextInner {
         }
     }
 
+    /// Gauge fixing's steps on the backend (`Backend::ovr_sweeps`).
+    pub(crate) fn ovr_sweeps(
+        &self,
+        links: &crate::field::GaugeField,
+        dirs: usize,
+        relax_boost: f64,
+    ) -> Result<Option<Box<dyn crate::backend::OvrSweeps + '_>>> {
+        match &self.backend {
+            AnyBackend::Cpu(b) => b.ovr_sweeps(links, dirs, relax_boost),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.ovr_sweeps(links, dirs, relax_boost),
+        }
+    }
+
     /// The U(3) projection on the backend (`Backend::unitarize_links`).
     pub(crate) fn unitarize_on_backend(
         &self,

@@ -1,12 +1,14 @@
-//! Gauge fixing of a caller's links (`gauge_fixing`): on the host, on this
-//! context's threads and ranks; the quality reported at the caller's
-//! interval at `Verbosity::Summarize`.
+//! Gauge fixing of a caller's links (`gauge_fixing`): over-relaxation on
+//! the backend's device where it has one and the lattice is not cut
+//! (`Backend::ovr_sweeps`), else on the host, on this context's threads
+//! and ranks; the quality reported at the caller's interval at
+//! `Verbosity::Summarize`.
 
 use super::context::Context;
 use super::params::Verbosity;
 use crate::error::Result;
 use crate::field::GaugeField;
-use crate::gauge_fixing::ovr::{check_su3, Outcome};
+use crate::gauge_fixing::ovr::{check_su3, run_ovr, Outcome};
 use crate::gauge_fixing::{fix_fft, fix_ovr, FftParams, OvrParams, Quality};
 
 /// A method and its parameters.
@@ -52,7 +54,24 @@ impl Context {
                 );
             };
             match method {
-                GaugeFixing::Overrelaxation(p) => fix_ovr(inner.ranks(), &mut work, p, &mut report),
+                GaugeFixing::Overrelaxation(p) => {
+                    // The backend's own steps where it has them (one rank:
+                    // a cut lattice's faces are the host's).
+                    let cut = inner.ranks().is_some_and(|r| r.partitioned());
+                    let device = match cut {
+                        true => None,
+                        false => inner.ovr_sweeps(&work, p.dirs, p.relax_boost)?,
+                    };
+                    match device {
+                        Some(mut sweeps) => {
+                            let volume = work.lattice().volume();
+                            let o = run_ovr(sweeps.as_mut(), None, volume, p, &mut report)?;
+                            work = sweeps.links()?;
+                            Ok(o)
+                        }
+                        None => fix_ovr(inner.ranks(), &mut work, p, &mut report),
+                    }
+                }
                 GaugeFixing::Fourier(p) => fix_fft(inner.ranks(), &mut work, p, &mut report),
             }
         });

@@ -41,6 +41,21 @@ pub struct GaugeScan {
     pub plaquette: [f64; 3],
 }
 
+/// The steps of gauge fixing by over-relaxation on links a backend holds
+/// (`Backend::ovr_sweeps`); `gauge_fixing::ovr` runs its loop on them, the
+/// host's or the device's alike.
+pub trait OvrSweeps {
+    /// Every site of parity `p` transformed (`gauge_fixing::ovr`).
+    fn half_sweep(&mut self, p: Parity) -> Result<()>;
+    /// The links projected on U(3) (the polar factor; SU(3) links stay).
+    fn reunitarize(&mut self) -> Result<()>;
+    /// This rank's `Σ Re tr U_μ` over the fixed directions and `Σ tr ΔΔ†`
+    /// (`gauge_fixing::quality::local_sums`).
+    fn quality_sums(&mut self) -> Result<[f64; 2]>;
+    /// The links as they are now.
+    fn links(&mut self) -> Result<GaugeField>;
+}
+
 /// Fat links and, where asked for, long links (`Backend::fat_links`).
 pub type FatAndLong = (GaugeField, Option<GaugeField>);
 
@@ -475,6 +490,18 @@ pub trait Backend: Send + Sync {
         _c: &PathCoefficients,
         _long: bool,
     ) -> Result<Option<FatAndLong>> {
+        Ok(None)
+    }
+
+    /// Gauge fixing's steps on a copy of the periodic field `links` held by
+    /// the backend (`OvrSweeps`), fixing `dirs` directions with
+    /// over-relaxation `relax_boost`; `None` where the host does them.
+    fn ovr_sweeps(
+        &self,
+        _links: &GaugeField,
+        _dirs: usize,
+        _relax_boost: f64,
+    ) -> Result<Option<Box<dyn OvrSweeps + '_>>> {
         Ok(None)
     }
 

@@ -10,6 +10,8 @@
 //! own sites; the links and transformations a site needs from a
 //! neighbour rank come through `comm::extend`.
 
+#[cfg(all(test, feature = "cuda"))]
+mod device_emulation;
 pub mod fft;
 pub mod ovr;
 pub mod quality;

@@ -11,8 +11,9 @@
 
 use rayon::prelude::*;
 
-use super::quality::{quality, Quality};
+use super::quality::{from_sums, local_sums, Quality};
 use super::transform;
+use crate::backend::OvrSweeps;
 use crate::comm::extend::neighbourhood;
 use crate::comm::Ranks;
 use crate::error::{Error, Result};
@@ -179,35 +180,53 @@ pub fn site_transformation(k: &Su3, relax_boost: f64) -> Su3 {
     g
 }
 
-/// One half sweep: every site of parity `p` transformed.
-fn half_sweep(
-    ranks: Option<&Ranks>,
-    links: &mut GaugeField,
-    p: Parity,
-    params: &OvrParams,
-) -> Result<()> {
-    let near = neighbourhood(ranks, links)?;
-    let lat = links.lattice().clone();
-    let vh = lat.half_volume();
-    let mut g = GaugeField::try_unit(lat.clone())?;
-    g.links_mut()
-        .par_chunks_mut(4)
-        .enumerate()
-        .filter(|(i, _)| i / vh == p.index())
-        .for_each(|(i, site)| {
-            let x = lat.coords(p, i % vh);
-            let mut k = Su3::zero();
-            for mu in 0..params.dirs {
-                let (u, b) = (near.link(x, mu, 0), near.link(x, mu, -1).adjoint());
-                for r in 0..3 {
-                    for c in 0..3 {
-                        k.0[r][c] += u.0[r][c] + b.0[r][c];
+/// The host's sweeps: this rank's links, its neighbours' through
+/// `comm::extend`.
+pub struct HostSweeps<'a> {
+    pub ranks: Option<&'a Ranks>,
+    pub links: GaugeField,
+    pub dirs: usize,
+    pub relax_boost: f64,
+}
+
+impl OvrSweeps for HostSweeps<'_> {
+    fn half_sweep(&mut self, p: Parity) -> Result<()> {
+        let near = neighbourhood(self.ranks, &self.links)?;
+        let lat = self.links.lattice().clone();
+        let vh = lat.half_volume();
+        let (dirs, boost) = (self.dirs, self.relax_boost);
+        let mut g = GaugeField::try_unit(lat.clone())?;
+        g.links_mut()
+            .par_chunks_mut(4)
+            .enumerate()
+            .filter(|(i, _)| i / vh == p.index())
+            .for_each(|(i, site)| {
+                let x = lat.coords(p, i % vh);
+                let mut k = Su3::zero();
+                for mu in 0..dirs {
+                    let (u, b) = (near.link(x, mu, 0), near.link(x, mu, -1).adjoint());
+                    for r in 0..3 {
+                        for c in 0..3 {
+                            k.0[r][c] += u.0[r][c] + b.0[r][c];
+                        }
                     }
                 }
-            }
-            site[0] = site_transformation(&k, params.relax_boost);
-        });
-    transform(ranks, links, &g)
+                site[0] = site_transformation(&k, boost);
+            });
+        transform(self.ranks, &mut self.links, &g)
+    }
+
+    fn reunitarize(&mut self) -> Result<()> {
+        reunitarize(&mut self.links)
+    }
+
+    fn quality_sums(&mut self) -> Result<[f64; 2]> {
+        local_sums(self.ranks, &self.links, self.dirs)
+    }
+
+    fn links(&mut self) -> Result<GaugeField> {
+        Ok(self.links.clone())
+    }
 }
 
 /// The links projected back on SU(3)'s neighbourhood (U(3), as QUDA's
@@ -221,12 +240,8 @@ pub(crate) fn reunitarize(links: &mut GaugeField) -> Result<()> {
     check_unitary(links, p.max_error)
 }
 
-/// Fixes the gauge of `links` (this rank's) in place; `report` sees the
-/// step and quality at every `verbose_interval`-th step. Collective. As
-/// QUDA's: the quality measured, the links projected on SU(3) (U(3)'s
-/// polar factor) before the first step, every `reunit_interval` steps and
-/// at the end; the stopping rule checked after every step (a tolerance of
-/// 0 runs `max_steps`).
+/// Fixes the gauge of `links` (this rank's) in place on the host; as
+/// `run_ovr`.
 pub fn fix_ovr(
     ranks: Option<&Ranks>,
     links: &mut GaugeField,
@@ -234,10 +249,36 @@ pub fn fix_ovr(
     report: &mut dyn FnMut(usize, &Quality),
 ) -> Result<Outcome> {
     params.check()?;
+    let mut sweeps = HostSweeps {
+        ranks,
+        links: links.clone(),
+        dirs: params.dirs,
+        relax_boost: params.relax_boost,
+    };
+    let outcome = run_ovr(&mut sweeps, ranks, links.lattice().volume(), params, report)?;
+    *links = sweeps.links;
+    Ok(outcome)
+}
+
+/// Gauge fixing by over-relaxation on `sweeps` (this rank's `volume`
+/// sites); `report` sees the step and quality at every
+/// `verbose_interval`-th step. Collective. As QUDA's: the quality
+/// measured, the links projected on SU(3) (U(3)'s polar factor) before the
+/// first step, every `reunit_interval` steps and at the end; the stopping
+/// rule checked after every step (a tolerance of 0 runs `max_steps`).
+pub fn run_ovr(
+    sweeps: &mut dyn OvrSweeps,
+    ranks: Option<&Ranks>,
+    volume: usize,
+    params: &OvrParams,
+    report: &mut dyn FnMut(usize, &Quality),
+) -> Result<Outcome> {
+    params.check()?;
+    let dirs = params.dirs;
     // As QUDA's: the quality measured, then the links projected once; the
     // change of the functional is taken from that first measurement.
-    let initial = quality(ranks, links, params.dirs)?;
-    reunitarize(links)?;
+    let initial = from_sums(ranks, sweeps.quality_sums()?, volume, dirs)?;
+    sweeps.reunitarize()?;
     let mut outcome = Outcome::start(initial);
     let stop = Stopping {
         verbose_interval: params.verbose_interval,
@@ -247,20 +288,20 @@ pub fn fix_ovr(
     let mut projected = true;
     for step in 1..=params.max_steps {
         for p in [Parity::Even, Parity::Odd] {
-            half_sweep(ranks, links, p, params)?;
+            sweeps.half_sweep(p)?;
         }
         projected = params.reunit_interval > 0 && step % params.reunit_interval == 0;
         if projected {
-            reunitarize(links)?;
+            sweeps.reunitarize()?;
         }
-        let q = quality(ranks, links, params.dirs)?;
+        let q = from_sums(ranks, sweeps.quality_sums()?, volume, dirs)?;
         if outcome.record(step, q, &stop, report) {
             break;
         }
     }
     // The links leave projected.
     if !projected {
-        reunitarize(links)?;
+        sweeps.reunitarize()?;
     }
     Ok(outcome)
 }

@@ -63,8 +63,9 @@ pub fn divergence(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Res
         .collect())
 }
 
-/// `F` and `θ` of this rank's links, over the whole lattice (collective).
-pub fn quality(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Result<Quality> {
+/// This rank's `Σ Re tr U_μ` over the fixed directions and `Σ tr ΔΔ†`
+/// (collective: Δ reaches the links behind the faces).
+pub fn local_sums(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Result<[f64; 2]> {
     let delta = divergence(ranks, links, dirs)?;
     let trace: f64 = links
         .links()
@@ -75,7 +76,18 @@ pub fn quality(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Result
         .par_iter()
         .map(|d| d.mul(&d.adjoint()).trace().re)
         .sum();
-    let mut sums = [trace, theta, links.lattice().volume() as f64];
+    Ok([trace, theta])
+}
+
+/// `F` and `θ` from every rank's `local_sums` of `volume` sites each
+/// (collective).
+pub fn from_sums(
+    ranks: Option<&Ranks>,
+    local: [f64; 2],
+    volume: usize,
+    dirs: usize,
+) -> Result<Quality> {
+    let mut sums = [local[0], local[1], volume as f64];
     if let Some(r) = ranks {
         r.sum(&mut sums)?;
     }
@@ -84,4 +96,10 @@ pub fn quality(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Result
         functional: sums[0] / (3.0 * dirs as f64 * v),
         theta: sums[1] / (3.0 * v),
     })
+}
+
+/// `F` and `θ` of this rank's links, over the whole lattice (collective).
+pub fn quality(ranks: Option<&Ranks>, links: &GaugeField, dirs: usize) -> Result<Quality> {
+    let local = local_sums(ranks, links, dirs)?;
+    from_sums(ranks, local, links.lattice().volume(), dirs)
 }

@@ -544,6 +544,18 @@ impl Backend for CudaBackend {
         super::fat_links::fat_links(&self.dev, links, c, long)
     }
 
+    fn ovr_sweeps(
+        &self,
+        links: &GaugeField,
+        dirs: usize,
+        relax_boost: f64,
+    ) -> Result<Option<Box<dyn crate::backend::OvrSweeps + '_>>> {
+        Ok(
+            super::gauge_fixing::ovr_sweeps(&self.dev, links, dirs, relax_boost)?
+                .map(|s| Box::new(s) as Box<dyn crate::backend::OvrSweeps + '_>),
+        )
+    }
+
     fn unitarize_links(
         &self,
         v: &GaugeField,

@@ -6,7 +6,8 @@
 
 use super::driver::modules::{Catalogue, Source};
 use super::{
-    blas, clover, clover_compute, dslash, fat_links, halo, host_gauge, host_spinor, staggered,
+    blas, clover, clover_compute, dslash, fat_links, gauge_fixing, halo, host_gauge, host_spinor,
+    staggered,
 };
 use crate::precision::Precision;
 
@@ -243,6 +244,12 @@ pub const SOURCES: &[Source] = &[
         name: "fat_links",
         text: include_str!("../../../kernels/fat_links.cu"),
         kernels: fat_links::kernel_names,
+        reconstructs: &[],
+    },
+    Source {
+        name: "gauge_fixing",
+        text: include_str!("../../../kernels/gauge_fixing.cu"),
+        kernels: gauge_fixing::kernel_names,
         reconstructs: &[],
     },
     Source {

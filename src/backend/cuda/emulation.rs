@@ -27,7 +27,7 @@ fn compiler() -> Option<String> {
 
 /// `kernels/host/<name>.cpp` built into a temporary executable; `None`
 /// (after saying so) where no C++ compiler is found and none is required.
-pub(super) fn build_emulation(name: &str) -> Option<PathBuf> {
+pub(crate) fn build_emulation(name: &str) -> Option<PathBuf> {
     let Some(cxx) = compiler() else {
         assert!(
             std::env::var_os("LATSOL_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
@@ -50,6 +50,34 @@ pub(super) fn build_emulation(name: &str) -> Option<PathBuf> {
         String::from_utf8_lossy(&out.stderr)
     );
     Some(exe)
+}
+
+/// `exe IN OUT` with `input` in IN (temporary files named by `tag` and the
+/// process); OUT's bytes.
+pub(crate) fn run_with_files(exe: &Path, tag: &str, input: &[u8]) -> Vec<u8> {
+    let dir = std::env::temp_dir();
+    let (inp, out) = (
+        dir.join(format!("latsol-{tag}-in-{}", std::process::id())),
+        dir.join(format!("latsol-{tag}-out-{}", std::process::id())),
+    );
+    std::fs::write(&inp, input).expect("write the emulation's input");
+    let run = Command::new(exe)
+        .arg(&inp)
+        .arg(&out)
+        .output()
+        .expect("run the emulation");
+    assert!(run.status.success(), "{run:?}");
+    let bytes = std::fs::read(&out).expect("read the emulation's output");
+    let _ = (std::fs::remove_file(&inp), std::fs::remove_file(&out));
+    bytes
+}
+
+/// Little-endian f64s.
+pub(crate) fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks(8)
+        .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect()
 }
 
 fn hex64(s: &str) -> f64 {

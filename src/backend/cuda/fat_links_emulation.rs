@@ -6,9 +6,7 @@
 //! leaves to the SVD flagged alike). The input links are fat links (far from
 //! unitary, so the projection has work to do) with one link made singular.
 
-use std::process::Command;
-
-use super::emulation::build_emulation;
+use super::emulation::{build_emulation, f64s, run_with_files};
 use super::fat_links::{neighbour_words, reals_of};
 use crate::fat_links::paths::{direction, staple, Neighbours};
 use crate::fat_links::unitarize::cayley_hamilton;
@@ -16,13 +14,6 @@ use crate::fat_links::{fat_links, long_links, PathCoefficients, UnitarizeParams}
 use crate::lattice::Lattice;
 use crate::random;
 use crate::su3::Su3;
-
-fn f64s(bytes: &[u8]) -> Vec<f64> {
-    bytes
-        .chunks(8)
-        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
-        .collect()
-}
 
 #[test]
 fn device_fattening_computes_the_host_paths_numbers() {
@@ -51,16 +42,7 @@ fn device_fattening_computes_the_host_paths_numbers() {
     neighbour_words(&nb)
         .iter()
         .for_each(|x| input.extend(x.to_le_bytes()));
-    let dir = std::env::temp_dir();
-    let (inp, out) = (
-        dir.join(format!("latsol-fat-in-{}", std::process::id())),
-        dir.join(format!("latsol-fat-out-{}", std::process::id())),
-    );
-    std::fs::write(&inp, &input).unwrap();
-    let run = Command::new(&exe).arg(&inp).arg(&out).output().unwrap();
-    assert!(run.status.success(), "{run:?}");
-    let bytes = std::fs::read(&out).unwrap();
-    let _ = (std::fs::remove_file(&inp), std::fs::remove_file(&out));
+    let bytes = run_with_files(&exe, "fat", &input);
     let n = 18 * v;
     let got = f64s(&bytes[..8 * 7 * n]);
     let flags: Vec<i32> = bytes[8 * 7 * n..]

@@ -41,11 +41,12 @@ pub(crate) mod driver;
 mod dslash;
 mod dslash_forms;
 #[cfg(test)]
-mod emulation;
-mod fat_links;
+pub(crate) mod emulation;
+pub(crate) mod fat_links;
 #[cfg(test)]
 mod fat_links_emulation;
 mod fields;
+mod gauge_fixing;
 mod halo;
 mod halo_transport;
 mod hopping_params;

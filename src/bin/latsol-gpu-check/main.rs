@@ -55,6 +55,8 @@ mod common;
 #[cfg(feature = "cuda")]
 mod fat_links;
 #[cfg(feature = "cuda")]
+mod gauge_fixing;
+#[cfg(feature = "cuda")]
 mod gauge_import;
 #[cfg(feature = "cuda")]
 mod host_links;
@@ -217,6 +219,27 @@ fn run() -> R<usize> {
         for dims in sizes {
             let lat = Arc::new(Lattice::new(dims).map_err(e)?);
             let (checks, lines) = crate::fat_links::run(&gpu, &random::hot_gauge(&lat, 3))?;
+            for c in &checks {
+                rep.check(&c.what, c.err, c.tol);
+                println!("{}", rep.lines.last().expect("a line"));
+            }
+            lines.into_iter().for_each(|l| rep.say(l));
+        }
+        return Ok(rep.failures);
+    }
+    if has("--gauge-fixing") {
+        // Against the host at 8^4 and 16^4, or the device alone at --dims.
+        let sizes = match args.iter().position(|a| a == "--dims") {
+            Some(i) => {
+                let d = args.get(i + 1).ok_or("--dims: no value")?;
+                vec![(parse_dims(d).map_err(|e| format!("--dims: {e}"))?, false)]
+            }
+            None => vec![([8; 4], true), ([16; 4], true)],
+        };
+        for (dims, host) in sizes {
+            let lat = Arc::new(Lattice::new(dims).map_err(e)?);
+            let links = random::smooth_gauge(&lat, 0.5, 3);
+            let (checks, lines) = crate::gauge_fixing::run(&gpu, &links, host)?;
             for c in &checks {
                 rep.check(&c.what, c.err, c.tol);
                 println!("{}", rep.lines.last().expect("a line"));
