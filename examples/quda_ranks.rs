@@ -410,6 +410,77 @@ fn quda_errors(part: &Part, rank: usize, size: usize, checks: &mut Checks) {
     checks.check(status() == 0, "invertQuda after the failures".into());
 }
 
+/// Collective errors of the MILC face's new calls (return mode): a mask
+/// out of range on the last rank of a `qudaSpinTaste` that the others make
+/// with their kept links (their first step would be a face exchange), a
+/// NULL `inlink` on rank 0 of `qudaLoadKSLink`; each fails on every rank,
+/// writes nothing, and hangs none; then a call works.
+fn milc_errors(part: &Part, rank: usize, size: usize, checks: &mut Checks) {
+    let set = "golden-staggered-6x4x4x8";
+    let mut chi = part.of(&golden_in(set, "chi.f64"), 6, false);
+    let mut out = vec![7.0; chi.len()];
+    let taste = if rank == size - 1 { 16 } else { 13 };
+    unsafe {
+        qudaSpinTaste(
+            2,
+            2,
+            ptr::null_mut(),
+            chi.as_mut_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            2,
+            taste,
+            0,
+        )
+    };
+    let s = status();
+    let want_other = size > 1 && rank != size - 1;
+    checks.check(
+        s != 0 && (s == OTHER_RANK) == want_other && out.iter().all(|v| *v == 7.0),
+        format!("qudaSpinTaste, taste 16 on the last rank: status {s}"),
+    );
+    let mut links = part.links_milc(&golden("gauge_qdp.f64"), true);
+    let mut fat = vec![7.0; links.len()];
+    let inlink = if rank == 0 {
+        ptr::null_mut()
+    } else {
+        links.as_mut_ptr().cast()
+    };
+    let args = QudaFatLinkArgs_t {
+        su3_source: 0,
+        use_pinned_memory: 0,
+    };
+    let coeff = latsol::fat_links::HISQ_SECOND_LEVEL;
+    unsafe {
+        qudaLoadKSLink(
+            2,
+            args,
+            coeff.as_ptr(),
+            inlink,
+            fat.as_mut_ptr().cast(),
+            ptr::null_mut(),
+        )
+    };
+    let s = status();
+    let want_other = size > 1 && rank != 0;
+    checks.check(
+        s != 0 && (s == OTHER_RANK) == want_other && fat.iter().all(|v| *v == 7.0),
+        format!("qudaLoadKSLink, NULL inlink on rank 0: status {s}"),
+    );
+    unsafe {
+        qudaSpinTaste(
+            2,
+            2,
+            links.as_mut_ptr().cast(),
+            chi.as_mut_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            2,
+            13,
+            1,
+        )
+    };
+    checks.check(status() == 0, "qudaSpinTaste after the failures".into());
+}
+
 /// What a run of the MILC face gives, for the comparison with one rank.
 struct MilcSolved {
     plaquette: [f64; 3],
@@ -766,6 +837,7 @@ fn main() {
         unsafe { qudaInit(init(&mut global_c, &mut grid_c)) };
         checks.check(status() == 0, "qudaInit on the grid".into());
         let cut = milc_face(&part, &world, &mut checks);
+        milc_errors(&part, rank, size, &mut checks);
         unsafe { qudaFinalize() };
         same_plaquette(&mut checks, cut.plaquette, alone.plaquette);
         // The same sums in another order: every rank holds them all.

@@ -200,6 +200,36 @@ impl Shifts<'_> {
     }
 }
 
+/// The arguments `spin_taste` refuses: masks outside 0..15, a shifted
+/// operator without links, a field of the wrong length (what every rank
+/// agrees on before the first exchange).
+pub fn check(
+    links_given: bool,
+    lat: &Lattice,
+    chi: &ColourField,
+    spin: u32,
+    taste: u32,
+) -> Result<()> {
+    if spin > 15 || taste > 15 {
+        return Err(Error::InvalidArgument(format!(
+            "spin = {spin}, taste = {taste}: gamma masks 0..15"
+        )));
+    }
+    if spin ^ taste != 0 && !links_given {
+        return Err(Error::InvalidArgument(format!(
+            "spin = {spin}, taste = {taste}: a shifted operator needs the links"
+        )));
+    }
+    if chi.len() != lat.volume() {
+        return Err(Error::InvalidArgument(format!(
+            "the field has {} sites, the lattice {}",
+            chi.len(),
+            lat.volume()
+        )));
+    }
+    Ok(())
+}
+
 /// `γ_spin ⊗ ξ_taste` applied to `chi` (this rank's sites); `links` may be
 /// `None` where spin and taste agree (no shift). Collective.
 pub fn spin_taste(
@@ -210,11 +240,7 @@ pub fn spin_taste(
     spin: u32,
     taste: u32,
 ) -> Result<ColourField> {
-    if spin > 15 || taste > 15 {
-        return Err(Error::InvalidArgument(format!(
-            "spin = {spin}, taste = {taste}: gamma masks 0..15"
-        )));
-    }
+    check(links.is_some(), lat, chi, spin, taste)?;
     let offset = spin ^ taste;
     let shifted = offset != 0;
     let unit;
@@ -224,11 +250,7 @@ pub fn spin_taste(
             unit = GaugeField::try_unit(lat.clone())?;
             &unit
         }
-        None => {
-            return Err(Error::InvalidArgument(format!(
-                "spin = {spin}, taste = {taste}: a shifted operator needs the links"
-            )))
-        }
+        None => unreachable!("refused by `check`"),
     };
     let reach = match ranks {
         Some(r) if shifted && r.partitioned() => Reach::Cut {

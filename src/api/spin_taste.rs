@@ -5,7 +5,7 @@ use super::context::Context;
 use crate::error::Result;
 use crate::field::GaugeField;
 use crate::lattice::Lattice;
-use crate::spin_taste::{spin_taste, ColourField};
+use crate::spin_taste::{check, spin_taste, ColourField};
 
 impl Context {
     /// `γ_spin ⊗ ξ_taste` of `chi` (this rank's sites of `lat`, even-odd
@@ -20,6 +20,9 @@ impl Context {
         taste: u32,
     ) -> Result<ColourField> {
         let inner = &self.inner;
+        // Agreed before the first exchange: a rank refusing its arguments
+        // fails the call on every rank.
+        inner.agree(check(links.is_some(), lat, chi, spin, taste))?;
         let r = inner.install(|| spin_taste(inner.ranks(), links, lat, chi, spin, taste));
         inner.agree(r)
     }
