@@ -10,26 +10,16 @@
 
 mod milc_face;
 
+use milc_face::links::{from_milc, link_arg, qudaGaugeFixingOVR, to_milc};
+
 use latsol::ffi::quda::abi::*;
 use latsol::ffi::LATSOL_SUCCESS;
 use latsol::field::GaugeField;
 use latsol::gauge_fixing::quality;
 use latsol::lattice::{Lattice, Parity};
-use latsol::su3::Su3;
 use std::sync::Arc;
 
 extern "C" {
-    fn qudaGaugeFixingOVR(
-        precision: i32,
-        gauge_dir: u32,
-        nsteps: i32,
-        verbose_interval: i32,
-        relax_boost: f64,
-        tolerance: f64,
-        reunit_interval: u32,
-        stop_w_theta: u32,
-        arg: *mut QudaMILCSiteArg_t,
-    );
     fn qudaGaugeFixingFFT(
         precision: i32,
         gauge_dir: u32,
@@ -52,35 +42,6 @@ fn init() {
 
 fn lattice() -> Arc<Lattice> {
     Arc::new(Lattice::new(D).unwrap())
-}
-
-/// MILC order: even sites first, 4 links a site; `GaugeField` keeps the
-/// same order (even-odd, x fastest), so its links are MILC's array.
-fn to_milc(f: &GaugeField) -> Vec<f64> {
-    let mut out = vec![0.0; f.links().len() * 18];
-    for (i, l) in f.links().iter().enumerate() {
-        l.to_row_major(&mut out[18 * i..][..18]);
-    }
-    out
-}
-
-fn from_milc(a: &[f64]) -> GaugeField {
-    let mut f = GaugeField::unit(lattice());
-    for (i, l) in f.links_mut().iter_mut().enumerate() {
-        *l = Su3::from_row_major(&a[18 * i..][..18]);
-    }
-    f
-}
-
-fn link_arg(links: &mut [f64]) -> QudaMILCSiteArg_t {
-    QudaMILCSiteArg_t {
-        site: std::ptr::null_mut(),
-        link: links.as_mut_ptr().cast(),
-        link_offset: 0,
-        mom: std::ptr::null_mut(),
-        mom_offset: 0,
-        size: 0,
-    }
 }
 
 fn fix(links: &mut [f64], dir: u32, tol: f64, theta: bool) {
@@ -109,7 +70,7 @@ fn landau_and_coulomb_gauge_to_the_tolerance() {
         let mut a = to_milc(&u);
         fix(&mut a, dir, 1e-13, true);
         assert_eq!(unsafe { latsol_quda_last_status() }, LATSOL_SUCCESS);
-        let fixed = from_milc(&a);
+        let fixed = from_milc(lattice(), &a);
         let after = quality(None, &fixed, dirs).unwrap();
         assert!(after.theta < 1e-13, "gauge_dir {dir}: {after:?}");
         assert!(after.functional > before.functional);
@@ -148,7 +109,7 @@ fn fourier_accelerated_landau_and_coulomb_gauge() {
             );
             assert_eq!(latsol_quda_last_status(), LATSOL_SUCCESS);
         }
-        let fixed = from_milc(&a);
+        let fixed = from_milc(lattice(), &a);
         let q = quality(None, &fixed, dirs).unwrap();
         assert!(q.theta < 1e-13, "{dirs}: {q:?}");
         let (p, r) = (plaquettes(&u), plaquettes(&fixed));
@@ -196,7 +157,7 @@ fn the_functional_criterion_and_single_precision_site_structs() {
     assert_eq!(unsafe { latsol_quda_last_status() }, LATSOL_SUCCESS);
     assert!(sites.iter().all(|s| s.index == 7 && s.other == [3.0; 6]));
     let back: Vec<f64> = sites.iter().flat_map(|s| s.link.map(f64::from)).collect();
-    let fixed = from_milc(&back);
+    let fixed = from_milc(lattice(), &back);
     let q = quality(None, &fixed, 4).unwrap();
     // Single-precision links: θ at the level the functional's change
     // allows (δF ≈ θ at convergence), well past the start.

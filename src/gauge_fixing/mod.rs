@@ -24,7 +24,7 @@ use crate::lattice::Parity;
 use crate::su3::Su3;
 
 pub use fft::{fix_fft, FftParams};
-pub use ovr::{fix_ovr, OvrParams};
+pub use ovr::{fix_ovr, OvrParams, Trajectory};
 pub use quality::{quality, Quality};
 
 /// The links one step behind every site, as `quality` reads them.

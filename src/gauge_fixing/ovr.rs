@@ -39,6 +39,33 @@ pub struct OvrParams {
     pub reunit_interval: usize,
     /// Stop on θ < tolerance; else on a change of the functional below it.
     pub stop_with_theta: bool,
+    /// Whose sequence of steps: QUDA's (the default) or MILC's own.
+    pub trajectory: Trajectory,
+}
+
+/// The sequence of steps a fixing takes. Every order of the same sweeps
+/// converges to the same gauge condition, but not to the same links:
+/// Coulomb gauge leaves one SU(3) rotation a time slice free (Landau one
+/// for the lattice), and which one a fixing ends in depends on its path.
+/// Observables of random-colour sources on gauge-fixed links (MILC's
+/// `random_color_wall`, stochastic ψ̄ψ) depend on it: on MILC's 8⁴ test
+/// field such a rotation alone moves wall-sink kaon correlators by up to
+/// 25% (docs/milc-gauge-fixing.md, "Which links").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trajectory {
+    /// QUDA's (`gaugeFixingOVR`): the links projected first; a step is the
+    /// even then the odd sites; the quality measured after each step, the
+    /// change of the functional taken from the measurement before.
+    #[default]
+    Quda,
+    /// MILC's CPU code (`gaugefix_combo` in generic/gaugefix2.c), for
+    /// continuity with MILC runs that did not offload gauge fixing: a step
+    /// is the odd then the even sites; its action is the mean of the
+    /// functional after each half; never stops after the first step; the
+    /// links projected after every `reunit_interval`-th step (counted from
+    /// 0, at step `k·n − 1`) and at the end unless the last count is a
+    /// multiple of it; none before the first step.
+    Milc,
 }
 
 /// The checks both methods make: the directions and the tolerance.
@@ -124,19 +151,31 @@ impl Outcome {
         stop: &Stopping,
         report: &mut dyn FnMut(usize, &Quality),
     ) -> bool {
-        self.history.push(q);
-        self.steps = step;
-        if stop.verbose_interval > 0 && step.is_multiple_of(stop.verbose_interval) {
-            report(step, &q);
-        }
         let done = if stop.stop_with_theta {
             q.theta < stop.tolerance
         } else {
             (q.functional - self.last.functional).abs() < stop.tolerance
         };
+        self.push(step, q, done, stop, report);
+        done
+    }
+
+    /// Step `step`'s quality and whether it ends the fixing.
+    fn push(
+        &mut self,
+        step: usize,
+        q: Quality,
+        done: bool,
+        stop: &Stopping,
+        report: &mut dyn FnMut(usize, &Quality),
+    ) {
+        self.history.push(q);
+        self.steps = step;
+        if stop.verbose_interval > 0 && step.is_multiple_of(stop.verbose_interval) {
+            report(step, &q);
+        }
         self.last = q;
         self.converged = done;
-        done
     }
 }
 
@@ -262,10 +301,11 @@ pub fn fix_ovr(
 
 /// Gauge fixing by over-relaxation on `sweeps` (this rank's `volume`
 /// sites); `report` sees the step and quality at every
-/// `verbose_interval`-th step. Collective. As QUDA's: the quality
-/// measured, the links projected on SU(3) (U(3)'s polar factor) before the
-/// first step, every `reunit_interval` steps and at the end; the stopping
-/// rule checked after every step (a tolerance of 0 runs `max_steps`).
+/// `verbose_interval`-th step. Collective. Along `params.trajectory`:
+/// QUDA's (the quality measured, the links projected on SU(3), U(3)'s
+/// polar factor, before the first step, every `reunit_interval` steps and
+/// at the end; the stopping rule checked after every step; a tolerance of
+/// 0 runs `max_steps`) or MILC's (`Trajectory::Milc`).
 pub fn run_ovr(
     sweeps: &mut dyn OvrSweeps,
     ranks: Option<&Ranks>,
@@ -274,36 +314,106 @@ pub fn run_ovr(
     report: &mut dyn FnMut(usize, &Quality),
 ) -> Result<Outcome> {
     params.check()?;
-    let dirs = params.dirs;
-    // As QUDA's: the quality measured, then the links projected once; the
-    // change of the functional is taken from that first measurement.
-    let initial = from_sums(ranks, sweeps.quality_sums()?, volume, dirs)?;
-    sweeps.reunitarize()?;
-    let mut outcome = Outcome::start(initial);
-    let stop = Stopping {
-        verbose_interval: params.verbose_interval,
-        tolerance: params.tolerance,
-        stop_with_theta: params.stop_with_theta,
+    let mut run = Run {
+        sweeps,
+        ranks,
+        volume,
+        params,
+        stop: Stopping {
+            verbose_interval: params.verbose_interval,
+            tolerance: params.tolerance,
+            stop_with_theta: params.stop_with_theta,
+        },
+        report,
     };
-    let mut projected = true;
-    for step in 1..=params.max_steps {
-        for p in [Parity::Even, Parity::Odd] {
-            sweeps.half_sweep(p)?;
-        }
-        projected = params.reunit_interval > 0 && step % params.reunit_interval == 0;
-        if projected {
-            sweeps.reunitarize()?;
-        }
-        let q = from_sums(ranks, sweeps.quality_sums()?, volume, dirs)?;
-        if outcome.record(step, q, &stop, report) {
-            break;
-        }
-    }
-    // The links leave projected.
-    if !projected {
-        sweeps.reunitarize()?;
+    let initial = run.quality()?;
+    let mut outcome = Outcome::start(initial);
+    match params.trajectory {
+        Trajectory::Quda => run.quda(&mut outcome)?,
+        Trajectory::Milc => run.milc(&mut outcome)?,
     }
     Ok(outcome)
+}
+
+/// One fixing under way.
+struct Run<'a> {
+    sweeps: &'a mut dyn OvrSweeps,
+    ranks: Option<&'a Ranks>,
+    volume: usize,
+    params: &'a OvrParams,
+    stop: Stopping,
+    report: &'a mut dyn FnMut(usize, &Quality),
+}
+
+impl Run<'_> {
+    fn quality(&mut self) -> Result<Quality> {
+        let sums = self.sweeps.quality_sums()?;
+        from_sums(self.ranks, sums, self.volume, self.params.dirs)
+    }
+
+    /// QUDA's trajectory: the links projected once after the first
+    /// measurement, from which the first step's change is taken.
+    fn quda(&mut self, outcome: &mut Outcome) -> Result<()> {
+        self.sweeps.reunitarize()?;
+        let interval = self.params.reunit_interval;
+        let mut projected = true;
+        for step in 1..=self.params.max_steps {
+            for p in [Parity::Even, Parity::Odd] {
+                self.sweeps.half_sweep(p)?;
+            }
+            projected = interval > 0 && step.is_multiple_of(interval);
+            if projected {
+                self.sweeps.reunitarize()?;
+            }
+            let q = self.quality()?;
+            if outcome.record(step, q, &self.stop, self.report) {
+                break;
+            }
+        }
+        // The links leave projected.
+        if !projected {
+            self.sweeps.reunitarize()?;
+        }
+        Ok(())
+    }
+
+    /// MILC's trajectory (MILC's generic/gaugefix2.c, `gaugefix_combo`
+    /// and `gaugefixstep`, in our words). MILC's per-parity action sums
+    /// the links of the sites of one parity, forward and backward: every
+    /// link once, so it is half the functional of the whole field then.
+    fn milc(&mut self, outcome: &mut Outcome) -> Result<()> {
+        let interval = self.params.reunit_interval;
+        let mut previous: Option<f64> = None;
+        // MILC's loop counter where the loop ends (its `gauge_iter`).
+        let mut count = self.params.max_steps;
+        for k in 0..self.params.max_steps {
+            let mut action = 0.0;
+            let mut q = outcome.initial;
+            for p in [Parity::Odd, Parity::Even] {
+                self.sweeps.half_sweep(p)?;
+                q = self.quality()?;
+                action += q.functional / 2.0;
+            }
+            let done = match previous {
+                _ if self.stop.stop_with_theta => q.theta < self.stop.tolerance,
+                Some(old) => (action - old).abs() < self.stop.tolerance,
+                None => false,
+            };
+            outcome.push(k + 1, q, done, &self.stop, self.report);
+            if done {
+                count = k;
+                break;
+            }
+            previous = Some(action);
+            if interval > 0 && k % interval == interval - 1 {
+                self.sweeps.reunitarize()?;
+            }
+        }
+        if interval == 0 || !count.is_multiple_of(interval) {
+            self.sweeps.reunitarize()?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -322,6 +432,129 @@ mod tests {
             tolerance: 1e-14,
             reunit_interval: 10,
             stop_with_theta: true,
+            trajectory: Trajectory::Quda,
+        }
+    }
+
+    /// Sweeps that do nothing but log what `run_ovr` asks, for the order
+    /// of a trajectory; the functional rises by `rise` a half sweep.
+    struct Logged {
+        log: Vec<&'static str>,
+        functional: f64,
+        rise: f64,
+    }
+
+    impl OvrSweeps for Logged {
+        fn half_sweep(&mut self, p: Parity) -> Result<()> {
+            self.functional += self.rise;
+            self.log.push(match p {
+                Parity::Even => "even",
+                Parity::Odd => "odd",
+            });
+            Ok(())
+        }
+        fn reunitarize(&mut self) -> Result<()> {
+            self.log.push("project");
+            Ok(())
+        }
+        fn quality_sums(&mut self) -> Result<[f64; 2]> {
+            // volume 1, 4 directions: F = sum / 12
+            Ok([12.0 * self.functional, 1.0])
+        }
+        fn links(&mut self) -> Result<GaugeField> {
+            unreachable!()
+        }
+    }
+
+    fn logged(
+        trajectory: Trajectory,
+        max_steps: usize,
+        tolerance: f64,
+    ) -> (Vec<&'static str>, Outcome) {
+        let p = OvrParams {
+            max_steps,
+            tolerance,
+            reunit_interval: 3,
+            stop_with_theta: false,
+            trajectory,
+            ..params(4)
+        };
+        let mut sweeps = Logged {
+            log: Vec::new(),
+            functional: 0.5,
+            rise: 0.01,
+        };
+        let out = run_ovr(&mut sweeps, None, 1, &p, &mut |_, _| {}).unwrap();
+        (sweeps.log, out)
+    }
+
+    #[test]
+    fn the_trajectories_take_their_steps_in_their_orders() {
+        // QUDA: projected first, even then odd, every 3rd step, and at the
+        // end unless just done.
+        let (log, out) = logged(Trajectory::Quda, 4, 0.0);
+        assert_eq!(out.steps, 4);
+        let quda = "project even odd even odd even odd project even odd project";
+        assert_eq!(log.join(" "), quda);
+        let (log, _) = logged(Trajectory::Quda, 3, 0.0);
+        assert_eq!(log.join(" "), "project even odd even odd even odd project");
+        // MILC: odd then even, no projection first, after steps counted
+        // 2, 5, … from 0, and at the end unless the count is a multiple
+        // of 3 (after 3 steps it is 3: none, though step 2 came after the
+        // last projection... MILC's rule exactly).
+        let (log, _) = logged(Trajectory::Milc, 4, 0.0);
+        assert_eq!(
+            log.join(" "),
+            "odd even odd even odd even project odd even project"
+        );
+        let (log, _) = logged(Trajectory::Milc, 3, 0.0);
+        assert_eq!(log.join(" "), "odd even odd even odd even project");
+        let (log, _) = logged(Trajectory::Milc, 6, 0.0);
+        assert_eq!(log.len(), 12 + 2, "{log:?}");
+    }
+
+    #[test]
+    fn milc_never_stops_after_its_first_step_quda_may() {
+        // A tolerance no change misses: QUDA stops at its first step (its
+        // change is taken from the measurement before), MILC at its second.
+        let (_, quda) = logged(Trajectory::Quda, 10, 1.0);
+        assert_eq!((quda.steps, quda.converged), (1, true));
+        let (log, milc) = logged(Trajectory::Milc, 10, 1.0);
+        assert_eq!((milc.steps, milc.converged), (2, true));
+        // stopped with the count at 1: projected at the end
+        assert_eq!(log.join(" "), "odd even odd even project");
+        // MILC's action is the mean over the two halves: its change a step
+        // is 2 × 0.01; a tolerance just above stops, just below runs on.
+        assert!(logged(Trajectory::Milc, 10, 0.0201).1.converged);
+        assert!(!logged(Trajectory::Milc, 10, 0.0199).1.converged);
+    }
+
+    #[test]
+    fn both_trajectories_reach_the_same_gauge_condition() {
+        for dirs in [3, 4] {
+            let lat = Arc::new(Lattice::new([4, 4, 6, 4]).unwrap());
+            let start = random::smooth_gauge(&lat, 0.5, 11);
+            let mut ends = Vec::new();
+            for trajectory in [Trajectory::Quda, Trajectory::Milc] {
+                let p = OvrParams {
+                    trajectory,
+                    stop_with_theta: false,
+                    tolerance: 1e-15,
+                    ..params(dirs)
+                };
+                let mut u = start.clone();
+                let out = fix_ovr(None, &mut u, &p, &mut |_, _| {}).unwrap();
+                assert!(out.converged, "{trajectory:?} {dirs}: {out:?}");
+                let q = super::super::quality::quality(None, &u, dirs).unwrap();
+                assert!(q.theta < 1e-12, "{trajectory:?} {dirs}: {q:?}");
+                let mut f = out.initial.functional;
+                for q in &out.history {
+                    assert!(q.functional >= f - 1e-15, "{trajectory:?} {dirs}");
+                    f = q.functional;
+                }
+                ends.push(q.functional);
+            }
+            assert!((ends[0] - ends[1]).abs() < 1e-12, "{dirs}: {ends:?}");
         }
     }
 

@@ -2,6 +2,8 @@
 //! binary, in return mode (a refused call returns with a status rather
 //! than exiting).
 
+pub mod links;
+
 use latsol::ffi::quda::abi::*;
 
 extern "C" {

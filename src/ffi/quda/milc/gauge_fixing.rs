@@ -19,7 +19,7 @@ use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
 use crate::ffi::quda::state;
-use crate::gauge_fixing::{FftParams, OvrParams};
+use crate::gauge_fixing::{FftParams, OvrParams, Trajectory};
 use crate::layout::{GaugeOrder, HostRealsMut};
 
 /// The fixed directions of QUDA's `gauge_dir`.
@@ -50,6 +50,20 @@ unsafe fn fix_in_place(a: &QudaMILCSiteArg_t, double: bool, method: GaugeFixing)
     })?;
     // SAFETY: as the caller promises.
     unsafe { write_site_links(a, &reals, double) }
+}
+
+/// The trajectory `LATSOL_GAUGE_FIX_TRAJECTORY` names: `quda` (or unset)
+/// QUDA's, `milc` MILC's own CPU code's (`gauge_fixing::Trajectory`: the
+/// same gauge condition, MILC's links, for continuity with runs that fixed
+/// the gauge with MILC's CPU code; docs/milc-gauge-fixing.md).
+fn trajectory() -> Result<Trajectory> {
+    match std::env::var("LATSOL_GAUGE_FIX_TRAJECTORY").as_deref() {
+        Err(_) | Ok("quda") => Ok(Trajectory::Quda),
+        Ok("milc") => Ok(Trajectory::Milc),
+        Ok(other) => Err(Error::InvalidArgument(format!(
+            "LATSOL_GAUGE_FIX_TRAJECTORY = {other:?}: quda or milc"
+        ))),
+    }
 }
 
 /// A count of QUDA's `int`, not negative.
@@ -88,6 +102,7 @@ pub unsafe extern "C" fn qudaGaugeFixingOVR(
             tolerance,
             reunit_interval: reunit_interval as usize,
             stop_with_theta: stopWtheta != 0,
+            trajectory: trajectory()?,
         };
         // SAFETY: forwarded from the caller.
         unsafe { fix_in_place(a, precision != 1, GaugeFixing::Overrelaxation(params)) }
