@@ -12,7 +12,7 @@
 #   bash scripts/test_milc.sh [WORKDIR]          (default: target/milc)
 #
 # Environment:
-#   MILC_BUILDS      builds to run (default: all four):
+#   MILC_BUILDS      builds to run (default: all six):
 #                    plain       MILC without QUDA (the control)
 #                    solvers     the solvers offloaded: WANT_CL_BCG_GPU, WANT_FN_CG_GPU
 #                    milc_script the switches of MILC's own
@@ -24,6 +24,11 @@
 #                                the same, run with
 #                                LATSOL_GAUGE_FIX_TRAJECTORY=milc: the gauge
 #                                fixed along MILC's own sequence of steps
+#                    all_gpu     every WANT_*_GPU switch of MILC's Makefile
+#                                (but multigrid): CL_BCG, FN_CG, GA, GF, FL,
+#                                FF, EIG, GSMEAR, KS_CONT, SHIFT, SPIN_TASTE,
+#                                GAUGEFIX_OVR
+#                    all_gpu_milc_gauge   the same with MILC's gauge-fixing path
 #                    (gauge-fixed sources depend on the fixing's path, not
 #                    only on the gauge condition: QUDA's path cannot give
 #                    MILC's sample-outs; docs/milc-gauge-fixing.md,
@@ -58,7 +63,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 work=$(realpath -m "${1:-target/milc}")
 mkdir -p "$work"
-builds=${MILC_BUILDS:-plain solvers milc_script milc_script_milc_gauge}
+builds=${MILC_BUILDS:-plain solvers milc_script milc_script_milc_gauge all_gpu all_gpu_milc_gauge}
 precisions=${MILC_PRECISIONS:-1 2}
 programs=${MILC_PROGRAMS:-su3_clov ks_spectrum_hisq}
 jobs=$(nproc)
@@ -146,6 +151,13 @@ build_env() {
         WANT_MIXED_PRECISION_GPU=2 "KSCGMULTI=-DKS_MULTICG=HYBRID -DMULTISOURCE")
       [ "$1" = milc_script ] || vars+=(LATSOL_GAUGE_FIX_TRAJECTORY=milc)
       ;;
+    all_gpu | all_gpu_milc_gauge)
+      vars+=(WANTQUDA=true "QUDA_HOME=$work/latsol" WANT_CL_BCG_GPU=true WANT_FN_CG_GPU=true
+        WANT_GA_GPU=true WANT_GF_GPU=true WANT_FL_GPU=true WANT_FF_GPU=true WANT_EIG_GPU=true
+        WANT_GSMEAR_GPU=true WANT_KS_CONT_GPU=true WANT_SHIFT_GPU=true WANT_SPIN_TASTE_GPU=true
+        WANT_GAUGEFIX_OVR_GPU=true)
+      [ "$1" = all_gpu ] || vars+=(LATSOL_GAUGE_FIX_TRAJECTORY=milc)
+      ;;
     *)
       echo "unknown build $1" >&2
       exit 2
@@ -194,16 +206,26 @@ for build in $builds; do
   for program in $programs; do
     app=$(app_dir "$program")
     cp "$tree/Makefile" "$tree/$app/Makefile"
-    summary=$work/summary.$build.$program.txt
-    : >"$summary"
     for prec in $precisions; do
       echo "-- $build: $program PRECISION=$prec"
+      summary=$work/summary.$build.$program.$prec.txt
+      : >"$summary"
+      # MILC 9782cb0 with WANT_EIG_GPU does not compile at PRECISION=1
+      # (generic_ks/eigen_stuff_QUDA.c defines ks_eigensolve_QUDA with
+      # double * eigenvalues, include/imp_ferm_links.h declares Real *):
+      # left out there; no test here asks for eigenpairs.
+      pvars=("${vars[@]}")
+      if [ "$prec" = 1 ]; then
+        pvars=()
+        for v in "${vars[@]}"; do [ "$v" = WANT_EIG_GPU=true ] || pvars+=("$v"); done
+      fi
+
       tests=$tree/$app/test
       log=$work/$build.$program.$prec.log
       (cd "$tests" && checklist_of "$program" "$prec" >"checklist.latsol.$program.$prec")
       compared=$(compared_of <"$tests/checklist.latsol.$program.$prec")
       for name in $compared; do rm -f "$tests/$name".test-*; done
-      (cd "$tests" && env "${vars[@]}" perl ../../check.pl <"checklist.latsol.$program.$prec" >"$log" 2>&1) || true
+      (cd "$tests" && env "${pvars[@]}" perl ../../check.pl <"checklist.latsol.$program.$prec" >"$log" 2>&1) || true
       for name in $compared; do
         if grep -q "\[.*$name.test-out\] Error" "$log"; then
           result="FAIL (the program stopped with an error: $(grep -m1 -E 'not a supported|^Failed|abort|ERROR|error:' "$tests/$name.test-out" || echo 'see the log'))"
@@ -230,11 +252,11 @@ done
 echo "-- results (every build run into $work so far; logs $work/BUILD.PROGRAM.PRECISION.log)"
 # one row an output compared, one column a build; "plain MILC fails too"
 # where the control does not pass it either (a MILC matter, not latsol's)
-cat "$work"/summary.*.*.txt | awk '
+cat "$work"/summary.*.*.[12].txt | awk '
   {build = $1; name = $2; $1 = ""; $2 = ""; sub(/^  /, ""); result[name, build] = $0
    if (!(name in seen)) {seen[name] = 1; order[++n] = name}}
   END {
-    nb = split("plain solvers milc_script milc_script_milc_gauge", builds, " ")
+    nb = split("plain solvers milc_script milc_script_milc_gauge all_gpu all_gpu_milc_gauge", builds, " ")
     for (i = 1; i <= n; i++) {
       name = order[i]; control = result[name, "plain"]
       for (b = 1; b <= nb; b++) {
