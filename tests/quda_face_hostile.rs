@@ -168,6 +168,53 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
         assert!(x.iter().all(|&v| v == 7.0));
     }
 
+    // newQudaInvertParam leaves QUDA's "unset" markers where QUDA does
+    // (lib/check_params.h): INVALID_INT = INT_MIN, INVALID_DOUBLE = DBL_MIN.
+    let fresh = unsafe { newQudaInvertParam() };
+    assert_eq!(
+        (fresh.gcrNkrylov, fresh.Nsteps, fresh.maxiter_precondition),
+        (i32::MIN, i32::MIN, i32::MIN)
+    );
+    assert_eq!(fresh.tol_precondition, f64::MIN_POSITIVE);
+    assert_eq!(
+        fresh.accelerator_type_precondition,
+        QUDA_INVALID_ACCELERATOR
+    );
+    assert_eq!(fresh.inv_type_precondition, QUDA_INVALID_INVERTER);
+
+    // Inverters latsol does not run are refused by name, never replaced by
+    // another solver (issue 37); a PCG with a preconditioner likewise.
+    for (inv, name) in [
+        (QUDA_GCR_INVERTER, "QUDA_GCR_INVERTER"),
+        (QUDA_CA_GCR_INVERTER, "QUDA_CA_GCR_INVERTER"),
+        (QUDA_MR_INVERTER, "QUDA_MR_INVERTER"),
+        (QUDA_BICGSTABL_INVERTER, "QUDA_BICGSTABL_INVERTER"),
+    ] {
+        let mut ip = wilson_param();
+        ip.inv_type = inv;
+        ip.solution_type = QUDA_MAT_SOLUTION;
+        ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+        let (mut x, mut src) = (vec![7.0; 2 * HALF], psi.clone());
+        unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+        refused(&[
+            "invertQuda",
+            "param->inv_type",
+            name,
+            "substitutes no other",
+        ]);
+        assert!(x.iter().all(|&v| v == 7.0));
+    }
+    let mut ip = wilson_param();
+    ip.inv_type = QUDA_PCG_INVERTER;
+    ip.inv_type_precondition = QUDA_MR_INVERTER;
+    let (mut x, mut src) = (vec![7.0; HALF], b.to_vec());
+    unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+    refused(&["invertQuda", "param->inv_type_precondition"]);
+    assert!(x.iter().all(|&v| v == 7.0));
+    ip.inv_type_precondition = QUDA_INVALID_INVERTER;
+    unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+    assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+
     // MatQuda: a dagger outside the enum is refused, not taken as DAG_NO.
     let mut ip = wilson_param();
     ip.solution_type = QUDA_MAT_SOLUTION;

@@ -163,26 +163,35 @@ pub(crate) fn dslash_type(v: QudaDslashType) -> Result<DslashType> {
     })
 }
 
-/// QUDA's Krylov solvers onto latsol's two: CG for the Hermitian ones, and
-/// BiCGstab for the others (the answer meets the same tolerance; the
-/// iteration counts are latsol's).
+/// QUDA's Krylov solvers latsol runs: CG for QUDA's CG, CA_CG and CG3 (the
+/// same Krylov method: the same solution, iteration counts latsol's; PCG
+/// where no preconditioner is asked, see `wilson.rs`), BiCGstab for
+/// BICGSTAB. The others are refused by name rather than replaced by
+/// another method: GCR, CA_GCR and MR with their preconditioner fields
+/// (`gcrNkrylov`, `inv_type_precondition`, `schwarz_type`), BiCGstab(l)
+/// with its `l`, and the rest.
 pub(crate) fn solver(v: QudaInverterType) -> Result<SolverType> {
     Ok(match v {
         QUDA_CG_INVERTER | QUDA_CA_CG_INVERTER | QUDA_CG3_INVERTER | QUDA_PCG_INVERTER => {
             SolverType::Cg
         }
-        QUDA_BICGSTAB_INVERTER
-        | QUDA_GCR_INVERTER
-        | QUDA_MR_INVERTER
-        | QUDA_BICGSTABL_INVERTER
-        | QUDA_CA_GCR_INVERTER => SolverType::BiCgStab,
+        QUDA_BICGSTAB_INVERTER => SolverType::BiCgStab,
         _ => {
+            let name = match v {
+                QUDA_GCR_INVERTER => "QUDA_GCR_INVERTER",
+                QUDA_CA_GCR_INVERTER => "QUDA_CA_GCR_INVERTER",
+                QUDA_MR_INVERTER => "QUDA_MR_INVERTER",
+                QUDA_BICGSTABL_INVERTER => "QUDA_BICGSTABL_INVERTER",
+                _ => "this inverter",
+            };
             return Err(refuse(
                 "param->inv_type",
                 v as i64,
-                "latsol runs CG (for CG, CA_CG, CG3, PCG) and BiCGstab (for BICGSTAB, BICGSTABL, \
-                 GCR, CA_GCR, MR)",
-            ))
+                &format!(
+                    "{name} is not provided (latsol runs CG, CA_CG, CG3, PCG without a \
+                     preconditioner, and BICGSTAB; it substitutes no other solver)"
+                ),
+            ));
         }
     })
 }

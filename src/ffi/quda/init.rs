@@ -213,6 +213,14 @@ pub extern "C" fn newQudaInvertParam() -> QudaInvertParam {
     p.verbosity = QUDA_INVALID_VERBOSITY;
     p.tune = QUDA_TUNE_YES;
     p.inv_type_precondition = QUDA_INVALID_INVERTER;
+    // QUDA's "unset" markers (lib/check_params.h: INVALID_INT is
+    // QUDA_INVALID_ENUM, INVALID_DOUBLE is DBL_MIN): a solver that needs
+    // one of these and finds it unset refuses, as QUDA's does.
+    p.Nsteps = QUDA_INVALID_ENUM;
+    p.gcrNkrylov = QUDA_INVALID_ENUM;
+    p.tol_precondition = f64::MIN_POSITIVE;
+    p.maxiter_precondition = QUDA_INVALID_ENUM;
+    p.accelerator_type_precondition = QUDA_INVALID_ACCELERATOR;
     p.dslash_type_precondition = QUDA_INVALID_DSLASH;
     p.verbosity_precondition = QUDA_INVALID_VERBOSITY;
     p.precondition_cycle = 1;

@@ -112,6 +112,15 @@ pub(crate) fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertP
     };
     if solve {
         ip.solver = convert::solver(p.inv_type)?;
+        if p.inv_type == QUDA_PCG_INVERTER && p.inv_type_precondition != QUDA_INVALID_INVERTER {
+            // A preconditioned CG whose preconditioner latsol would ignore.
+            return Err(convert::refuse(
+                "param->inv_type_precondition",
+                p.inv_type_precondition as i64,
+                "QUDA_PCG_INVERTER runs without a preconditioner here (leave \
+                 inv_type_precondition QUDA_INVALID_INVERTER)",
+            ));
+        }
         ip.solve_type = convert::solve_type(p.solve_type)?;
         // QUDA's residual_type: the L2 target, the heavy-quark one, or both
         // (no bit: L2). The heavy-quark residual is MILC's.
