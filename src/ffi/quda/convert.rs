@@ -50,7 +50,7 @@ fn enum_of(field: &str) -> Option<&'static str> {
         "t_boundary" => "QudaTboundary",
         "type" => "QudaLinkType",
         "dslash_type" => "QudaDslashType",
-        "inv_type" => "QudaInverterType",
+        "inv_type" | "inv_type_precondition" => "QudaInverterType",
         "solution_type" => "QudaSolutionType",
         "solve_type" => "QudaSolveType",
         "matpc_type" => "QudaMatPCType",
@@ -177,20 +177,12 @@ pub(crate) fn solver(v: QudaInverterType) -> Result<SolverType> {
         }
         QUDA_BICGSTAB_INVERTER => SolverType::BiCgStab,
         _ => {
-            let name = match v {
-                QUDA_GCR_INVERTER => "QUDA_GCR_INVERTER",
-                QUDA_CA_GCR_INVERTER => "QUDA_CA_GCR_INVERTER",
-                QUDA_MR_INVERTER => "QUDA_MR_INVERTER",
-                QUDA_BICGSTABL_INVERTER => "QUDA_BICGSTABL_INVERTER",
-                _ => "this inverter",
-            };
+            // `refuse` names the enumerator.
             return Err(refuse(
                 "param->inv_type",
                 v as i64,
-                &format!(
-                    "{name} is not provided (latsol runs CG, CA_CG, CG3, PCG without a \
-                     preconditioner, and BICGSTAB; it substitutes no other solver)"
-                ),
+                "not provided (latsol runs CG, CA_CG, CG3, PCG without a preconditioner, and \
+                 BICGSTAB; it substitutes no other solver)",
             ));
         }
     })

@@ -218,7 +218,7 @@ pub extern "C" fn newQudaInvertParam() -> QudaInvertParam {
     // one of these and finds it unset refuses, as QUDA's does.
     p.Nsteps = QUDA_INVALID_ENUM;
     p.gcrNkrylov = QUDA_INVALID_ENUM;
-    p.tol_precondition = f64::MIN_POSITIVE;
+    p.tol_precondition = INVALID_DOUBLE;
     p.maxiter_precondition = QUDA_INVALID_ENUM;
     p.accelerator_type_precondition = QUDA_INVALID_ACCELERATOR;
     p.dslash_type_precondition = QUDA_INVALID_DSLASH;
