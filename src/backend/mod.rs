@@ -440,6 +440,41 @@ pub trait Backend: Send + Sync {
         Ok((self.cdot(r_hat, s)?, rr))
     }
 
+    // ---- blocks of fields (many right-hand sides, seed 002) ---------------
+
+    /// The Gram block of two blocks of fields: `g[i·y.len() + j] = x_i† y_j`
+    /// (row-major, `x.len()` rows), each entry as `cdot` forms it. By
+    /// default one `cdot` a pair; a backend may read each field once.
+    fn block_cdot(&self, x: &[&Self::Spinor], y: &[&Self::Spinor]) -> Result<Vec<C64>> {
+        let mut g = Vec::with_capacity(x.len() * y.len());
+        for xi in x {
+            for yj in y {
+                g.push(self.cdot(xi, yj)?);
+            }
+        }
+        Ok(g)
+    }
+
+    /// `Y += X A`: `y_j += Σ_i a[i·y.len() + j] x_i` (`a` row-major,
+    /// `x.len()` rows), the terms added in order of `i`. By default one
+    /// `caxpy` a term; a backend may read each field once.
+    fn block_caxpy(&self, a: &[C64], x: &[&Self::Spinor], y: &mut [Self::Spinor]) -> Result<()> {
+        let m = y.len();
+        if a.len() != x.len() * m {
+            return Err(crate::error::Error::Internal(format!(
+                "block_caxpy: {} coefficients for {} × {m} fields",
+                a.len(),
+                x.len()
+            )));
+        }
+        for (j, yj) in y.iter_mut().enumerate() {
+            for (i, xi) in x.iter().enumerate() {
+                self.caxpy(a[i * m + j], xi, yj)?;
+            }
+        }
+        Ok(())
+    }
+
     // ---- operators ----------------------------------------------------------
 
     /// The Wilson hopping term on one parity, in the UKQCD basis:

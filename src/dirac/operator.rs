@@ -13,10 +13,36 @@ use crate::precision::Precision;
 /// Flops of a Wilson spinor axpy, per site (docs/conventions.md, "Solver conventions").
 pub const AXPY_FLOPS_PER_SITE: f64 = 48.0;
 
+/// An operator's block application is given as many outputs as inputs.
+fn check_block(out: usize, inp: usize) -> Result<()> {
+    if out == inp {
+        Ok(())
+    } else {
+        Err(crate::error::Error::Internal(format!(
+            "a block operator application with {inp} inputs and {out} outputs"
+        )))
+    }
+}
+
 /// A Dirac matrix with its adjoint: what CGNR needs.
 pub trait DiracOperator<B: Backend> {
     /// `out = M in` (`M† in` for `dagger`).
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor, dagger: bool) -> Result<()>;
+    /// `out_i = M in_i` (`M†` for `dagger`) for a block of right-hand sides.
+    /// By default one `apply` each; an operator whose backend reads the
+    /// links once for all of them overrides it.
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        check_block(out.len(), inp.len())?;
+        for (o, i) in out.iter_mut().zip(inp) {
+            self.apply(o, i, dagger)?;
+        }
+        Ok(())
+    }
     /// Sites of the fields it acts on.
     fn subset(&self) -> Subset;
     fn lattice(&self) -> &Arc<Lattice>;
@@ -31,6 +57,14 @@ pub trait DiracOperator<B: Backend> {
 impl<B: Backend, D: DiracOperator<B> + ?Sized> DiracOperator<B> for Box<D> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor, dagger: bool) -> Result<()> {
         (**self).apply(out, inp, dagger)
+    }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        (**self).apply_block(out, inp, dagger)
     }
     fn subset(&self) -> Subset {
         (**self).subset()
@@ -52,6 +86,15 @@ impl<B: Backend, D: DiracOperator<B> + ?Sized> DiracOperator<B> for Box<D> {
 /// The operator a solver inverts: `out = A in`.
 pub trait LinearOperator<B: Backend> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()>;
+    /// `out_i = A in_i` for a block of right-hand sides (the block
+    /// solvers'); by default one `apply` each.
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        check_block(out.len(), inp.len())?;
+        for (o, i) in out.iter_mut().zip(inp) {
+            self.apply(o, i)?;
+        }
+        Ok(())
+    }
     /// `out = A in`, returning `Re (in, A in)`, the curvature that CG's
     /// step length divides by. By default an inner product after the
     /// application; `Normal` has a cheaper and safer form.
@@ -78,6 +121,9 @@ pub struct Direct<D>(pub D);
 impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Direct<D> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
         self.0.apply(out, inp, false)
+    }
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        self.0.apply_block(out, inp, false)
     }
     fn subset(&self) -> Subset {
         self.0.subset()
@@ -153,6 +199,9 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
 impl<B: Backend, A: LinearOperator<B> + ?Sized> LinearOperator<B> for &mut A {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
         (**self).apply(out, inp)
+    }
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        (**self).apply_block(out, inp)
     }
     fn apply_with_curvature(
         &mut self,

@@ -10,10 +10,14 @@
 pub mod bicgstab;
 pub mod bicgstab_m;
 pub mod bicgstab_reliable;
+pub mod block;
+pub mod block_bicgstab;
+pub mod block_cg;
 pub mod cg;
 pub mod cg_reliable;
 pub mod cgnr;
 pub mod defect_correction;
+pub mod dense;
 pub mod multishift_cg;
 
 use crate::backend::Backend;

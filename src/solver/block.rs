@@ -1,0 +1,347 @@
+//! What the block solvers share (seed 002, block-bicgstab-qr-sap): blocks
+//! of fields (one per right-hand side, `Vec<B::Spinor>`), their QR by
+//! modified Gram–Schmidt, combinations with small dense matrices, the
+//! block's true residual, and the right preconditioner interface SAP
+//! plugs into.
+
+use std::sync::Arc;
+
+use super::dense::{to_rows, Dense};
+use super::SolverStats;
+use crate::backend::Backend;
+use crate::dirac::LinearOperator;
+use crate::error::Result;
+use crate::field::Fermion;
+use crate::lattice::{Lattice, Subset};
+use crate::precision::Precision;
+
+/// A stationary right preconditioner `M` for a block solver (seed 002
+/// §2.1: the same linear map on every right-hand side, so not a Krylov
+/// method of its own): `out_i = M in_i`.
+pub trait BlockPreconditioner<B: Backend> {
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()>;
+    /// The precision of the fields it takes and returns.
+    fn precision(&self) -> Precision;
+    /// Operator applications one right-hand side's `M` costs, in units of
+    /// the solver's `A` (for the mat-vec count of seed 002's Table 1).
+    fn matvecs(&self) -> f64;
+}
+
+/// What a block solve did: the block's totals and each column's last
+/// iterated relative residual.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlockStats {
+    /// `iterations` counts block iterations; `matvecs` single-right-hand-side
+    /// applications of `A` (a block application of L columns is L), with
+    /// the preconditioner's counted by its `matvecs`.
+    pub total: SolverStats,
+    pub residuals: Vec<f64>,
+}
+
+/// The fields of a block's columns.
+pub(crate) struct Shape {
+    pub lattice: Arc<Lattice>,
+    pub subset: Subset,
+    pub fermion: Fermion,
+}
+
+impl Shape {
+    pub fn of<B: Backend, A: LinearOperator<B>>(a: &A) -> Shape {
+        Shape {
+            lattice: a.lattice().clone(),
+            subset: a.subset(),
+            fermion: a.fermion(),
+        }
+    }
+
+    /// `n` zeroed fields of precision `p`.
+    pub fn alloc<B: Backend>(&self, backend: &B, p: Precision, n: usize) -> Result<Vec<B::Spinor>> {
+        (0..n)
+            .map(|_| backend.alloc_field(&self.lattice, self.subset, p, self.fermion))
+            .collect()
+    }
+}
+
+/// The columns of a block as references (what the block operations take).
+pub fn refs<S>(v: &[S]) -> Vec<&S> {
+    v.iter().collect()
+}
+
+/// `y_i = x_i`, converting precision.
+pub(crate) fn copy_block<B: Backend>(
+    backend: &B,
+    y: &mut [B::Spinor],
+    x: &[&B::Spinor],
+) -> Result<()> {
+    for (y, x) in y.iter_mut().zip(x) {
+        backend.copy(y, x)?;
+    }
+    Ok(())
+}
+
+/// `Y = X A` (`y` overwritten; `a` is `x.len()` × `y.len()`).
+pub(crate) fn combine<B: Backend>(
+    backend: &B,
+    a: &Dense,
+    x: &[&B::Spinor],
+    y: &mut [B::Spinor],
+) -> Result<()> {
+    for y in y.iter_mut() {
+        backend.zero(y)?;
+    }
+    backend.block_caxpy(&to_rows(a), x, y)
+}
+
+/// `Y += X A`.
+pub(crate) fn add_product<B: Backend>(
+    backend: &B,
+    a: &Dense,
+    x: &[&B::Spinor],
+    y: &mut [B::Spinor],
+) -> Result<()> {
+    backend.block_caxpy(&to_rows(a), x, y)
+}
+
+/// The Gram block `Xᴴ Y`.
+pub(crate) fn gram<B: Backend>(backend: &B, x: &[&B::Spinor], y: &[&B::Spinor]) -> Result<Dense> {
+    let g = backend.block_cdot(x, y)?;
+    Ok(super::dense::from_rows(x.len(), y.len(), &g))
+}
+
+/// `P = Q γ` by modified Gram–Schmidt, `P ← Q` in place (seed 002,
+/// Algorithm 2.1 line 4.1; γ is not needed by the recurrence). Returns
+/// false, leaving `p` partly orthonormalised, when a column lies within
+/// `rank_tol` (relative) of the span of the ones before it: the block
+/// has lost rank.
+pub(crate) fn orthonormalise<B: Backend>(
+    backend: &B,
+    p: &mut [B::Spinor],
+    rank_tol: f64,
+) -> Result<bool> {
+    for j in 0..p.len() {
+        let (done, rest) = p.split_at_mut(j);
+        let pj = &mut rest[0];
+        let before = backend.norm2(pj)?;
+        for qi in done.iter() {
+            let r = backend.cdot(qi, pj)?;
+            backend.caxpy(-r, qi, pj)?;
+        }
+        let after = backend.norm2(pj)?;
+        if after.is_nan() || after <= rank_tol * rank_tol * before || after == 0.0 {
+            return Ok(false);
+        }
+        backend.ax(1.0 / after.sqrt(), pj)?;
+    }
+    Ok(true)
+}
+
+/// `R = B − A X` column by column; returns each `‖r_i‖²`.
+pub(crate) fn true_residuals<B: Backend, A: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    x: &[B::Spinor],
+    b: &[&B::Spinor],
+    r: &mut [B::Spinor],
+) -> Result<Vec<f64>> {
+    a.apply_block(r, &refs(x))?;
+    r.iter_mut()
+        .zip(b)
+        .map(|(r, b)| backend.xmy_norm2(b, r))
+        .collect()
+}
+
+/// The largest relative residual of a block, `max_i sqrt(rr_i / bb_i)`
+/// (seed 002's stopping criterion).
+pub(crate) fn worst(rr: &[f64], bb: &[f64]) -> f64 {
+    rr.iter()
+        .zip(bb)
+        .map(|(r, b)| (r / b).sqrt())
+        .fold(0.0, f64::max)
+}
+
+/// Runs `solve` on the columns with a nonzero right-hand side only (moved
+/// to the front of `x` for it, and back after); the others get the zero
+/// solution and a zero residual. A zero column would make the block
+/// rank-deficient from the start.
+pub(crate) fn without_zero_columns<B: Backend>(
+    backend: &B,
+    x: &mut [B::Spinor],
+    b: &[&B::Spinor],
+    solve: impl FnOnce(&mut [B::Spinor], &[&B::Spinor]) -> Result<BlockStats>,
+) -> Result<BlockStats> {
+    if x.len() != b.len() {
+        return Err(crate::error::Error::Internal(format!(
+            "a block solve of {} right-hand sides with {} solutions",
+            b.len(),
+            x.len()
+        )));
+    }
+    let mut nonzero = Vec::with_capacity(b.len());
+    for bi in b {
+        nonzero.push(backend.norm2(bi)? > 0.0);
+    }
+    if nonzero.iter().all(|&nz| nz) {
+        return solve(x, b);
+    }
+    let order: Vec<usize> = (0..b.len())
+        .filter(|&i| nonzero[i])
+        .chain((0..b.len()).filter(|&i| !nonzero[i]))
+        .collect();
+    let live = nonzero.iter().filter(|&&nz| nz).count();
+    // Where each original column sits now, and which column sits where.
+    let (mut at, mut held): (Vec<usize>, Vec<usize>) =
+        ((0..x.len()).collect(), (0..x.len()).collect());
+    let mut place = |x: &mut [B::Spinor], j: usize, col: usize| {
+        let pos = at[col];
+        if pos != j {
+            x.swap(j, pos);
+            let other = held[j];
+            held.swap(j, pos);
+            (at[col], at[other]) = (j, pos);
+        }
+    };
+    for (j, &col) in order.iter().enumerate() {
+        place(x, j, col);
+    }
+    let b_live: Vec<&B::Spinor> = order[..live].iter().map(|&i| b[i]).collect();
+    let result = solve(&mut x[..live], &b_live);
+    for j in 0..x.len() {
+        place(x, j, j);
+    }
+    let mut stats = result?;
+    for (i, &nz) in nonzero.iter().enumerate() {
+        if !nz {
+            backend.zero(&mut x[i])?;
+        }
+    }
+    let mut residuals = vec![0.0; b.len()];
+    for (k, &col) in order[..live].iter().enumerate() {
+        residuals[col] = stats.residuals[k];
+    }
+    stats.residuals = residuals;
+    Ok(stats)
+}
+
+/// The precise side of a mixed-precision block solve with reliable
+/// updates: the right-hand sides and their norms, the precise residual
+/// block and the partial solution X̂ (in the partial-solution precision of
+/// the sloppy format, `Precision::partial_solution`) that the sloppy
+/// recurrence adds to.
+pub(crate) struct Reliable<'b, B: Backend> {
+    pub b: &'b [&'b B::Spinor],
+    /// `|b_i|²`.
+    pub bb: Vec<f64>,
+    r_hi: Vec<B::Spinor>,
+    x_hat: Vec<B::Spinor>,
+    /// One field of X̂'s precision where it is wider than the sloppy one.
+    widen: Option<B::Spinor>,
+    sloppy: Precision,
+    /// The stopping criterion's tolerance.
+    tol: f64,
+}
+
+impl<'b, B: Backend> Reliable<'b, B> {
+    pub fn new(
+        backend: &B,
+        shape: &Shape,
+        b: &'b [&'b B::Spinor],
+        precise: Precision,
+        sloppy: Precision,
+        tol: f64,
+    ) -> Result<Self> {
+        let n = b.len();
+        let wide = sloppy.partial_solution();
+        let widen = if wide != sloppy {
+            shape.alloc(backend, wide, 1)?.pop()
+        } else {
+            None
+        };
+        Ok(Reliable {
+            b,
+            bb: b.iter().map(|b| backend.norm2(b)).collect::<Result<_>>()?,
+            r_hi: shape.alloc(backend, precise, n)?,
+            x_hat: shape.alloc(backend, wide, n)?,
+            widen,
+            sloppy,
+            tol,
+        })
+    }
+
+    /// `Σ_i |r_i|²/|b_i|²`, what a reliable update is triggered on.
+    pub fn relative(&self, rr: &[f64]) -> f64 {
+        rr.iter().zip(&self.bb).map(|(r, b)| r / b).sum()
+    }
+
+    /// The stopping criterion's `max_i |r_i|/|b_i|`.
+    pub fn worst(&self, rr: &[f64]) -> f64 {
+        worst(rr, &self.bb)
+    }
+
+    /// `X += X̂`, `X̂ = 0`, then the true residual `R = B − A X` (precise):
+    /// returns each `|r_i|²`; `residual()` holds the block.
+    pub fn update<A: LinearOperator<B>>(
+        &mut self,
+        backend: &B,
+        a: &mut A,
+        x: &mut [B::Spinor],
+    ) -> Result<Vec<f64>> {
+        for (x, xh) in x.iter_mut().zip(self.x_hat.iter_mut()) {
+            backend.axpy_many(&[1.0], &[&*xh], x)?;
+            backend.zero(xh)?;
+        }
+        true_residuals(backend, a, x, self.b, &mut self.r_hi)
+    }
+
+    /// The precise residual of the last update.
+    pub fn residual(&self) -> &[B::Spinor] {
+        &self.r_hi
+    }
+
+    /// `X̂ += Y c` for a sloppy block Y: where X̂ is wider, each `y_i` is
+    /// widened first, so the sum is formed in X̂'s precision.
+    pub fn add(&mut self, backend: &B, c: &Dense, y: &[B::Spinor]) -> Result<()> {
+        let Some(w) = self.widen.as_mut() else {
+            return add_product(backend, c, &refs(y), &mut self.x_hat);
+        };
+        debug_assert!(y.iter().all(|f| {
+            use crate::backend::SpinorField;
+            f.precision() == self.sloppy
+        }));
+        for (i, yi) in y.iter().enumerate() {
+            backend.copy(w, yi)?;
+            for (j, xj) in self.x_hat.iter_mut().enumerate() {
+                if c[(i, j)] != num_complex::Complex64::new(0.0, 0.0) {
+                    backend.caxpy(c[(i, j)], w, xj)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of a solve after `k` iterations with iterated residuals
+    /// `rr`: unless converged, X̂ folded in and the true residual measured.
+    pub fn finish<A: LinearOperator<B>>(
+        mut self,
+        backend: &B,
+        a: &mut A,
+        x: &mut [B::Spinor],
+        mut stats: BlockStats,
+        k: usize,
+        mut rr: Vec<f64>,
+    ) -> Result<BlockStats> {
+        let tol = self.tol;
+        if !stats.total.converged {
+            rr = self.update(backend, a, x)?;
+            stats.total.matvecs += x.len();
+            stats.total.converged = self.worst(&rr) <= tol;
+        }
+        stats.total.iterations = k;
+        stats.total.iterated_residual = self.worst(&rr);
+        stats.residuals = rr
+            .iter()
+            .zip(&self.bb)
+            .map(|(r, b)| (r / b).sqrt())
+            .collect();
+        Ok(stats)
+    }
+}
