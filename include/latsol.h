@@ -405,6 +405,20 @@ typedef struct latsol_invert_param {
      * updates; 0: plain reliable-update CG.
      */
     int32_t cg_stabilised;
+    /**
+     * `latsol_invert_sources`: how many sources are solved together by a
+     * block solver (block BiCGstab with QR, or block CG where `solver` is
+     * CG or `solve_type` a normal one): 1 (default) one after another,
+     * L > 1 in blocks of L, 0 all in one block; >= 0. (Added after the
+     * first version of the struct: a caller's older, shorter struct gets
+     * the default.)
+     */
+    int64_t sources_per_block;
+    /**
+     * 1: block BiCGstab's memory-saving form (one block of fields fewer,
+     * the same iterates); 0 (default).
+     */
+    int32_t block_memory_saving;
 } latsol_invert_param;
 
 /**
@@ -1383,7 +1397,14 @@ latsol_status latsol_invert_multimass(struct latsol_context *ctx,
  * `latsol_invert` would (full fields of V*24 reals in `param`'s order,
  * basis and host precision), in one call: on the GPU the next source
  * crosses the bus while the current one is solved, and every solution is
- * written when all are solved.
+ * written when all are solved. With `param->sources_per_block` other than
+ * 1 the sources are solved together in blocks of that many (0: all in
+ * one) by a block solver: block BiCGstab with QR (block CG where `solver`
+ * is CG or `solve_type` a normal one), fewer operator applications for
+ * the same solutions; `results[k].iterations` then counts the block's
+ * iterations (each of `sources_per_block` operator applications), and a
+ * block that breaks down (dependent sources) is solved one source at a
+ * time.
  *
  * - `solutions`, `sources`: `num_sources` (at least 1) pointers each; no
  *   solution array may overlap another or any source (sources may repeat).

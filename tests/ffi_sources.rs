@@ -270,3 +270,43 @@ fn errors_leave_every_array_as_it_was() {
     );
     untouched(&xs, &rs);
 }
+
+#[test]
+fn sources_in_blocks_through_the_c_face() {
+    let s = Setup::new(53);
+    let bs = sources(&s, 4);
+    let mut p = invert_param();
+    for per_block in [0, 2] {
+        p.sources_per_block = per_block;
+        p.block_memory_saving = i32::from(per_block == 2);
+        let mut xs = vec![vec![0.0; s.v * 24]; 4];
+        let mut rs = vec![latsol_invert_result_default(); 4];
+        ok(invert_sources(
+            &s,
+            ptr::null_mut(),
+            &p,
+            &mut xs,
+            &bs,
+            &mut rs,
+        ));
+        for (k, b) in bs.iter().enumerate() {
+            assert_eq!(rs[k].converged, 1, "block of {per_block}, source {k}");
+            assert!(residual(&s, &p, &xs[k], b) <= 1.01 * p.tol);
+        }
+    }
+    // A negative block size is refused, every array as it was.
+    p.sources_per_block = -1;
+    let mut xs = vec![vec![7.0; s.v * 24]; 4];
+    let mut rs = vec![latsol_invert_result_default(); 4];
+    let status = invert_sources(&s, ptr::null_mut(), &p, &mut xs, &bs, &mut rs);
+    assert_eq!(status, LATSOL_ERROR_INVALID_ARGUMENT);
+    assert!(last_error().contains("sources_per_block"), "{}", last_error());
+    assert!(xs.iter().all(|x| x.iter().all(|&v| v == 7.0)));
+    // A caller built before the block fields (its struct ends at
+    // cg_stabilised) gets one source at a time.
+    let mut old = invert_param();
+    old.struct_size = std::mem::offset_of!(latsol_invert_param, sources_per_block);
+    ok(invert_sources(&s, ptr::null_mut(), &old, &mut xs, &bs, &mut rs));
+    let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
+    assert!(same_bits(&xs[1], &x));
+}

@@ -25,10 +25,10 @@
 ! u(18, 4, V) (row-major 3x3 complex links, the 4 directions of a site
 ! together), a spinor real(c_double) :: psi(24, V) in DIRAC order.
 module latsol
-  use, intrinsic :: iso_c_binding, only: c_int32_t, c_size_t, c_double, c_char, &
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_size_t, c_double, c_char, &
        c_ptr, c_funptr, c_associated, c_f_pointer
   implicit none
-  private :: c_int32_t, c_size_t, c_double, c_char, c_ptr, c_funptr, &
+  private :: c_int32_t, c_int64_t, c_size_t, c_double, c_char, c_ptr, c_funptr, &
        c_associated, c_f_pointer
 
   ! ---- enumerations (the #define LATSOL_* of latsol.h) -------------------
@@ -245,6 +245,8 @@ module latsol
     integer(c_int32_t) :: mixed               ! LATSOL_MIXED_*
     real(c_double) :: tol_inner
     integer(c_int32_t) :: cg_stabilised
+    integer(c_int64_t) :: sources_per_block   ! latsol_invert_sources: 1 each alone, 0 all in one block
+    integer(c_int32_t) :: block_memory_saving ! 1: block BiCGstab's memory-saving form
   end type latsol_invert_param
 
   ! How a clover field is given and stored.

@@ -117,7 +117,8 @@ impl Context {
             let (lat, subset) = self.inner.agree(self.check_form(fields, params, form))?;
             let inner = &self.inner;
             let room = with_backend!(inner, fields, |b, _f, _fs| {
-                match check_room(b, &lat, subset, params.precision, sources) {
+                let block = block_len(params, sources);
+                match check_room(b, &lat, subset, params.precision, sources, block) {
                     Ok(()) => Ok(true),
                     Err(Error::OutOfMemory(_)) => Ok(false),
                     Err(e) => Err(e),
@@ -162,32 +163,86 @@ impl Context {
             let out_s;
             let results = with_backend!(inner, fields, |b, f, fs| {
                 // Room on every rank, or the call fails on all.
-                inner.agree(check_room(b, &lat, subset, params.precision, sources.len()))?;
+                let block = block_len(params, sources.len());
+                inner.agree(check_room(b, &lat, subset, params.precision, sources.len(), block))?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
                 let mut solved = Vec::with_capacity(sources.len());
-                b.import_each(
-                    sources,
-                    order,
-                    basis,
-                    &mut || b.alloc_spinor(&lat, subset, prec),
-                    &mut |k, src, scale| {
-                        let mut x = b.alloc_spinor(&lat, subset, prec)?;
-                        if params.use_initial_guess {
-                            let guess = HostReals::from(&solutions[k]);
-                            b.import_spinor(&mut x, guess, order, basis, Some(scale))
-                                .map_err(|e| {
-                                    name_field(e, &format!("solutions[{k}] (initial guess)"))
-                                })?;
-                        }
+                // A guess for source k, in its source's scale.
+                let guess = |k: usize, scale: i32| {
+                    let mut x = b.alloc_spinor(&lat, subset, prec)?;
+                    if params.use_initial_guess {
+                        let guess = HostReals::from(&solutions[k]);
+                        b.import_spinor(&mut x, guess, order, basis, Some(scale))
+                            .map_err(|e| name_field(e, &format!("solutions[{k}] (initial guess)")))?;
+                    }
+                    Ok::<_, Error>(x)
+                };
+                let block = block_len(params, sources.len());
+                if block > 1 {
+                    // Every source imported, then solved in blocks.
+                    let mut imported = Vec::with_capacity(sources.len());
+                    b.import_each(
+                        sources,
+                        order,
+                        basis,
+                        &mut || b.alloc_spinor(&lat, subset, prec),
+                        &mut |_, src, scale| {
+                            imported.push((src, scale));
+                            Ok(())
+                        },
+                    )?;
+                    let (mut srcs, mut xs, mut scales) = (Vec::new(), Vec::new(), Vec::new());
+                    for (k, (mut src, scale)) in imported.into_iter().enumerate() {
+                        let mut x = guess(k, scale)?;
+                        form_in(b, params, form, &mut src, &mut x)?;
+                        srcs.push(src);
+                        xs.push(x);
+                        scales.push(scale);
+                    }
+                    let variant = if params.block_memory_saving {
+                        crate::solver::block_bicgstab::Variant::MemorySaving
+                    } else {
+                        crate::solver::block_bicgstab::Variant::Standard
+                    };
+                    let mut results = Vec::with_capacity(srcs.len());
+                    for (src, x) in srcs.chunks(block).zip(xs.chunks_mut(block)) {
                         let t = std::time::Instant::now();
-                        let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                        results.extend(dispatch::invert_block_on_device(
+                            b,
+                            f,
+                            fs,
+                            params,
+                            form.preconditioned,
+                            variant,
+                            src,
+                            x,
+                            &monitor,
+                        )?);
                         solving += t.elapsed().as_secs_f64();
+                    }
+                    for ((r, mut x), scale) in results.into_iter().zip(xs).zip(scales) {
+                        form_out(b, params, form, &mut x)?;
                         self.log_solve(params, &r);
                         solved.push((r, x, scale));
-                        Ok(())
-                    },
-                )?;
+                    }
+                } else {
+                    b.import_each(
+                        sources,
+                        order,
+                        basis,
+                        &mut || b.alloc_spinor(&lat, subset, prec),
+                        &mut |k, src, scale| {
+                            let x = guess(k, scale)?;
+                            let t = std::time::Instant::now();
+                            let (r, x) = solve_imported(b, f, fs, params, form, src, x, &monitor)?;
+                            solving += t.elapsed().as_secs_f64();
+                            self.log_solve(params, &r);
+                            solved.push((r, x, scale));
+                            Ok(())
+                        },
+                    )?;
+                }
                 let out = std::time::Instant::now();
                 // Every solution checked before any is written (on every rank).
                 let checked = solved.iter().zip(&solutions).enumerate().try_for_each(
@@ -353,6 +408,12 @@ pub(super) fn import_source<B: Backend>(
 /// of the lattice in the precise precision: an upper bound).
 const SOLVE_WORKING_FIELDS: usize = 24;
 
+/// Fields a block solve holds per source of the block besides its source
+/// and solution (block BiCGstab's blocks R, R̃, P, V, T, Z, the precise
+/// residual, the partial solution, the Schur sources and the iterated
+/// solutions: an upper bound, counted as full precise fields).
+const BLOCK_WORKING_FIELDS: usize = 12;
+
 /// `invert_sources` keeps every solution on the backend: refused before
 /// any solve, as out of memory, when they and a solve's working fields
 /// cannot fit in what the backend says is free (QUDA's interface then
@@ -363,16 +424,23 @@ fn check_room<B: Backend>(
     subset: Subset,
     precision: crate::precision::Precision,
     sources: usize,
+    block: usize,
 ) -> Result<()> {
     let Some(free) = b.memory_available() else {
         return Ok(());
     };
     let field = |sites: usize| sites * (24 * precision.bytes_per_real() + 4);
-    let need = sources * field(lat.sites(subset)) + SOLVE_WORKING_FIELDS * field(lat.volume());
+    let working = if block > 1 {
+        block * BLOCK_WORKING_FIELDS
+    } else {
+        SOLVE_WORKING_FIELDS
+    };
+    let need = sources * field(lat.sites(subset)) + working * field(lat.volume());
     if need > free {
         return Err(Error::OutOfMemory(format!(
-            "{sources} solutions kept on the backend with a solve's working fields need about \
-             {need} bytes, {free} are free: solve fewer sources per call"
+            "{sources} solutions kept on the backend with a solve's working fields (blocks of \
+             {block}) need about {need} bytes, {free} are free: solve fewer sources per call, or \
+             in smaller blocks"
         )));
     }
     Ok(())
@@ -439,31 +507,62 @@ fn solve_imported<B: Backend>(
     mut x: B::Spinor,
     monitor: &dyn crate::solver::Monitor,
 ) -> Result<(InvertResult, B::Spinor)> {
-    if form.source_factor != 1.0 {
-        b.ax(form.source_factor, &mut src)?;
-    }
-    let mut g5 = if form.dagger {
-        let mut t = b.alloc_spinor(src.lattice(), src.subset(), params.precision)?;
-        b.gamma5(&mut t, &src)?;
-        std::mem::swap(&mut t, &mut src);
-        if params.use_initial_guess {
-            b.gamma5(&mut t, &x)?;
-            std::mem::swap(&mut t, &mut x);
-        }
-        Some(t)
-    } else {
-        None
-    };
+    form_in(b, params, form, &mut src, &mut x)?;
     let r = if form.preconditioned {
         dispatch::invert_preconditioned_on_device(b, f, fs, params, &src, &mut x, monitor)?
     } else {
         dispatch::invert_on_device(b, f, fs, params, &src, &mut x, monitor)?
     };
-    if let Some(t) = g5.as_mut() {
-        b.gamma5(t, &x)?;
-        std::mem::swap(t, &mut x);
-    }
+    form_out(b, params, form, &mut x)?;
     Ok((r, x))
+}
+
+/// The source (and guess) of `form`'s system from the caller's: the
+/// source scaled, and for the adjoint system γ5 on both.
+fn form_in<B: Backend>(
+    b: &B,
+    params: &InvertParams,
+    form: &SystemForm,
+    src: &mut B::Spinor,
+    x: &mut B::Spinor,
+) -> Result<()> {
+    if form.source_factor != 1.0 {
+        b.ax(form.source_factor, src)?;
+    }
+    if form.dagger {
+        let mut t = b.alloc_spinor(src.lattice(), src.subset(), params.precision)?;
+        b.gamma5(&mut t, src)?;
+        std::mem::swap(&mut t, src);
+        if params.use_initial_guess {
+            b.gamma5(&mut t, x)?;
+            std::mem::swap(&mut t, x);
+        }
+    }
+    Ok(())
+}
+
+/// The caller's solution from the system's: γ5 back for the adjoint one.
+fn form_out<B: Backend>(
+    b: &B,
+    params: &InvertParams,
+    form: &SystemForm,
+    x: &mut B::Spinor,
+) -> Result<()> {
+    if form.dagger {
+        let mut t = b.alloc_spinor(x.lattice(), x.subset(), params.precision)?;
+        b.gamma5(&mut t, x)?;
+        std::mem::swap(&mut t, x);
+    }
+    Ok(())
+}
+
+/// How many sources a block solve of `invert_sources` takes
+/// (`sources_per_block`: 0 all of them), at most all.
+fn block_len(params: &InvertParams, sources: usize) -> usize {
+    match params.sources_per_block {
+        0 => sources,
+        l => l.min(sources),
+    }
 }
 
 /// An error of source k's solve in `invert_each`, naming the source.

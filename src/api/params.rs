@@ -316,6 +316,15 @@ pub struct InvertParams {
     pub use_initial_guess: bool,
     /// Log a progress line every this many iterations (verbose level).
     pub progress_every: usize,
+    /// Sources of a multi-source solve (`Context::invert_sources`) solved
+    /// together by a block solver (seed 002: block BiCGstab with QR, or
+    /// block CG where `solver` is CG or the solve type is a normal one):
+    /// 1 (the default) solves them one after another, L > 1 in blocks of
+    /// L, 0 all in one block.
+    pub sources_per_block: usize,
+    /// Block BiCGstab's memory-saving form (seed 002 Algorithm 2.2: one
+    /// block of fields fewer, the same iterates).
+    pub block_memory_saving: bool,
 }
 
 impl Default for InvertParams {
@@ -341,6 +350,8 @@ impl Default for InvertParams {
             gamma_basis: GammaBasis::DegrandRossi,
             use_initial_guess: false,
             progress_every: 10,
+            sources_per_block: 1,
+            block_memory_saving: false,
         }
     }
 }

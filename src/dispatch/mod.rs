@@ -4,12 +4,14 @@
 //! systems of `multishift` and the several masses of `multimass`), on the
 //! systems of `system`.
 
+mod block;
 pub mod multimass;
 pub mod multishift;
 pub mod staggered;
 mod system;
 mod wilson;
 
+pub(crate) use block::invert_block_on_device;
 pub(crate) use system::prepare;
 pub use system::{matpc_parity, matpc_symmetric};
 pub use wilson::{apply, apply_subset, invert};

@@ -81,11 +81,21 @@ pub struct latsol_invert_param {
     /// 1 (default): mixed-precision CG with the stabilisations of reliable
     /// updates; 0: plain reliable-update CG.
     pub cg_stabilised: i32,
+    /// `latsol_invert_sources`: how many sources are solved together by a
+    /// block solver (block BiCGstab with QR, or block CG where `solver` is
+    /// CG or `solve_type` a normal one): 1 (default) one after another,
+    /// L > 1 in blocks of L, 0 all in one block; >= 0. (Added after the
+    /// first version of the struct: a caller's older, shorter struct gets
+    /// the default.)
+    pub sources_per_block: i64,
+    /// 1: block BiCGstab's memory-saving form (one block of fields fewer,
+    /// the same iterates); 0 (default).
+    pub block_memory_saving: i32,
 }
 
 unsafe impl Versioned for latsol_invert_param {
     const NAME: &'static str = "latsol_invert_param";
-    const V1_SIZE: usize = size_of::<latsol_invert_param>();
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_invert_param, sources_per_block);
     fn defaults() -> Self {
         let d = InvertParams::default();
         latsol_invert_param {
@@ -110,6 +120,8 @@ unsafe impl Versioned for latsol_invert_param {
             mixed: MIXED_SCHEME.encode(d.mixed),
             tol_inner: d.tol_inner,
             cg_stabilised: i32::from(d.cg_stabilised),
+            sources_per_block: d.sources_per_block as i64,
+            block_memory_saving: i32::from(d.block_memory_saving),
         }
     }
 }
@@ -149,6 +161,13 @@ impl latsol_invert_param {
             gamma_basis: GAMMA_BASIS.decode(self.gamma_basis, "param->gamma_basis")?,
             use_initial_guess: flag(self.use_initial_guess, "param->use_initial_guess")?,
             progress_every: count(self.progress_every, "param->progress_every")?,
+            sources_per_block: usize::try_from(self.sources_per_block).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "param->sources_per_block = {}: must be >= 0",
+                    self.sources_per_block
+                ))
+            })?,
+            block_memory_saving: flag(self.block_memory_saving, "param->block_memory_saving")?,
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))
@@ -249,6 +268,8 @@ pub extern "C" fn latsol_invert_param_default() -> latsol_invert_param {
             mixed: 0,
             tol_inner: 0.0,
             cg_stabilised: 0,
+            sources_per_block: 0,
+            block_memory_saving: 0,
         },
         latsol_invert_param::defaults,
     )

@@ -21,7 +21,14 @@ use crate::layout::{HostReals, HostRealsMut};
 /// `latsol_invert` would (full fields of V*24 reals in `param`'s order,
 /// basis and host precision), in one call: on the GPU the next source
 /// crosses the bus while the current one is solved, and every solution is
-/// written when all are solved.
+/// written when all are solved. With `param->sources_per_block` other than
+/// 1 the sources are solved together in blocks of that many (0: all in
+/// one) by a block solver: block BiCGstab with QR (block CG where `solver`
+/// is CG or `solve_type` a normal one), fewer operator applications for
+/// the same solutions; `results[k].iterations` then counts the block's
+/// iterations (each of `sources_per_block` operator applications), and a
+/// block that breaks down (dependent sources) is solved one source at a
+/// time.
 ///
 /// - `solutions`, `sources`: `num_sources` (at least 1) pointers each; no
 ///   solution array may overlap another or any source (sources may repeat).

@@ -180,6 +180,7 @@ impl Header {
         match base {
             "size_t" => "integer(c_size_t)".into(),
             "int32_t" => "integer(c_int32_t)".into(),
+            "int64_t" => "integer(c_int64_t)".into(),
             "double" => "real(c_double)".into(),
             "float" => "real(c_float)".into(),
             t if self.int_typedefs.iter().any(|n| n == t) => "integer(c_int32_t)".into(),
