@@ -52,6 +52,9 @@ fn help_lists_every_option_and_version_names_the_tool() {
         "--verbose",
         "--quiet",
         "--version",
+        "--sources",
+        "--block",
+        "--block-memory-saving",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
@@ -190,4 +193,39 @@ fn the_main_job_solves_on_nersc_and_ildg_files_of_the_heatbath() {
             "{stdout}"
         );
     }
+}
+
+#[test]
+fn the_twelve_components_of_a_point_source_in_one_block() {
+    let common = [
+        "--backend",
+        "cpu",
+        "--dims",
+        "4,4,4,4",
+        "--kappa",
+        "0.12",
+        "--csw",
+        "1.0",
+        "--tol",
+        "1e-10",
+        "-q",
+        "--sources",
+        "12",
+    ];
+    let mut counts = Vec::new();
+    for block in ["1", "0"] {
+        let args: Vec<&str> = common.iter().copied().chain(["--block", block]).collect();
+        let (ok, out, err) = solve(&args);
+        assert!(ok, "--block {block}: {out}{err}");
+        assert!(out.contains("converged") && !out.contains("NOT"), "{out}");
+        let applications: usize = out
+            .split("operator applications ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {out}"));
+        counts.push(applications);
+    }
+    // One block of 12 needs fewer operator applications (seed 002 Table 1).
+    assert!(counts[1] < counts[0], "{counts:?}");
 }

@@ -300,13 +300,24 @@ fn sources_in_blocks_through_the_c_face() {
     let mut rs = vec![latsol_invert_result_default(); 4];
     let status = invert_sources(&s, ptr::null_mut(), &p, &mut xs, &bs, &mut rs);
     assert_eq!(status, LATSOL_ERROR_INVALID_ARGUMENT);
-    assert!(last_error().contains("sources_per_block"), "{}", last_error());
+    assert!(
+        last_error().contains("sources_per_block"),
+        "{}",
+        last_error()
+    );
     assert!(xs.iter().all(|x| x.iter().all(|&v| v == 7.0)));
     // A caller built before the block fields (its struct ends at
     // cg_stabilised) gets one source at a time.
     let mut old = invert_param();
     old.struct_size = std::mem::offset_of!(latsol_invert_param, sources_per_block);
-    ok(invert_sources(&s, ptr::null_mut(), &old, &mut xs, &bs, &mut rs));
+    ok(invert_sources(
+        &s,
+        ptr::null_mut(),
+        &old,
+        &mut xs,
+        &bs,
+        &mut rs,
+    ));
     let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
     assert!(same_bits(&xs[1], &x));
 }

@@ -419,6 +419,26 @@ fn every_solution_type_solves_the_callers_system() {
         );
         assert_eq!(xs, single, "{c:?}");
         assert!(ip.true_res[..3].iter().all(|&r| r > 0.0 && r <= TOL));
+
+        // latsol's block solvers (LATSOL_SOURCES_PER_BLOCK; this file's
+        // only test, so no other reads the variable meanwhile): each
+        // solution meets the tolerance on the caller's system.
+        std::env::set_var("LATSOL_SOURCES_PER_BLOCK", "0");
+        let mut xs = vec![vec![0.0; n]; 3];
+        let mut px: Vec<*mut c_void> = xs
+            .iter_mut()
+            .map(|x| x.as_mut_ptr() as *mut c_void)
+            .collect();
+        let mut ip = param(&c);
+        ip.num_src = 3;
+        unsafe { invertMultiSrcQuda(px.as_mut_ptr(), pb.as_mut_ptr(), &mut ip) };
+        std::env::remove_var("LATSOL_SOURCES_PER_BLOCK");
+        assert_eq!(unsafe { latsol_quda_last_status() }, 0, "blocks {c:?}");
+        for (i, (x, b)) in xs.iter().zip(&bs).enumerate() {
+            assert!(ip.true_res[i] <= TOL, "blocks {c:?}: {i}");
+            let r = residual(&c, x, b);
+            assert!(r <= 1.01 * TOL, "blocks {c:?}: source {i}: {r:e}");
+        }
     }
     unsafe { endQuda() };
 }

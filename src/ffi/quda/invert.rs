@@ -21,7 +21,7 @@ use super::wilson::{
     check_solve, dagger_of, gamma5_host, invert_params, negate_odd_block, operator_fields,
     read_scaled, share_memory, system_form, write_scaled, Solution,
 };
-use crate::api::SolveType;
+use crate::api::{InvertParams, SolveType};
 use crate::error::{Error, Result};
 
 /// `invertQuda(h_x, h_b, param)`: solves the caller's system for one
@@ -447,6 +447,22 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
     })
 }
 
+/// latsol's block solvers for `invertMultiSrcQuda` (QUDA 9521952 has no
+/// field for them): `LATSOL_SOURCES_PER_BLOCK=L` solves the sources in
+/// blocks of L (0: all in one block) by block BiCGstab with QR, or block
+/// CG for the CG inverter (`InvertParams::sources_per_block`); unset or 1,
+/// one after another as QUDA does.
+fn sources_per_block() -> Result<usize> {
+    match std::env::var("LATSOL_SOURCES_PER_BLOCK") {
+        Err(_) => Ok(1),
+        Ok(v) => v.trim().parse().map_err(|_| {
+            Error::InvalidArgument(format!(
+                "LATSOL_SOURCES_PER_BLOCK = '{v}': a number of sources >= 0 (0: all in one block)"
+            ))
+        }),
+    }
+}
+
 /// The bytes of one host vector of `p`'s system: the loaded lattice's
 /// sites (one parity for the MATPC solutions), 24 reals a site (6
 /// staggered), in `cpu_prec`.
@@ -512,6 +528,10 @@ unsafe fn invert_sources(
         return Ok(false);
     }
     let (ip, double) = invert_params(p, true)?;
+    let ip = InvertParams {
+        sources_per_block: sources_per_block()?,
+        ..ip
+    };
     let solution = Solution::of(p.solution_type)?;
     // A negative κ: the sources in turn (`invert` applies ε).
     if !matches!(solution, Solution::Mat | Solution::MatPc) || ip.kappa < 0.0 {
