@@ -378,12 +378,14 @@ __device__ __forceinline__ void hops_with_words(const DslashParams &P, int cb, i
 /// (src/backend/cuda/host_gauge.rs, `import_gauge_impl`), and a kernel
 /// placed early starts only after that kernel's own wait, when every kernel
 /// before it has finished.
+/// `block`: the block's place among the blocks of one right-hand side
+/// (blockIdx.x, but for the several right-hand sides of `wilson_dslash_rhs`).
 template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover = 0, typename C = float,
           int links_first = 0>
-__device__ __forceinline__ void wilson_dslash(const DslashParams &P) {
+__device__ __forceinline__ void wilson_dslash(const DslashParams &P, int block) {
   typedef typename SpinorSoA<S>::F F;
   static_assert(same_type<F, typename LinkElem<Lk>::F>::value, "links and spinors must share the arithmetic");
-  const int cb = blockIdx.x * blockDim.x + threadIdx.x;
+  const int cb = block * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   static_assert(links_first >= 0 && links_first <= 4, "the four forward links at most");
   typedef GaugeSoA<Lk, R> G;
@@ -621,7 +623,7 @@ __device__ __forceinline__ void wilson_dslash_edges(const EdgeParams &E) {
 #define LATSOL_DSLASH_WIDE(name, S, L, R, dagger, xpay)                                 \
   extern "C" __global__ void __launch_bounds__(LATSOL_WIDE_BOUNDS) name(const DslashParams P) { \
     kernel_entry_after_links<L, R, LATSOL_LINKS_FIRST_OF(R) == 0>(P, blockIdx.x * blockDim.x, blockDim.x); \
-    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P);                           \
+    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P, blockIdx.x);               \
   }
 #define LATSOL_DSLASH_WIDE_FORMS(prefix, S, L, R) LATSOL_FOUR_FORMS(LATSOL_DSLASH_WIDE, prefix, _wide, S, L, R)
 
@@ -673,7 +675,7 @@ __device__ __forceinline__ void wilson_dslash_edges(const EdgeParams &E) {
 #define LATSOL_DSLASH(name, S, L, R, dagger, xpay) \
   extern "C" __global__ void LATSOL_BOUNDS_OF(R) name(const DslashParams P) { \
     kernel_entry_after_links<L, R, LATSOL_LINKS_FIRST_OF(R) == 0>(P, blockIdx.x * blockDim.x, blockDim.x); \
-    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P);                           \
+    wilson_dslash<S, L, R, dagger, xpay, 0, float, LATSOL_LINKS_FIRST_OF(R)>(P, blockIdx.x);               \
   }
 
 // Each wilson_dslash_<precision>.cu instantiates every form and
@@ -690,7 +692,7 @@ __device__ __forceinline__ void wilson_dslash_edges(const EdgeParams &E) {
 // _inv (A⁻¹ on the hopping term), _inv_xpay (… + x), _dir (A on x, + a D in),
 // each also with _dag. wilson_clover_<format>.cu instantiates them.
 #define LATSOL_CLOVER_DSLASH(name, S, L, R, dagger, xpay, form, C) \
-  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { kernel_entry(); wilson_dslash<S, L, R, dagger, xpay, form, C>(P); }
+  extern "C" __global__ void LATSOL_BOUNDS name(const DslashParams P) { kernel_entry(); wilson_dslash<S, L, R, dagger, xpay, form, C>(P, blockIdx.x); }
 #define LATSOL_CLOVER_FORMS(prefix, S, L, R, C)                    \
   LATSOL_CLOVER_DSLASH(prefix##_inv, S, L, R, false, false, 1, C)      \
   LATSOL_CLOVER_DSLASH(prefix##_dag_inv, S, L, R, true, false, 1, C)   \
@@ -701,3 +703,78 @@ __device__ __forceinline__ void wilson_dslash_edges(const EdgeParams &E) {
 // The site-local clover kernel of a format.
 #define LATSOL_CLOVER_SITE(name, S, C) \
   extern "C" __global__ void name(const CloverParams P) { kernel_entry(); clover_site<S, C>(P); }
+
+// ---- several right-hand sides in one launch (issue 37, seed 002 §2.1) ----
+//
+// The same hopping term for up to LATSOL_MAX_RHS fields on the same links
+// (and clover term): the kernel arguments carry each right-hand side's
+// output, input and xpay blocks, and the grid is the one-field grid times
+// the count, right-hand side fastest. Consecutive blocks are then the same
+// sites of different fields, in flight together: the links (and clover
+// blocks) come from memory once and from L2 for the others, while each
+// field's spinors cost what they cost alone. Each field's numbers are those
+// of the one-field kernel (the same code on the same values).
+#define LATSOL_MAX_RHS 16
+#define LATSOL_RHS_BLOCK 128
+struct DslashRhsParams {
+  DslashParams P;
+  u64 out[LATSOL_MAX_RHS];
+  u64 in[LATSOL_MAX_RHS];
+  u64 x[LATSOL_MAX_RHS];
+  int count;
+  int group;  // 0: right-hand side fastest; g: g blocks of sites of each field in turn
+};
+static_assert(sizeof(DslashRhsParams) == 144 + 3 * 8 * LATSOL_MAX_RHS + 8,
+              "DslashRhsParams layout changed: update hopping_params.rs");
+
+template <typename S, typename Lk, int R, bool dagger, bool xpay, int clover, typename C>
+__device__ __forceinline__ void wilson_dslash_rhs(const DslashRhsParams &M) {
+  int r, block;
+  if (M.group == 0) {
+    r = blockIdx.x % M.count;
+    block = blockIdx.x / M.count;
+  } else {
+    // Groups of `group` site blocks, each group's blocks for every field in turn.
+    const int span = M.count * M.group, in_group = blockIdx.x % span;
+    r = in_group / M.group;
+    block = (blockIdx.x / span) * M.group + in_group % M.group;
+  }
+  DslashParams P = M.P;
+  P.out = M.out[r];
+  P.in = M.in[r];
+  P.x = M.x[r];
+  wilson_dslash<S, Lk, R, dagger, xpay, clover, C>(P, block);
+}
+// A format may cap the several-field kernels' registers per reconstruct
+// (LATSOL_RHS_MIN_BLOCKS_18, _12, _8: resident blocks of LATSOL_RHS_BLOCK
+// an SM, defined before this header), as its one-field kernels are capped.
+#ifndef LATSOL_RHS_MIN_BLOCKS_18
+#define LATSOL_RHS_MIN_BLOCKS_18 1
+#endif
+#ifndef LATSOL_RHS_MIN_BLOCKS_12
+#define LATSOL_RHS_MIN_BLOCKS_12 1
+#endif
+#ifndef LATSOL_RHS_MIN_BLOCKS_8
+#define LATSOL_RHS_MIN_BLOCKS_8 1
+#endif
+#define LATSOL_RHS_MIN_BLOCKS_OF(R) LATSOL_RHS_MIN_BLOCKS_##R
+#define LATSOL_RHS_KERNEL(name, S, L, R, dagger, xpay, form, C)                                       \
+  extern "C" __global__ void __launch_bounds__(LATSOL_RHS_BLOCK, LATSOL_RHS_MIN_BLOCKS_OF(R))      \
+      name(const DslashRhsParams M) {                                                               \
+    kernel_entry();                                                                                 \
+    wilson_dslash_rhs<S, L, R, dagger, xpay, form, C>(M);                                           \
+  }
+/// The several-field forms of one storage format and reconstruct
+/// (kernels/wilson_rhs_<format>.cu): the hopping term's four and the clover
+/// forms' six, named as the one-field kernels + "_rhs".
+#define LATSOL_RHS_FORMS(dslash, clover, S, L, R, C)                                  \
+  LATSOL_RHS_KERNEL(dslash##_rhs, S, L, R, false, false, 0, float)                     \
+  LATSOL_RHS_KERNEL(dslash##_dag_rhs, S, L, R, true, false, 0, float)                  \
+  LATSOL_RHS_KERNEL(dslash##_xpay_rhs, S, L, R, false, true, 0, float)                 \
+  LATSOL_RHS_KERNEL(dslash##_dag_xpay_rhs, S, L, R, true, true, 0, float)              \
+  LATSOL_RHS_KERNEL(clover##_inv_rhs, S, L, R, false, false, 1, C)                     \
+  LATSOL_RHS_KERNEL(clover##_dag_inv_rhs, S, L, R, true, false, 1, C)                  \
+  LATSOL_RHS_KERNEL(clover##_inv_xpay_rhs, S, L, R, false, true, 1, C)                 \
+  LATSOL_RHS_KERNEL(clover##_dag_inv_xpay_rhs, S, L, R, true, true, 1, C)              \
+  LATSOL_RHS_KERNEL(clover##_dir_rhs, S, L, R, false, true, 2, C)                      \
+  LATSOL_RHS_KERNEL(clover##_dag_dir_rhs, S, L, R, true, true, 2, C)

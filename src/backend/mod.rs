@@ -177,6 +177,13 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// As `prepare`, for the several-field hopping terms a block solve of
+    /// several sources launches (`wilson_dslash_block`,
+    /// `wilson_clover_dslash_block`) on links of `formats`.
+    fn prepare_block(&self, _formats: &[(Precision, Reconstruct)]) -> Result<()> {
+        Ok(())
+    }
+
     /// Frees the memory kept for the next solves (the buffers of freed
     /// fields, which a backend may keep to serve later fields of their
     /// shape without allocating). Nothing to free on the CPU.
@@ -495,6 +502,56 @@ pub trait Backend: Send + Sync {
         x: Option<&Self::Spinor>,
     ) -> Result<()>;
 
+    /// `wilson_dslash` for several fields on the same links (`inp[k]` into
+    /// `out[k]`, with `x[k]`): one pass over the links for all where the
+    /// backend has such a kernel (seed 002 §2.1), else one call each.
+    #[allow(clippy::too_many_arguments)]
+    fn wilson_dslash_block(
+        &self,
+        out: &mut [Self::Spinor],
+        parity: Parity,
+        gauge: &Self::Gauge,
+        inp: &[&Self::Spinor],
+        dagger: bool,
+        a: f64,
+        x: Option<&[&Self::Spinor]>,
+    ) -> Result<()> {
+        check_block_fields(
+            "wilson_dslash_block",
+            out.len(),
+            inp.len(),
+            x.map(|x| x.len()),
+        )?;
+        for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+            self.wilson_dslash(o, parity, gauge, i, dagger, a, x.map(|x| x[k]))?;
+        }
+        Ok(())
+    }
+
+    /// `wilson_clover_dslash` for several fields on the same links and
+    /// clover term, as `wilson_dslash_block`.
+    #[allow(clippy::too_many_arguments)]
+    fn wilson_clover_dslash_block(
+        &self,
+        out: &mut [Self::Spinor],
+        parity: Parity,
+        gauge: &Self::Gauge,
+        clover: &Self::Clover,
+        inp: &[&Self::Spinor],
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&[&Self::Spinor]>,
+    ) -> Result<()> {
+        let what = "wilson_clover_dslash_block";
+        check_block_fields(what, out.len(), inp.len(), x.map(|x| x.len()))?;
+        for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+            let xk = x.map(|x| x[k]);
+            self.wilson_clover_dslash(o, parity, gauge, clover, i, dagger, a, form, xk)?;
+        }
+        Ok(())
+    }
+
     /// The clover field of a caller's links with coefficient `c` (= κ c_SW,
     /// `clover::compute`) and its inverse, computed and stored for spinors
     /// of each of `precisions` by the backend itself, as `upload_clover`
@@ -633,6 +690,22 @@ pub trait Backend: Send + Sync {
     fn memory_available(&self) -> Option<usize> {
         None
     }
+}
+
+/// A block hopping term's fields: as many outputs as inputs (and xpay
+/// fields, where given).
+pub(crate) fn check_block_fields(
+    what: &str,
+    out: usize,
+    inp: usize,
+    x: Option<usize>,
+) -> Result<()> {
+    if out != inp || x.is_some_and(|x| x != inp) {
+        return Err(crate::error::Error::Internal(format!(
+            "{what}: {out} outputs, {inp} inputs and {x:?} xpay fields"
+        )));
+    }
+    Ok(())
 }
 
 /// The precision rules of `Backend::axpy_many`, shared by the backends:

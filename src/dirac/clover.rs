@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use super::operator::grow_block;
 use super::wilson::{AXPY_FLOPS_PER_SITE, DSLASH_FLOPS_PER_SITE};
 use super::DiracOperator;
 use crate::backend::{Backend, CloverForm, GaugeStorage};
@@ -67,6 +68,19 @@ impl<B: Backend> DiracOperator<B> for CloverFull<'_, B> {
         }
         Ok(())
     }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        let (b, g, c, k) = (self.backend, self.gauge, self.clover, -self.kappa);
+        let form = CloverForm::DirectOnX;
+        for p in [Parity::Even, Parity::Odd] {
+            b.wilson_clover_dslash_block(out, p, g, c, inp, dagger, k, form, Some(inp))?;
+        }
+        Ok(())
+    }
     fn subset(&self) -> Subset {
         Subset::Full
     }
@@ -99,6 +113,10 @@ pub struct CloverEvenOdd<'a, B: Backend> {
     tmp: B::Spinor,
     /// `A⁻¹_pp ψ`, the first step of the symmetric form's adjoint.
     tmp_p: Option<B::Spinor>,
+    /// The intermediates of a block application: on the other parity, and
+    /// on this one (the symmetric form's adjoint).
+    tmp_block: Vec<B::Spinor>,
+    tmp_p_block: Vec<B::Spinor>,
 }
 
 impl<'a, B: Backend> CloverEvenOdd<'a, B> {
@@ -128,6 +146,8 @@ impl<'a, B: Backend> CloverEvenOdd<'a, B> {
             precision,
             tmp,
             tmp_p,
+            tmp_block: Vec::new(),
+            tmp_p_block: Vec::new(),
         })
     }
 }
@@ -166,6 +186,41 @@ impl<B: Backend> DiracOperator<B> for CloverEvenOdd<'_, B> {
                 )
             }
         }
+    }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        let (p, q) = (self.parity, self.parity.other());
+        let (b, g, c) = (self.backend, self.gauge, self.clover);
+        let (lat, n, prec) = (g.lattice(), inp.len(), self.precision);
+        let k2 = self.kappa * self.kappa;
+        let inv = CloverForm::InverseOnHopping;
+        grow_block(b, &mut self.tmp_block, n, lat, Subset::Single(q), prec)?;
+        let tmp = &mut self.tmp_block[..n];
+        if self.symmetric && dagger {
+            // 1 − κ² D†_pq A⁻¹_qq D†_qp A⁻¹_pp, as `apply`.
+            grow_block(b, &mut self.tmp_p_block, n, lat, Subset::Single(p), prec)?;
+            let tmp_p = &mut self.tmp_p_block[..n];
+            for (t, i) in tmp_p.iter_mut().zip(inp) {
+                b.clover(t, p, c, i, true)?;
+            }
+            let first: Vec<&B::Spinor> = tmp_p.iter().collect();
+            b.wilson_clover_dslash_block(tmp, q, g, c, &first, true, 1.0, inv, None)?;
+            let mid: Vec<&B::Spinor> = tmp.iter().collect();
+            return b.wilson_dslash_block(out, p, g, &mid, true, -k2, Some(inp));
+        }
+        b.wilson_clover_dslash_block(tmp, q, g, c, inp, dagger, 1.0, inv, None)?;
+        let mid: Vec<&B::Spinor> = tmp.iter().collect();
+        // The symmetric form: A⁻¹ on the hopping term; the asymmetric: A on x.
+        let form = if self.symmetric {
+            inv
+        } else {
+            CloverForm::DirectOnX
+        };
+        b.wilson_clover_dslash_block(out, p, g, c, &mid, dagger, -k2, form, Some(inp))
     }
     fn subset(&self) -> Subset {
         Subset::Single(self.parity)

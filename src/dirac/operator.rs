@@ -24,6 +24,23 @@ fn check_block(out: usize, inp: usize) -> Result<()> {
     }
 }
 
+/// Grows `block` to at least `n` zeroed fields of one subset and precision:
+/// the intermediates of an operator's block application, kept between
+/// applications.
+pub(crate) fn grow_block<B: Backend>(
+    backend: &B,
+    block: &mut Vec<B::Spinor>,
+    n: usize,
+    lattice: &Arc<Lattice>,
+    subset: Subset,
+    precision: Precision,
+) -> Result<()> {
+    while block.len() < n {
+        block.push(backend.alloc_spinor(lattice, subset, precision)?);
+    }
+    Ok(())
+}
+
 /// A Dirac matrix with its adjoint: what CGNR needs.
 pub trait DiracOperator<B: Backend> {
     /// `out = M in` (`M† in` for `dagger`).
@@ -146,6 +163,9 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Direct<D> {
 pub struct Normal<'b, B: Backend, D> {
     pub op: D,
     tmp: B::Spinor,
+    /// The intermediates `M in_i` of a block application.
+    tmp_block: Vec<B::Spinor>,
+    backend: &'b B,
     _backend: std::marker::PhantomData<&'b B>,
 }
 
@@ -155,6 +175,8 @@ impl<'b, B: Backend, D: DiracOperator<B>> Normal<'b, B, D> {
         Ok(Normal {
             op,
             tmp,
+            tmp_block: Vec::new(),
+            backend,
             _backend: std::marker::PhantomData,
         })
     }
@@ -164,6 +186,24 @@ impl<B: Backend, D: DiracOperator<B>> LinearOperator<B> for Normal<'_, B, D> {
     fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
         self.op.apply(&mut self.tmp, inp, false)?;
         self.op.apply(out, &self.tmp, true)
+    }
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        let (lat, sub, prec) = (
+            self.op.lattice().clone(),
+            self.op.subset(),
+            self.op.precision(),
+        );
+        let n = inp.len();
+        while self.tmp_block.len() < n {
+            let f = self
+                .backend
+                .alloc_field(&lat, sub, prec, self.op.fermion())?;
+            self.tmp_block.push(f);
+        }
+        let tmp = &mut self.tmp_block[..n];
+        self.op.apply_block(tmp, inp, false)?;
+        let mid: Vec<&B::Spinor> = tmp.iter().collect();
+        self.op.apply_block(out, &mid, true)
     }
     /// `(in, M†M in) = ‖M in‖²`, the norm of the intermediate: one field
     /// read instead of two (`in` and `out`), and never negative however

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::operator::grow_block;
 use super::DiracOperator;
 use crate::backend::{Backend, GaugeStorage};
 use crate::error::Result;
@@ -44,6 +45,18 @@ impl<B: Backend> DiracOperator<B> for WilsonFull<'_, B> {
         }
         Ok(())
     }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        for p in [Parity::Even, Parity::Odd] {
+            let (b, g, k) = (self.backend, self.gauge, -self.kappa);
+            b.wilson_dslash_block(out, p, g, inp, dagger, k, Some(inp))?;
+        }
+        Ok(())
+    }
     fn subset(&self) -> Subset {
         Subset::Full
     }
@@ -70,6 +83,8 @@ pub struct WilsonEvenOdd<'a, B: Backend> {
     precision: Precision,
     /// The intermediate `D_{p̄ p} ψ` on the other parity.
     tmp: B::Spinor,
+    /// The intermediates of a block application.
+    tmp_block: Vec<B::Spinor>,
 }
 
 impl<'a, B: Backend> WilsonEvenOdd<'a, B> {
@@ -89,6 +104,7 @@ impl<'a, B: Backend> WilsonEvenOdd<'a, B> {
             parity,
             precision,
             tmp,
+            tmp_block: Vec::new(),
         })
     }
 
@@ -105,6 +121,28 @@ impl<B: Backend> DiracOperator<B> for WilsonEvenOdd<'_, B> {
         let k2 = self.kappa * self.kappa;
         self.backend
             .wilson_dslash(out, p, self.gauge, &self.tmp, dagger, -k2, Some(inp))
+    }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        let (p, q, b, g) = (self.parity, self.parity.other(), self.backend, self.gauge);
+        let (lat, n) = (g.lattice(), inp.len());
+        grow_block(
+            b,
+            &mut self.tmp_block,
+            n,
+            lat,
+            Subset::Single(q),
+            self.precision,
+        )?;
+        let tmp = &mut self.tmp_block[..n];
+        b.wilson_dslash_block(tmp, q, g, inp, dagger, 1.0, None)?;
+        let k2 = self.kappa * self.kappa;
+        let mid: Vec<&B::Spinor> = tmp.iter().collect();
+        b.wilson_dslash_block(out, p, g, &mid, dagger, -k2, Some(inp))
     }
     fn subset(&self) -> Subset {
         Subset::Single(self.parity)

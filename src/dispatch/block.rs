@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use crate::api::params::{InvertParams, InvertResult, SolveType, SolverType};
-use crate::backend::{Backend, SpinorField};
+use crate::backend::{Backend, GaugeStorage, SpinorField};
 use crate::dirac::even_odd::SchurSource;
 use crate::dirac::{DiracOperator, Direct, Normal, WilsonFields};
 use crate::error::{Error, Result};
@@ -104,6 +104,10 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         xi.push(g);
     }
 
+    backend.prepare_block(&[
+        (params.precision, fields.gauge.reconstruct()),
+        (params.precision_sloppy, fields_sloppy.gauge.reconstruct()),
+    ])?;
     let start = Instant::now();
     let block = solve_block(
         backend,

@@ -64,6 +64,17 @@ impl Backend for CudaBackend {
         self.dev.prepare_modules(&modules)
     }
 
+    fn prepare_block(&self, formats: &[(Precision, Reconstruct)]) -> Result<()> {
+        let modules: Vec<_> = formats
+            .iter()
+            .filter_map(|&(p, r)| {
+                let name = format!("wilson_rhs_{}_r{}", super::fields::suffix(p), r.reals());
+                super::driver::modules::Module::named(super::catalogue::SOURCES, &name)
+            })
+            .collect();
+        self.dev.prepare_modules(&modules)
+    }
+
     fn release_workspaces(&self) {
         self.dev.pool.release_all();
     }
@@ -497,6 +508,22 @@ impl Backend for CudaBackend {
             .dslash_impl(out, parity, gauge, inp, dagger, a, x)
     }
 
+    fn wilson_dslash_block(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        gauge: &CudaGauge,
+        inp: &[&CudaSpinor],
+        dagger: bool,
+        a: f64,
+        x: Option<&[&CudaSpinor]>,
+    ) -> Result<()> {
+        let what = "wilson_dslash_block";
+        crate::backend::check_block_fields(what, out.len(), inp.len(), x.map(|x| x.len()))?;
+        self.wilson()
+            .dslash_rhs_impl(out, parity, gauge, inp, dagger, a, x)
+    }
+
     fn heavy_quark_residual2(&self, x: &CudaSpinor, r: &CudaSpinor) -> Result<f64> {
         self.blas().heavy_quark_residual2_impl(x, r)
     }
@@ -607,6 +634,24 @@ impl Backend for CudaBackend {
     ) -> Result<()> {
         self.clover_kernels()
             .clover_dslash_impl(out, parity, gauge, clover, inp, dagger, a, form, x)
+    }
+
+    fn wilson_clover_dslash_block(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        gauge: &CudaGauge,
+        clover: &CudaClover,
+        inp: &[&CudaSpinor],
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&[&CudaSpinor]>,
+    ) -> Result<()> {
+        let what = "wilson_clover_dslash_block";
+        crate::backend::check_block_fields(what, out.len(), inp.len(), x.map(|x| x.len()))?;
+        self.clover_kernels()
+            .clover_dslash_rhs_impl(out, parity, gauge, clover, inp, dagger, a, form, x)
     }
 
     fn gamma5(&self, out: &mut CudaSpinor, inp: &CudaSpinor) -> Result<()> {

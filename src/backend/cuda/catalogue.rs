@@ -64,6 +64,19 @@ pub fn edge_kernel_names(p: Precision) -> Vec<String> {
         .collect()
 }
 
+/// The kernels of kernels/wilson_rhs_<suffix(p)>.cu: every Wilson and
+/// Wilson-clover hopping term of format `p` for several right-hand sides
+/// in one launch, named as the one-field kernel + "_rhs".
+pub fn rhs_kernel_names(p: Precision) -> Vec<String> {
+    let clover = clover::kernel_names(p);
+    let hopping = clover.iter().filter(|n| !n.starts_with("clover_site_"));
+    dslash::kernel_names(p)
+        .iter()
+        .chain(hopping)
+        .map(|n| format!("{n}_rhs"))
+        .collect()
+}
+
 /// The kernels of kernels/staggered_edges.cu: every staggered hopping
 /// term on the edge sites of a cut lattice, named as the one-device kernel
 /// + "_edges".
@@ -84,6 +97,42 @@ fn staggered_edge_kernel_names() -> Vec<String> {
 /// module per reconstruct, so a first solve waits for the slowest module of
 /// its own formats, not for the sum of all.
 pub const SOURCES: &[Source] = &[
+    Source {
+        name: "wilson_rhs_f64",
+        text: include_str!("../../../kernels/wilson_rhs_f64.cu"),
+        kernels: || rhs_kernel_names(Precision::Double),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_rhs_f32",
+        text: include_str!("../../../kernels/wilson_rhs_f32.cu"),
+        kernels: || rhs_kernel_names(Precision::Single),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_rhs_f16",
+        text: include_str!("../../../kernels/wilson_rhs_f16.cu"),
+        kernels: || rhs_kernel_names(Precision::Half),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_rhs_f8",
+        text: include_str!("../../../kernels/wilson_rhs_f8.cu"),
+        kernels: || rhs_kernel_names(Precision::Quarter),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_rhs_p20",
+        text: include_str!("../../../kernels/wilson_rhs_p20.cu"),
+        kernels: || rhs_kernel_names(Precision::Packed20),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
+    Source {
+        name: "wilson_rhs_p30",
+        text: include_str!("../../../kernels/wilson_rhs_p30.cu"),
+        kernels: || rhs_kernel_names(Precision::Packed30),
+        reconstructs: WILSON_RECONSTRUCTS,
+    },
     Source {
         name: "wilson_dslash_f64",
         text: include_str!("../../../kernels/wilson_dslash_f64.cu"),
@@ -341,7 +390,7 @@ mod tests {
         // Where it does not wait, the hopping term waits after its first
         // links (`links_first`), having read nothing else.
         let term = &dslash[dslash
-            .find("void wilson_dslash(const DslashParams &P) {")
+            .find("void wilson_dslash(const DslashParams &P, int block) {")
             .expect("the hopping term")..];
         let before = &term[..term.find("kernel_entry();").expect("its wait")];
         // (.ci/compile_kernels.py checks the compiled kernels: nine global

@@ -13,7 +13,7 @@ use super::fields::{
     check_lattice, same_lattice, spinor_block_bytes, suffix, CudaGauge, CudaSpinor,
 };
 use super::halo::DeferredFailure;
-use super::hopping_params::{block_of, hopping_params, launch_hopping, DslashParams};
+use super::hopping_params::{block_of, hopping_params, launch_hopping, launch_rhs, DslashParams};
 use super::layout::{padded_stride, SharedOut, SoaShape};
 use crate::backend::{CloverForm, CloverStorage, GaugeStorage, SpinorField};
 use crate::clover::packed::BLOCK_REALS;
@@ -397,6 +397,55 @@ impl CloverKernels<'_> {
         };
         let (dev, failure) = (self.dev, self.failure);
         launch_hopping(dev, failure, gauge, parity, inp, &params, &name, launch_all)
+    }
+
+    /// `clover_dslash_impl` for several fields on the same links and
+    /// clover term, in launches of up to `MAX_RHS`
+    /// (kernels/wilson_rhs_<format>.cu); on a cut lattice one at a time.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn clover_dslash_rhs_impl(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        gauge: &CudaGauge,
+        clover: &CudaClover,
+        inp: &[&CudaSpinor],
+        dagger: bool,
+        a: f64,
+        form: CloverForm,
+        x: Option<&[&CudaSpinor]>,
+    ) -> Result<()> {
+        let xk = |k: usize| x.map(|x| x[k]);
+        if gauge.halo.is_some() {
+            for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+                self.clover_dslash_impl(o, parity, gauge, clover, i, dagger, a, form, xk(k))?;
+            }
+            return Ok(());
+        }
+        if form == CloverForm::DirectOnX && x.is_none() {
+            return Err(Error::Internal(
+                "clover dslash: the form A x + a D in needs x".into(),
+            ));
+        }
+        let Some(first) = out.first() else {
+            return Ok(());
+        };
+        self.check_clover(clover, gauge.lattice(), first.precision())?;
+        let (_, c, norm) = self.clover_of(clover, form == CloverForm::InverseOnHopping);
+        let mut params = Vec::with_capacity(out.len());
+        for (k, (o, i)) in out.iter().zip(inp).enumerate() {
+            let mut p = hopping_params(&self.stream, o, parity, gauge, i, a, xk(k))?;
+            (p.clover, p.clover_norm, p.clover_stride) = (c, norm, clover.stride as i32);
+            params.push(p);
+        }
+        let name = kernel_name(
+            first.precision(),
+            gauge.reconstruct(),
+            dagger,
+            form,
+            x.is_some(),
+        );
+        launch_rhs(self.dev, &format!("{name}_rhs"), &params)
     }
 }
 

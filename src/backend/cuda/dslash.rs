@@ -8,7 +8,7 @@ use super::driver::launch;
 use super::driver::modules::{Module, Source};
 use super::dslash_forms::{has_small_volume_forms, WilsonKernels};
 use super::fields::{spinor_block_bytes, suffix, CudaGauge, CudaSpinor};
-use super::hopping_params::{hopping_params, launch_hopping, DslashParams};
+use super::hopping_params::{hopping_params, launch_hopping, launch_rhs, DslashParams};
 use crate::backend::SpinorField;
 use crate::error::Result;
 use crate::lattice::Parity;
@@ -100,6 +100,40 @@ impl WilsonKernels<'_> {
         };
         let (dev, failure) = (self.dev, self.failure);
         launch_hopping(dev, failure, gauge, parity, inp, &params, &name, launch_all)
+    }
+
+    /// `dslash_impl` for several fields on the same links, in launches of
+    /// up to `MAX_RHS` (kernels/wilson_rhs_<format>.cu); on a cut lattice
+    /// (links with a halo) one field at a time.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn dslash_rhs_impl(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        gauge: &CudaGauge,
+        inp: &[&CudaSpinor],
+        dagger: bool,
+        a: f64,
+        x: Option<&[&CudaSpinor]>,
+    ) -> Result<()> {
+        let xk = |k: usize| x.map(|x| x[k]);
+        if gauge.halo.is_some() {
+            for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+                self.dslash_impl(o, parity, gauge, i, dagger, a, xk(k))?;
+            }
+            return Ok(());
+        }
+        let params = out
+            .iter()
+            .zip(inp)
+            .enumerate()
+            .map(|(k, (o, i))| hopping_params(&self.stream, o, parity, gauge, i, a, xk(k)))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = out.first() else {
+            return Ok(());
+        };
+        let name = kernel_name(first.precision(), gauge.reconstruct, dagger, x.is_some());
+        launch_rhs(self.dev, &format!("{name}_rhs"), &params)
     }
 
     /// The modules of the small-volume forms of `formats` in this device's

@@ -15,7 +15,7 @@ use crate::lattice::{Parity, Subset};
 
 /// Kernel arguments (`struct DslashParams` in wilson_dslash.cuh).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DslashParams {
     pub out: u64,
     pub inp: u64,
@@ -47,6 +47,80 @@ pub struct DslashParams {
 }
 // SAFETY: plain old data with the C layout of `DslashParams`.
 unsafe impl DeviceRepr for DslashParams {}
+
+/// Right-hand sides of one several-field launch (`LATSOL_MAX_RHS`).
+pub const MAX_RHS: usize = 16;
+/// Threads a block of the several-field kernels (`LATSOL_RHS_BLOCK`).
+pub const RHS_BLOCK: u32 = 128;
+
+/// The several-field launch (`struct DslashRhsParams` in wilson_dslash.cuh):
+/// the one-field arguments and each field's output, input and xpay blocks.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DslashRhsParams {
+    pub d: DslashParams,
+    pub out: [u64; MAX_RHS],
+    pub inp: [u64; MAX_RHS],
+    pub x: [u64; MAX_RHS],
+    pub count: i32,
+    /// 0: right-hand side fastest; g: g blocks of sites of each field in
+    /// turn (`LATSOL_RHS_GROUP`, an experiment switch).
+    pub group: i32,
+}
+// SAFETY: plain old data with the C layout of `DslashRhsParams`.
+unsafe impl DeviceRepr for DslashRhsParams {}
+
+/// Launches kernel `name` (a `_rhs` form) over the fields of `params`
+/// (one `hopping_params` each, equal but for their fields), up to
+/// `MAX_RHS` a launch: the grid is the one-field grid times the count,
+/// right-hand side fastest (kernels/wilson_dslash.cuh, `wilson_dslash_rhs`).
+pub(crate) fn launch_rhs(dev: &Device, name: &str, params: &[DslashParams]) -> Result<()> {
+    let Some(first) = params.first() else {
+        return Ok(());
+    };
+    let fields = |p: &DslashParams| DslashParams {
+        out: 0,
+        inp: 0,
+        x: 0,
+        ..*p
+    };
+    let common = fields(first);
+    if params.iter().any(|p| fields(p) != common) {
+        return Err(Error::Internal(
+            "several-field dslash: the fields differ in more than their blocks".into(),
+        ));
+    }
+    let kernel = dev.kernel(name)?;
+    let group: u32 = std::env::var("LATSOL_RHS_GROUP")
+        .ok()
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0);
+    let mut blocks = (first.vh as u32).div_ceil(RHS_BLOCK);
+    if group > 0 {
+        blocks = blocks.div_ceil(group) * group;
+    }
+    for chunk in params.chunks(MAX_RHS) {
+        let mut m = DslashRhsParams {
+            d: common,
+            out: [0; MAX_RHS],
+            inp: [0; MAX_RHS],
+            x: [0; MAX_RHS],
+            count: chunk.len() as i32,
+            group: group as i32,
+        };
+        for (k, p) in chunk.iter().enumerate() {
+            (m.out[k], m.inp[k], m.x[k]) = (p.out, p.inp, p.x);
+        }
+        launch::launch(
+            &dev.stream,
+            &kernel,
+            blocks * chunk.len() as u32,
+            RHS_BLOCK,
+            &m,
+        )?;
+    }
+    Ok(())
+}
 
 /// The edges' launch (`struct EdgeParams` in wilson_dslash.cuh).
 #[repr(C)]

@@ -67,6 +67,8 @@ mod launch_study;
 #[cfg(feature = "cuda")]
 mod report;
 #[cfg(feature = "cuda")]
+mod rhs;
+#[cfg(feature = "cuda")]
 mod solves;
 #[cfg(feature = "cuda")]
 mod staggered;
@@ -245,6 +247,25 @@ fn run() -> R<usize> {
                 println!("{}", rep.lines.last().expect("a line"));
             }
             lines.into_iter().for_each(|l| rep.say(l));
+        }
+        return Ok(rep.failures);
+    }
+    if has("--rhs") {
+        // The several-field hopping terms against the one-field ones, and
+        // their throughput at --dims (default 32^3x64) unless --no-bench.
+        let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
+        crate::rhs::check(&gpu, &random::hot_gauge(&lat, 3), &mut rep)?;
+        if !has("--no-bench") {
+            let dims = match args.iter().position(|a| a == "--dims") {
+                Some(i) => {
+                    let d = args.get(i + 1).ok_or("--dims: no value")?;
+                    parse_dims(d).map_err(|e| format!("--dims: {e}"))?
+                }
+                None => [32, 32, 32, 64],
+            };
+            for line in crate::rhs::bench(&gpu, dims)? {
+                rep.say(line);
+            }
         }
         return Ok(rep.failures);
     }
