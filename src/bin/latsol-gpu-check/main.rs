@@ -25,6 +25,7 @@
 //! ```text
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
 //!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
+//! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs)
 //! ```
 //! `--prec` picks the benchmarked format; `--check-prec` limits the checks
 //! of 1 and the sloppy formats of the mixed solves of 3 to the formats
