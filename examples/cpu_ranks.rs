@@ -419,12 +419,17 @@ fn main() {
         let (m, m_lo) = (op(gauge, clover, double), op(gauge_s, clover_s, single));
         let refs: Vec<&CpuSpinor> = rhs.iter().collect();
         let stats = if cg_normal {
-            let (mut a, mut a_lo) = (Normal::new(backend, m).unwrap(), Normal::new(backend, m_lo).unwrap());
+            let (mut a, mut a_lo) = (
+                Normal::new(backend, m).unwrap(),
+                Normal::new(backend, m_lo).unwrap(),
+            );
             block_cg::solve(backend, &mut a, &mut a_lo, &mut xs, &refs, &mixed, &Silent)
         } else {
             let (mut a, mut a_lo) = (Direct(m), Direct(m_lo));
             let standard = block_bicgstab::Variant::Standard;
-            block_bicgstab::solve(backend, &mut a, &mut a_lo, &mut xs, &refs, &mixed, standard, None, &Silent)
+            block_bicgstab::solve(
+                backend, &mut a, &mut a_lo, &mut xs, &refs, &mixed, standard, None, &Silent,
+            )
         }
         .unwrap();
         let out: Vec<HostSpinor> = xs
@@ -443,13 +448,31 @@ fn main() {
         .collect();
     let mut block_iterations = Vec::new();
     for (cg_normal, what, bound) in [(false, "block BiCGstab", 2e-8), (true, "block CG", 2e-6)] {
-        let (st1, z1) = block_on(&one, (&g1, &c1), (&g1s, &s1c), &global_lat, &sources, cg_normal);
-        let (stn, zn) = block_on(&many, (&gn, &cn), (&gns, &snc), &local_lat, &sources_local, cg_normal);
+        let (st1, z1) = block_on(
+            &one,
+            (&g1, &c1),
+            (&g1s, &s1c),
+            &global_lat,
+            &sources,
+            cg_normal,
+        );
+        let (stn, zn) = block_on(
+            &many,
+            (&gn, &cn),
+            (&gns, &snc),
+            &local_lat,
+            &sources_local,
+            cg_normal,
+        );
         let worst = z1
             .iter()
             .zip(&zn)
             .map(|(a, b)| {
-                relative_difference(&*comm, &local_spinor(a, &partition, &local_lat, Parity::Even), b)
+                relative_difference(
+                    &*comm,
+                    &local_spinor(a, &partition, &local_lat, Parity::Even),
+                    b,
+                )
             })
             .fold(0.0f64, f64::max);
         let (i1, i_n) = (st1.total.iterations, stn.total.iterations);

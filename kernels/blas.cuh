@@ -289,6 +289,30 @@ struct BicgstabUpdate {
   }
 };
 
+/// Four inner products in one pass, x† y, x† z, x† w, x† v (x read once):
+/// the rows of a block solver's Gram matrix (`Backend::block_cdot`; a
+/// missing field is passed as y again, its sum ignored).
+struct Cdot4 {
+  static constexpr bool five = true;
+  static constexpr int nred = 8;
+  template <typename Float> static __device__ __forceinline__ void item(const BlasParams &P, long long i, double *r) {
+    typedef Items<Float> A;
+    constexpr int nc = A::nc;
+    z64 x[nc], y[nc];
+    A::load(P, P.x, i, x);
+    const u64 ys[4] = {P.y, P.z, P.w, P.v};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      A::load(P, ys[j], i, y);
+#pragma unroll
+      for (int k = 0; k < nc; k++) {
+        r[2 * j] += x[k].re * y[k].re + x[k].im * y[k].im;
+        r[2 * j + 1] += x[k].re * y[k].im - x[k].im * y[k].re;
+      }
+    }
+  }
+};
+
 /// `BicgstabUpdate` with x̂ kept in single while the other four fields are
 /// half, quarter or packed 20-bit (the widened partial solution of
 /// src/solver/bicgstab_reliable.rs): one thread per site, x̂ read and written
@@ -495,6 +519,7 @@ template <typename S> __device__ __forceinline__ void heavy_quark_sites(const Bl
 /// The ops of a spinor format and the sums of its fields into double and single.
 #define LATSOL_BLAS_FORMAT(s, S)          \
   LATSOL_BLAS_OPS(s, S)                   \
+  LATSOL_REDUCE_ONE(blas_cdot4_##s, S, Cdot4) \
   LATSOL_AXPY_MANY(f64, double, s, S)     \
   LATSOL_AXPY_MANY(f32, float, s, S)
 

@@ -33,7 +33,7 @@ pub const RED_BLOCK: u32 = 256;
 /// Most blocks of a reduction's first pass (about one wave on an H100).
 pub const RED_GRID_MAX: usize = 1024;
 /// Most numbers one reduction returns.
-pub const RED_MAX: usize = 3;
+pub const RED_MAX: usize = 8;
 
 /// Element-wise ops (one kernel per precision each).
 pub(crate) const MAPS: &[&str] = &[
@@ -74,6 +74,7 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
     if WIDE_FORMATS.contains(&f) {
         v.push(format!("blas_bicgstab_update_wide_{f}"));
     }
+    v.push(format!("blas_cdot4_{f}"));
     for hi in &FORMATS[..2] {
         v.push(format!("blas_axpy_many_{hi}_{f}"));
     }
@@ -355,6 +356,36 @@ impl Blas<'_> {
             ..Default::default()
         };
         self.run_global_reduction(op, nred, format_of(x), params)
+    }
+
+    /// `x† y_j` for up to four `y_j` in one pass over `x` (the rows of
+    /// `Backend::block_cdot`); Wilson spinor fields.
+    pub(crate) fn cdot4_impl(&self, x: &CudaSpinor, ys: &[&CudaSpinor]) -> Result<Vec<C64>> {
+        let (Some(&first), true) = (ys.first(), ys.len() <= 4) else {
+            return Err(Error::Internal(format!("cdot4: {} fields", ys.len())));
+        };
+        for y in ys {
+            check_same("cdot4", x, y)?;
+        }
+        let mut all = vec![x];
+        all.extend_from_slice(ys);
+        Self::check_precision("cdot4", &all)?;
+        let s = &self.stream;
+        let at = |j: usize| ys.get(j).copied().unwrap_or(first).data.ptr(s);
+        let params = BlasParams {
+            x: x.data.ptr(s),
+            y: at(0),
+            z: at(1),
+            w: at(2),
+            v: at(3),
+            n: vectors(x) as i64,
+            stride: x.stride as i64,
+            ..Default::default()
+        };
+        let r = self.run_global_reduction("cdot4", 8, format_of(x), params)?;
+        Ok((0..ys.len())
+            .map(|j| C64::new(r[2 * j], r[2 * j + 1]))
+            .collect())
     }
 
     /// BiCGstab's fused closing update (`Backend::bicgstab_update`).
