@@ -13,7 +13,8 @@
 //! the Wilson-clover operator (clover computed from the cut links); BiCGstab
 //! on the even-odd system and CG on its normal equations, iterations equal
 //! (within one with fast sums) and solutions to 1e-12; then the collective
-//! errors: a NULL source on the last rank, a NaN on rank 0, and another
+//! errors: a NULL source on the last rank, a NaN on rank 0, a block size
+//! of `latsol_invert_sources` differing on rank 0, and another
 //! lattice size on rank 0 fail the call on every rank (no rank hangs: the
 //! test runs under `timeout`), after which the context still solves.
 
@@ -360,6 +361,48 @@ fn main() {
         LATSOL_ERROR_OTHER_RANK
     };
     check(s == want, format!("NaN on rank 0: status {s}, want {want}"));
+    // Sources in blocks (issue 37): the block solve on the ranks meets the
+    // tolerance; a block size that differs between the ranks fails on all.
+    let second: Vec<f64> = source.iter().rev().copied().collect();
+    let sources_in_blocks = |per_block: i64| {
+        let mut p = invert_param(LATSOL_SOLVER_BICGSTAB, LATSOL_SOLVE_DIRECT_PC);
+        p.sources_per_block = per_block;
+        let mut xs = [vec![7.0; source.len()], vec![7.0; source.len()]];
+        let mut rs = [latsol_invert_result_default(); 2];
+        let xp: Vec<*mut std::ffi::c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
+        let bp: Vec<*const std::ffi::c_void> = [&source, &second]
+            .iter()
+            .map(|b| b.as_ptr().cast())
+            .collect();
+        let s = unsafe {
+            latsol_invert_sources_clover(
+                ctx,
+                cut_fields.gauge,
+                cut_fields.clover,
+                &p,
+                2,
+                xp.as_ptr(),
+                bp.as_ptr(),
+                rs.as_mut_ptr(),
+            )
+        };
+        (s, xs, rs)
+    };
+    let (s, _, rs) = sources_in_blocks(0);
+    check(
+        s == LATSOL_SUCCESS && rs.iter().all(|r| r.converged == 1),
+        format!("two sources in one block: status {s}"),
+    );
+    let (s, xs, _) = sources_in_blocks(if rank == 0 { 1 } else { 0 });
+    let want = if size == 1 {
+        LATSOL_SUCCESS
+    } else {
+        LATSOL_ERROR_INVALID_ARGUMENT
+    };
+    check(
+        s == want && (size == 1 || xs.iter().all(|x| x.iter().all(|v| *v == 7.0))),
+        format!("a block size differing on rank 0: status {s}, want {want}"),
+    );
     // Another local size on rank 0: every rank refuses the field.
     let mut d = LOCAL;
     if rank == 0 && size > 1 {

@@ -164,6 +164,7 @@ impl Context {
             let results = with_backend!(inner, fields, |b, f, fs| {
                 // Room on every rank, or the call fails on all.
                 let block = block_len(params, sources.len());
+                same_on_every_rank(b, block)?;
                 inner.agree(check_room(b, &lat, subset, params.precision, sources.len(), block))?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
@@ -552,6 +553,20 @@ fn form_out<B: Backend>(
         let mut t = b.alloc_spinor(x.lattice(), x.subset(), params.precision)?;
         b.gamma5(&mut t, x)?;
         std::mem::swap(&mut t, x);
+    }
+    Ok(())
+}
+
+/// Refuses, on every rank alike, a block size that differs between the
+/// ranks (each rank's `sources_per_block`, or its `LATSOL_SOURCES_PER_BLOCK`):
+/// the ranks would otherwise enter different collective steps and hang.
+fn same_on_every_rank<B: Backend>(b: &B, block: usize) -> Result<()> {
+    let (largest, smallest) = (b.global_max(block as f64)?, -b.global_max(-(block as f64))?);
+    if largest != smallest {
+        return Err(Error::InvalidArgument(format!(
+            "sources_per_block differs between the ranks ({smallest} to {largest} sources a \
+             block): every rank must solve the same blocks"
+        )));
     }
     Ok(())
 }
