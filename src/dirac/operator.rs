@@ -166,7 +166,6 @@ pub struct Normal<'b, B: Backend, D> {
     /// The intermediates `M in_i` of a block application.
     tmp_block: Vec<B::Spinor>,
     backend: &'b B,
-    _backend: std::marker::PhantomData<&'b B>,
 }
 
 impl<'b, B: Backend, D: DiracOperator<B>> Normal<'b, B, D> {
@@ -177,7 +176,6 @@ impl<'b, B: Backend, D: DiracOperator<B>> Normal<'b, B, D> {
             tmp,
             tmp_block: Vec::new(),
             backend,
-            _backend: std::marker::PhantomData,
         })
     }
 }

@@ -70,6 +70,16 @@ pub(crate) struct DslashRhsParams {
 // SAFETY: plain old data with the C layout of `DslashRhsParams`.
 unsafe impl DeviceRepr for DslashRhsParams {}
 
+/// The launch order of the several-field kernels: `LATSOL_RHS_GROUP`
+/// (an experiment switch, read at each launch so that a benchmark may
+/// change it; a lookup of one variable, no allocation when unset), else
+/// 0, right-hand side fastest.
+fn rhs_group() -> u32 {
+    std::env::var_os("LATSOL_RHS_GROUP")
+        .and_then(|g| g.to_str().and_then(|g| g.parse().ok()))
+        .unwrap_or(0)
+}
+
 /// Launches kernel `name` (a `_rhs` form) over the fields of `params`
 /// (one `hopping_params` each, equal but for their fields), up to
 /// `MAX_RHS` a launch: the grid is the one-field grid times the count,
@@ -91,10 +101,7 @@ pub(crate) fn launch_rhs(dev: &Device, name: &str, params: &[DslashParams]) -> R
         ));
     }
     let kernel = dev.kernel(name)?;
-    let group: u32 = std::env::var("LATSOL_RHS_GROUP")
-        .ok()
-        .and_then(|g| g.parse().ok())
-        .unwrap_or(0);
+    let group = rhs_group();
     let mut blocks = (first.vh as u32).div_ceil(RHS_BLOCK);
     if group > 0 {
         blocks = blocks.div_ceil(group) * group;
