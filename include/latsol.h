@@ -419,6 +419,28 @@ typedef struct latsol_invert_param {
      * the same iterates); 0 (default).
      */
     int32_t block_memory_saving;
+    /**
+     * SAP's SSOR relaxation omega, in (0, 2); default 1. (This and the
+     * other `sap_` fields were added after `block_memory_saving`: an older,
+     * shorter struct gets the defaults, no SAP.)
+     */
+    double sap_omega;
+    /**
+     * The Schwarz alternating procedure as block BiCGstab's right
+     * preconditioner (in `precision_sloppy`, on the full system; solver
+     * BICGSTAB with a direct solve type): how many times the black and
+     * white boxes are solved in turn, 1 to 1000; 0 (default): no SAP.
+     */
+    int32_t sap_cycles;
+    /**
+     * SSOR steps of each box solve, 0 to 1000; default 1.
+     */
+    int32_t sap_ssor_iterations;
+    /**
+     * A box's extents X, Y, Z, T: even, dividing the local lattice; all 0
+     * (default): 4 where 4 divides the local extent, else 2.
+     */
+    int32_t sap_extent[4];
 } latsol_invert_param;
 
 /**

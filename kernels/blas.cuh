@@ -616,6 +616,47 @@ template <typename T> __device__ __forceinline__ void gamma5_fixed(const SitePar
   A::store(B, P.dst, i, g);
 }
 
+/// The Schwarz boxes of a field (src/domains.rs): one thread per site zeroes
+/// the sites outside the boxes of one colour, in place.
+struct DomainParams {
+  u64 field;
+  int stride;        // sites per parity block
+  int blocks;        // parity blocks in the field (1 or 2)
+  int first_parity;  // the parity of the first block
+  int colour;        // the boxes kept
+  int dims[4];       // local extents
+  int extent[4];     // a box's extents
+  int origin[4];     // this rank's first site, globally
+};
+static_assert(sizeof(DomainParams) == 72, "DomainParams layout changed: update blas.rs");
+
+template <typename S> __device__ __forceinline__ void domain_project(const DomainParams &P) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long long)P.stride * P.blocks) return;
+  const int b = int(i / P.stride), cb = int(i - (long long)b * P.stride);
+  const int vh = P.dims[0] * P.dims[1] * P.dims[2] * P.dims[3] / 2;
+  if (cb >= vh) return;  // padding
+  // Lattice::coords: two lexicographic sites share cb; x0 picks the parity.
+  const int parity = (P.first_parity + b) & 1, lex = 2 * cb;
+  int x[4];
+  x[1] = (lex / P.dims[0]) % P.dims[1];
+  x[2] = (lex / (P.dims[0] * P.dims[1])) % P.dims[2];
+  x[3] = lex / (P.dims[0] * P.dims[1] * P.dims[2]);
+  x[0] = lex % P.dims[0] + ((x[1] + x[2] + x[3] + parity) & 1);
+  int colour = 0;
+#pragma unroll
+  for (int mu = 0; mu < 4; mu++) colour += (P.origin[mu] + x[mu]) / P.extent[mu];
+  if ((colour & 1) == P.colour) return;
+  BlasParams B;
+  B.stride = P.stride;
+  z64 z[SiteNc<S>::n];
+#pragma unroll
+  for (int c = 0; c < SiteNc<S>::n; c++) z[c] = mk(0.0, 0.0);
+  store_site<S>(B, P.field, i, z);
+}
+#define LATSOL_DOMAIN_PROJECT(s, S) \
+  extern "C" __global__ void domain_project_##s(const DomainParams P) { kernel_entry(); domain_project<S>(P); }
+
 /// Any format to any other, one thread per site, through double.
 template <typename S, typename D> __device__ __forceinline__ void convert_site(const SiteParams &P) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;

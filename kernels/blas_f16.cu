@@ -12,6 +12,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f16, short)
+LATSOL_DOMAIN_PROJECT(f16, short)
 // x̂ in single beside half fields (the widened partial solution).
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f16, short, BicgstabUpdateWide)
 extern "C" __global__ void gamma5_f16(const SiteParams P) { kernel_entry(); gamma5_fixed<short>(P); }

@@ -4,6 +4,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f32, float)
+LATSOL_DOMAIN_PROJECT(f32, float)
 LATSOL_HEAVY_QUARK_SITES(blas_heavy_quark_f32, float)
 extern "C" __global__ void gamma5_f32(const SiteParams P) { kernel_entry(); gamma5<float>(P); }
 extern "C" __global__ void convert_f32_to_f64(const SiteParams P) { kernel_entry(); convert<false>(P); }

@@ -4,6 +4,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f64, double)
+LATSOL_DOMAIN_PROJECT(f64, double)
 LATSOL_HEAVY_QUARK_SITES(blas_heavy_quark_f64, double)
 extern "C" __global__ void gamma5_f64(const SiteParams P) { kernel_entry(); gamma5<double>(P); }
 extern "C" __global__ void convert_f64_to_f32(const SiteParams P) { kernel_entry(); convert<true>(P); }

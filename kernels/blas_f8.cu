@@ -4,6 +4,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(f8, signed char)
+LATSOL_DOMAIN_PROJECT(f8, signed char)
 // x̂ in single beside quarter fields (the widened partial solution).
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_f8, signed char, BicgstabUpdateWide)
 extern "C" __global__ void gamma5_f8(const SiteParams P) { kernel_entry(); gamma5_fixed<signed char>(P); }

@@ -4,6 +4,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(p20, packed20)
+LATSOL_DOMAIN_PROJECT(p20, packed20)
 // x̂ in single beside packed 20-bit fields (the widened partial solution).
 LATSOL_REDUCE_ONE(blas_bicgstab_update_wide_p20, packed20, BicgstabUpdateWide)
 extern "C" __global__ void gamma5_p20(const SiteParams P) { kernel_entry(); gamma5_fixed<packed20>(P); }

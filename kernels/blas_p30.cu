@@ -4,6 +4,7 @@
 #include "blas.cuh"
 
 LATSOL_BLAS_FORMAT(p30, packed30)
+LATSOL_DOMAIN_PROJECT(p30, packed30)
 extern "C" __global__ void gamma5_p30(const SiteParams P) { kernel_entry(); gamma5_fixed<packed30>(P); }
 LATSOL_CONVERT(p30, packed30, f64, double)
 LATSOL_CONVERT(p30, packed30, f32, float)

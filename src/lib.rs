@@ -14,6 +14,7 @@ pub mod comm;
 pub mod deviation;
 pub mod dirac;
 pub mod dispatch;
+pub mod domains;
 pub mod error;
 pub mod fat_links;
 pub mod ffi;

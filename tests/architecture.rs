@@ -706,6 +706,7 @@ const LIB_LAYERS: &[(&str, &[&str])] = &[
         &[
             "field.rs",
             "lattice.rs",
+            "domains.rs",
             "su3.rs",
             "gamma.rs",
             "random.rs",
@@ -729,6 +730,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
             "backend_trait.rs",
             "catalogue.rs",
             "inspect.rs",
+            "domains.rs",
             "emulation.rs",
             "clover_emulation.rs",
             "fat_links_emulation.rs",

@@ -228,4 +228,26 @@ fn the_twelve_components_of_a_point_source_in_one_block() {
     }
     // One block of 12 needs fewer operator applications (seed 002 Table 1).
     assert!(counts[1] < counts[0], "{counts:?}");
+    // With SAP (2⁴ boxes): converged, in fewer block iterations.
+    let iterations = |out: &str| -> usize {
+        out.split("(iterations ")
+            .nth(1)
+            .and_then(|t| t.split(')').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no iterations in {out}"))
+    };
+    let block: Vec<&str> = common.iter().copied().chain(["--block", "0"]).collect();
+    let (_, plain, _) = solve(&block);
+    let sap: Vec<&str> = block
+        .iter()
+        .copied()
+        .chain(["--sap-cycles", "4", "--sap-extent", "2,2,2,2"])
+        .collect();
+    let (ok, out, err) = solve(&sap);
+    assert!(
+        ok && out.contains("converged") && !out.contains("NOT"),
+        "{out}{err}"
+    );
+    assert!(out.contains("SAP 4 cycles, boxes [2, 2, 2, 2]"), "{out}");
+    assert!(iterations(&out) < iterations(&plain), "{out}{plain}");
 }

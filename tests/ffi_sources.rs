@@ -271,6 +271,20 @@ fn errors_leave_every_array_as_it_was() {
     untouched(&xs, &rs);
 }
 
+/// `latsol_invert_sources` of `bs` from zero: every source converged,
+/// its true residual (recomputed here) within the tolerance.
+fn assert_all_solved(s: &Setup, p: &latsol_invert_param, bs: &[Vec<f64>]) {
+    let n = bs.len();
+    let mut xs = vec![vec![0.0; s.v * 24]; n];
+    let mut rs = vec![latsol_invert_result_default(); n];
+    ok(invert_sources(s, ptr::null_mut(), p, &mut xs, bs, &mut rs));
+    for (k, b) in bs.iter().enumerate() {
+        let what = format!("{} sources a block, source {k}", p.sources_per_block);
+        assert_eq!(rs[k].converged, 1, "{what}");
+        assert!(residual(s, p, &xs[k], b) <= 1.01 * p.tol, "{what}");
+    }
+}
+
 #[test]
 fn sources_in_blocks_through_the_c_face() {
     let s = Setup::new(53);
@@ -279,20 +293,7 @@ fn sources_in_blocks_through_the_c_face() {
     for per_block in [0, 2] {
         p.sources_per_block = per_block;
         p.block_memory_saving = i32::from(per_block == 2);
-        let mut xs = vec![vec![0.0; s.v * 24]; 4];
-        let mut rs = vec![latsol_invert_result_default(); 4];
-        ok(invert_sources(
-            &s,
-            ptr::null_mut(),
-            &p,
-            &mut xs,
-            &bs,
-            &mut rs,
-        ));
-        for (k, b) in bs.iter().enumerate() {
-            assert_eq!(rs[k].converged, 1, "block of {per_block}, source {k}");
-            assert!(residual(&s, &p, &xs[k], b) <= 1.01 * p.tol);
-        }
+        assert_all_solved(&s, &p, &bs);
     }
     // A negative block size is refused, every array as it was.
     p.sources_per_block = -1;
@@ -320,4 +321,47 @@ fn sources_in_blocks_through_the_c_face() {
     ));
     let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
     assert!(same_bits(&xs[1], &x));
+}
+
+#[test]
+fn sap_preconditioned_sources_through_the_c_face() {
+    let s = Setup::new(61);
+    let bs = sources(&s, 3);
+    let mut p = invert_param();
+    p.sap_cycles = 4;
+    p.sap_extent = [2, 2, 2, 2];
+    for per_block in [1, 3] {
+        p.sources_per_block = per_block;
+        assert_all_solved(&s, &p, &bs);
+    }
+    // One source through latsol_invert takes the same path.
+    let (x, r) = single_call(&s, ptr::null_mut(), &p, &bs[0]);
+    assert_eq!(r.converged, 1);
+    assert!(residual(&s, &p, &x, &bs[0]) <= 1.01 * p.tol);
+    // What cannot run is refused before any solve, every array as it was:
+    // boxes that do not tile the lattice, omega outside (0, 2), SAP with
+    // CG or a negative count.
+    type Spoil = fn(&mut latsol_invert_param);
+    let bad: [(&str, Spoil); 4] = [
+        ("SAP domain extent", |p| p.sap_extent = [3, 2, 2, 2]),
+        ("sap omega", |p| p.sap_omega = 2.0),
+        ("SAP preconditions block", |p| p.solver = LATSOL_SOLVER_CG),
+        ("sap_cycles", |p| p.sap_cycles = -1),
+    ];
+    for (message, spoil) in bad {
+        let mut q = p;
+        spoil(&mut q);
+        let mut xs = vec![vec![7.0; s.v * 24]; 3];
+        let mut rs = vec![latsol_invert_result_default(); 3];
+        let status = invert_sources(&s, ptr::null_mut(), &q, &mut xs, &bs, &mut rs);
+        assert_eq!(status, LATSOL_ERROR_INVALID_ARGUMENT, "{message}");
+        assert!(last_error().contains(message), "{}", last_error());
+        assert!(xs.iter().all(|x| x.iter().all(|&v| v == 7.0)));
+    }
+    // A caller built before the SAP fields gets no SAP.
+    let mut old = invert_param();
+    old.struct_size = std::mem::offset_of!(latsol_invert_param, sap_omega);
+    let (x_old, _) = single_call(&s, ptr::null_mut(), &old, &bs[1]);
+    let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
+    assert!(same_bits(&x_old, &x));
 }

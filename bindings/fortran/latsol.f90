@@ -247,6 +247,10 @@ module latsol
     integer(c_int32_t) :: cg_stabilised
     integer(c_int64_t) :: sources_per_block   ! latsol_invert_sources: 1 each alone, 0 all in one block
     integer(c_int32_t) :: block_memory_saving ! 1: block BiCGstab's memory-saving form
+    real(c_double) :: sap_omega               ! SAP's SSOR relaxation, in (0, 2)
+    integer(c_int32_t) :: sap_cycles          ! SAP preconditioner cycles; 0: no SAP
+    integer(c_int32_t) :: sap_ssor_iterations ! SSOR steps of each box solve
+    integer(c_int32_t) :: sap_extent(4)       ! a box's extents; all 0: default
   end type latsol_invert_param
 
   ! How a clover field is given and stored.

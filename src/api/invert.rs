@@ -180,7 +180,7 @@ impl Context {
                     Ok::<_, Error>(x)
                 };
                 let block = block_len(params, sources.len());
-                if block > 1 {
+                if block > 1 || params.sap.is_some() {
                     // Every source imported, then solved in blocks.
                     let mut imported = Vec::with_capacity(sources.len());
                     b.import_each(
@@ -207,6 +207,7 @@ impl Context {
                         crate::solver::block_bicgstab::Variant::Standard
                     };
                     let mut results = Vec::with_capacity(srcs.len());
+                    let boxes = dispatch::sap_boxes(b, f, params)?;
                     for (src, x) in srcs.chunks(block).zip(xs.chunks_mut(block)) {
                         let t = std::time::Instant::now();
                         results.extend(dispatch::invert_block_on_device(
@@ -218,6 +219,7 @@ impl Context {
                             variant,
                             src,
                             x,
+                            boxes.as_ref(),
                             &monitor,
                         )?);
                         solving += t.elapsed().as_secs_f64();
@@ -511,6 +513,29 @@ fn solve_imported<B: Backend>(
     form_in(b, params, form, &mut src, &mut x)?;
     let r = if form.preconditioned {
         dispatch::invert_preconditioned_on_device(b, f, fs, params, &src, &mut x, monitor)?
+    } else if params.sap.is_some() {
+        // SAP runs in block BiCGstab, here on a block of one.
+        let boxes = dispatch::sap_boxes(b, f, params)?;
+        let variant = crate::solver::block_bicgstab::Variant::Standard;
+        let mut xs = [x];
+        let srcs = [src];
+        let r = dispatch::invert_block_on_device(
+            b,
+            f,
+            fs,
+            params,
+            false,
+            variant,
+            &srcs,
+            &mut xs,
+            boxes.as_ref(),
+            monitor,
+        )?;
+        let [solved] = xs;
+        x = solved;
+        r.into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a block of one source without a result".into()))?
     } else {
         dispatch::invert_on_device(b, f, fs, params, &src, &mut x, monitor)?
     };

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
 use crate::precision::{Precision, Reconstruct, TBoundary};
+pub use crate::solver::sap::SapParams;
 
 /// Which backend a context runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,6 +326,12 @@ pub struct InvertParams {
     /// Block BiCGstab's memory-saving form (seed 002 Algorithm 2.2: one
     /// block of fields fewer, the same iterates).
     pub block_memory_saving: bool,
+    /// The Schwarz alternating procedure as block BiCGstab's right
+    /// preconditioner (seed 002 §2.2), in `precision_sloppy`, on the full
+    /// Wilson or clover system: BiCGstab with a direct solve type only.
+    /// With it every source goes through the block solver (one at a time
+    /// where `sources_per_block` is 1). `None` (the default): no SAP.
+    pub sap: Option<SapParams>,
 }
 
 impl Default for InvertParams {
@@ -352,6 +359,7 @@ impl Default for InvertParams {
             progress_every: 10,
             sources_per_block: 1,
             block_memory_saving: false,
+            sap: None,
         }
     }
 }
@@ -434,6 +442,17 @@ impl InvertParams {
                 self.precision_sloppy,
                 self.precision_sloppy.epsilon()
             )));
+        }
+        if let Some(sap) = &self.sap {
+            sap.check()?;
+            let direct = matches!(self.solve_type, SolveType::Direct | SolveType::DirectPc);
+            if self.solver != SolverType::BiCgStab || !direct {
+                return Err(Error::InvalidArgument(format!(
+                    "sap with solver = {:?}, solve_type = {:?}: SAP preconditions block \
+                     BiCGstab on M itself (solver BiCgStab, a direct solve type)",
+                    self.solver, self.solve_type
+                )));
+            }
         }
         Ok(())
     }

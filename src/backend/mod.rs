@@ -17,6 +17,7 @@ use std::sync::Arc;
 use num_complex::Complex64 as C64;
 
 use crate::clover::CloverField;
+use crate::domains::Domains;
 use crate::error::Result;
 use crate::fat_links::{PathCoefficients, UnitarizeParams};
 use crate::field::{Fermion, GaugeField, HostSpinor};
@@ -262,6 +263,28 @@ pub trait Backend: Send + Sync {
         reconstruct: Reconstruct,
     ) -> Result<Self::Gauge> {
         self.upload_gauge(gauge, t_boundary, precision, reconstruct)
+    }
+
+    /// Stores a Schwarz box operator's links (`Domains::cut_links`: every
+    /// link leaving a box is zero) uncompressed: its hopping terms never
+    /// leave this rank, its time boundary is periodic (cut too).
+    fn upload_domain_gauge(&self, gauge: &GaugeField, precision: Precision) -> Result<Self::Gauge>;
+
+    /// The stored links on the host, decompressed (the time boundary's sign
+    /// not folded in): what a box operator is cut from.
+    fn download_gauge(&self, gauge: &Self::Gauge) -> Result<GaugeField>;
+
+    /// Zeroes the sites of `field` outside the boxes of `colour`.
+    fn domain_project(
+        &self,
+        field: &mut Self::Spinor,
+        domains: &Domains,
+        colour: usize,
+    ) -> Result<()>;
+
+    /// This rank's place in the grid of ranks (zeros on one process).
+    fn rank_coords(&self) -> [usize; 4] {
+        [0; 4]
     }
 
     /// `part = full_p`: the sites of parity `p` of a full field into a

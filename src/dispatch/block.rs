@@ -19,16 +19,33 @@ use crate::dirac::even_odd::SchurSource;
 use crate::dirac::{DiracOperator, Direct, Normal, WilsonFields};
 use crate::error::{Error, Result};
 use crate::lattice::Subset;
-use crate::solver::block::{refs, BlockStats};
+use crate::solver::block::{refs, BlockPreconditioner, BlockStats};
 use crate::solver::block_bicgstab::{self, Variant};
+use crate::solver::sap::{box_links, Sap};
 use crate::solver::{block_cg, MixedParams, Monitor};
 
 use super::system::{dirac, system_of, System};
 use super::wilson::{invert_on_device, invert_preconditioned_on_device};
 
+/// The box operator's links of `params.sap` in the sloppy precision, cut
+/// from the precise links (`None` without SAP).
+pub(crate) fn sap_boxes<B: Backend>(
+    backend: &B,
+    fields: WilsonFields<'_, B>,
+    params: &InvertParams,
+) -> Result<Option<B::Gauge>> {
+    let Some(sap) = params.sap else {
+        return Ok(None);
+    };
+    let lat = fields.gauge.lattice();
+    let domains = sap.domains(lat.dims(), backend.rank_coords())?;
+    box_links(backend, fields.gauge, &domains, params.precision_sloppy).map(Some)
+}
+
 /// Solves `M x_k = b_k` for every source of `sources` (full fields, or
 /// fields of the `matpc` parity where `preconditioned`: the even-odd
 /// system itself), `xs` holding the initial guesses; one result per source.
+/// `boxes`: `sap_boxes`, where `params.sap` asks for SAP.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn invert_block_on_device<B: Backend>(
     backend: &B,
@@ -39,9 +56,27 @@ pub(crate) fn invert_block_on_device<B: Backend>(
     variant: Variant,
     sources: &[B::Spinor],
     xs: &mut [B::Spinor],
+    boxes: Option<&B::Gauge>,
     monitor: &dyn Monitor,
 ) -> Result<Vec<InvertResult>> {
-    let system = system_of(params);
+    let sap = match (params.sap, boxes) {
+        (None, _) => None,
+        (Some(_), _) if preconditioned => {
+            return Err(Error::InvalidArgument(
+                "sap preconditions the full operator M: a solve of the even-odd system itself \
+                 (a preconditioned solution) cannot use it"
+                    .into(),
+            ))
+        }
+        (Some(p), Some(g)) => Some((p, g)),
+        (Some(_), None) => return Err(Error::Internal("sap without its box links".into())),
+    };
+    // SAP iterates the full system whatever the solve type.
+    let system = if sap.is_some() {
+        System::Full
+    } else {
+        system_of(params)
+    };
     let Some(first) = sources.first() else {
         return Ok(Vec::new());
     };
@@ -109,6 +144,14 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         (params.precision_sloppy, fields_sloppy.gauge.reconstruct()),
     ])?;
     let start = Instant::now();
+    let mut sap = match sap {
+        Some((p, g)) => {
+            let lo = params.precision_sloppy;
+            let (k, dag) = (params.kappa, false);
+            Some(Sap::new(backend, fields_sloppy, g, &lat, k, dag, p, lo)?)
+        }
+        None => None,
+    };
     let block = solve_block(
         backend,
         fields,
@@ -119,6 +162,7 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         &rhs,
         &mut xi,
         inner_tol,
+        sap.as_mut().map(|m| m as &mut dyn BlockPreconditioner<B>),
         monitor,
     );
     let block_seconds = start.elapsed().as_secs_f64();
@@ -182,6 +226,7 @@ fn solve_block<B: Backend>(
     rhs: &[B::Spinor],
     x: &mut [B::Spinor],
     tol: f64,
+    precond: Option<&mut dyn BlockPreconditioner<B>>,
     monitor: &dyn Monitor,
 ) -> Result<BlockStats> {
     let (kappa, hi, lo) = (params.kappa, params.precision, params.precision_sloppy);
@@ -218,7 +263,7 @@ fn solve_block<B: Backend>(
         &refs(rhs),
         &mixed,
         variant,
-        None,
+        precond,
         monitor,
     )
 }

@@ -11,7 +11,7 @@ pub mod staggered;
 mod system;
 mod wilson;
 
-pub(crate) use block::invert_block_on_device;
+pub(crate) use block::{invert_block_on_device, sap_boxes};
 pub(crate) use system::prepare;
 pub use system::{matpc_parity, matpc_symmetric};
 pub use wilson::{apply, apply_subset, invert};

@@ -18,6 +18,7 @@ use super::enums::{
 };
 use super::gauge::latsol_gauge;
 use super::status::latsol_status;
+use crate::api::params::SapParams;
 use crate::api::{InvertParams, InvertResult, OperatorFields};
 use crate::error::{Error, Result};
 
@@ -91,6 +92,20 @@ pub struct latsol_invert_param {
     /// 1: block BiCGstab's memory-saving form (one block of fields fewer,
     /// the same iterates); 0 (default).
     pub block_memory_saving: i32,
+    /// SAP's SSOR relaxation omega, in (0, 2); default 1. (This and the
+    /// other `sap_` fields were added after `block_memory_saving`: an older,
+    /// shorter struct gets the defaults, no SAP.)
+    pub sap_omega: f64,
+    /// The Schwarz alternating procedure as block BiCGstab's right
+    /// preconditioner (in `precision_sloppy`, on the full system; solver
+    /// BICGSTAB with a direct solve type): how many times the black and
+    /// white boxes are solved in turn, 1 to 1000; 0 (default): no SAP.
+    pub sap_cycles: i32,
+    /// SSOR steps of each box solve, 0 to 1000; default 1.
+    pub sap_ssor_iterations: i32,
+    /// A box's extents X, Y, Z, T: even, dividing the local lattice; all 0
+    /// (default): 4 where 4 divides the local extent, else 2.
+    pub sap_extent: [i32; 4],
 }
 
 unsafe impl Versioned for latsol_invert_param {
@@ -122,6 +137,10 @@ unsafe impl Versioned for latsol_invert_param {
             cg_stabilised: i32::from(d.cg_stabilised),
             sources_per_block: d.sources_per_block as i64,
             block_memory_saving: i32::from(d.block_memory_saving),
+            sap_omega: SapParams::default().omega,
+            sap_cycles: 0,
+            sap_ssor_iterations: to_c_count(SapParams::default().ssor_iterations),
+            sap_extent: [0; 4],
         }
     }
 }
@@ -168,9 +187,34 @@ impl latsol_invert_param {
                 ))
             })?,
             block_memory_saving: flag(self.block_memory_saving, "param->block_memory_saving")?,
+            sap: self.sap()?,
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))
+    }
+}
+
+impl latsol_invert_param {
+    /// The SAP fields: `None` for 0 cycles; counts and extents must not be
+    /// negative (the ranges are `SapParams::check`'s and the boxes').
+    fn sap(&self) -> Result<Option<SapParams>> {
+        if self.sap_cycles == 0 {
+            return Ok(None);
+        }
+        let non_negative = |v: i32, name: &str| {
+            usize::try_from(v)
+                .map_err(|_| Error::InvalidArgument(format!("param->{name} = {v}: must be >= 0")))
+        };
+        let mut extent = [0; 4];
+        for (e, &v) in extent.iter_mut().zip(&self.sap_extent) {
+            *e = non_negative(v, "sap_extent")?;
+        }
+        Ok(Some(SapParams {
+            extent,
+            cycles: non_negative(self.sap_cycles, "sap_cycles")?,
+            ssor_iterations: non_negative(self.sap_ssor_iterations, "sap_ssor_iterations")?,
+            omega: self.sap_omega,
+        }))
     }
 }
 
@@ -270,6 +314,10 @@ pub extern "C" fn latsol_invert_param_default() -> latsol_invert_param {
             cg_stabilised: 0,
             sources_per_block: 0,
             block_memory_saving: 0,
+            sap_omega: 0.0,
+            sap_cycles: 0,
+            sap_ssor_iterations: 0,
+            sap_extent: [0; 4],
         },
         latsol_invert_param::defaults,
     )

@@ -19,6 +19,7 @@ pub mod cgnr;
 pub mod defect_correction;
 pub mod dense;
 pub mod multishift_cg;
+pub mod sap;
 
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;

@@ -5,6 +5,7 @@
 //! one rank or one rank's part of a cut lattice (`halo`).
 
 mod blas;
+mod domains;
 mod floats;
 mod halo;
 mod links;
@@ -26,6 +27,7 @@ pub use storage::{Data, Sites, SitesMut, Values};
 use super::{Backend, CloverForm, CloverStorage, GaugeStorage, SpinorField, StaggeredStorage};
 use crate::clover::storage::{CloverData, CloverFormat};
 use crate::clover::CloverField;
+use crate::domains::Domains;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -71,6 +73,9 @@ pub struct CpuGauge {
     t_sign: f64,
     /// On a partitioned lattice, the links behind the cut faces.
     faces: Option<halo::GaugeFaces>,
+    /// A box operator's links (`upload_domain_gauge`): its hopping terms
+    /// never leave the rank.
+    local: bool,
 }
 
 impl GaugeStorage for CpuGauge {
@@ -330,6 +335,7 @@ impl Backend for CpuBackend {
             faces: self.gauge_faces(gauge.lattice(), &links)?,
             links,
             t_sign: t_boundary.sign(),
+            local: false,
         })
     }
 
@@ -348,7 +354,24 @@ impl Backend for CpuBackend {
             faces: self.gauge_faces(gauge.lattice(), &links)?,
             links,
             t_sign: t_boundary.sign(),
+            local: false,
         })
+    }
+
+    fn upload_domain_gauge(&self, gauge: &GaugeField, precision: Precision) -> Result<CpuGauge> {
+        self.domain_gauge(gauge, precision)
+    }
+
+    fn download_gauge(&self, gauge: &CpuGauge) -> Result<GaugeField> {
+        self.gauge_to_host(gauge)
+    }
+
+    fn domain_project(&self, field: &mut CpuSpinor, d: &Domains, colour: usize) -> Result<()> {
+        self.project_on_domains(field, d, colour)
+    }
+
+    fn rank_coords(&self) -> [usize; 4] {
+        self.ranks.as_ref().map_or([0; 4], |r| r.grid.coords())
     }
 
     fn alloc_field(
@@ -806,7 +829,8 @@ impl CpuBackend {
         let mut ov = out.data.view_mut(o0, vh);
         let links = &gauge.links;
         let (t_sign, pool) = (gauge.t_sign, &self.pool);
-        let (r, gauge_faces) = match (self.cut(), &gauge.faces) {
+        let cut = self.cut().filter(|_| !gauge.local);
+        let (r, gauge_faces) = match (cut, &gauge.faces) {
             (None, _) => {
                 pool.install(|| {
                     let whole = halo::Region::Whole;

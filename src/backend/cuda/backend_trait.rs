@@ -22,6 +22,7 @@ use super::layout::{self, SoaShape, LINK_REALS};
 use super::staggered::CudaStaggeredLinks;
 use crate::backend::{Backend, CloverForm, OperatorFamily, SpinorField};
 use crate::clover::CloverField;
+use crate::domains::Domains;
 use crate::error::{Error, Result};
 use crate::field::{Fermion, GaugeField, HostSpinor};
 use crate::lattice::{Lattice, Parity, Subset};
@@ -170,70 +171,24 @@ impl Backend for CudaBackend {
         precision: Precision,
         reconstruct: Reconstruct,
     ) -> Result<CudaGauge> {
-        let lat = gauge.lattice().clone();
-        // Every local step agreed on many ranks: no rank leaves while the
-        // others go on to the next collective one.
-        let checked = match &self.ranks {
-            Some(r) => check_lattice(&lat).and_then(|()| r.check_local(&lat, "upload_gauge")),
-            None => check_lattice(&lat),
-        };
-        crate::backend::agreed(self, checked)?;
-        let vh = lat.half_volume();
-        let reals = reconstruct.reals();
-        // Fixed point relative to the largest stored number (at least 1;
-        // 1 for unitary links), as the CPU backend stores them: the same
-        // integers and the same `max / MAX` multiplier. One parallel pass
-        // over the compressed links, nothing stored.
-        let max = (0..8 * vh)
-            .into_par_iter()
-            .map(|k| {
-                let (block, cb) = (k / vh, k % vh);
-                let (p, mu) = (Parity::from_index(block / 4), block % 4);
-                let mut buf = [0.0; LINK_REALS];
-                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
-                buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
-            })
-            .reduce(|| 1.0f64, f64::max);
-        // On many ranks the whole lattice's largest, as one device scales.
-        let max = self.global_max(max)?;
-        let (_, scale) = link_scale(precision, max);
-        let stride = layout::padded_stride(vh);
-        let vec = SoaShape::link_vec(precision, reals);
-        let shape = SoaShape::link(reals, vec, vh, stride);
-        let stored = self.store_links(gauge, reconstruct, shape, precision, max);
-        let links = crate::backend::agreed(self, stored)?;
-        let at = links.ptr(&self.dev.stream);
-        let halo = match self.cut() {
-            None => None,
-            Some(r) => {
-                let real_bytes = links.bytes() / links.len();
-                let faces = LinkFaces {
-                    ptr: at,
-                    stride,
-                    reals,
-                    real_bytes,
-                    parts: vec![LinkPart {
-                        start: 0,
-                        elem: vec * real_bytes,
-                        rows: reals / vec,
-                    }],
-                    depth: 1,
-                };
-                let t_sign = t_boundary.sign();
-                let halo = GaugeHalo::new(&self.dev, r, &lat, &[faces], 1, t_sign)?;
-                Some(Arc::new(halo))
-            }
-        };
-        Ok(CudaGauge {
-            lattice: lat,
-            stride,
-            links,
-            precision,
-            reconstruct,
-            scale,
-            t_sign: t_boundary.sign(),
-            halo,
-        })
+        self.upload_links(gauge, t_boundary, precision, reconstruct, false)
+    }
+
+    fn upload_domain_gauge(&self, gauge: &GaugeField, precision: Precision) -> Result<CudaGauge> {
+        let periodic = TBoundary::Periodic;
+        self.upload_links(gauge, periodic, precision, Reconstruct::Full18, true)
+    }
+
+    fn download_gauge(&self, gauge: &CudaGauge) -> Result<GaugeField> {
+        self.gauge_to_host(gauge)
+    }
+
+    fn domain_project(&self, field: &mut CudaSpinor, d: &Domains, colour: usize) -> Result<()> {
+        self.project_on_domains(field, d, colour)
+    }
+
+    fn rank_coords(&self) -> [usize; 4] {
+        self.ranks.as_ref().map_or([0; 4], |r| r.grid.coords())
     }
 
     fn alloc_field(
@@ -686,6 +641,83 @@ impl Backend for CudaBackend {
 }
 
 impl CudaBackend {
+    /// `upload_gauge`, or with `local` a box operator's links
+    /// (`upload_domain_gauge`): stored without a halo, so that its hopping
+    /// terms never reach the other ranks.
+    fn upload_links(
+        &self,
+        gauge: &GaugeField,
+        t_boundary: TBoundary,
+        precision: Precision,
+        reconstruct: Reconstruct,
+        local: bool,
+    ) -> Result<CudaGauge> {
+        let lat = gauge.lattice().clone();
+        // Every local step agreed on many ranks: no rank leaves while the
+        // others go on to the next collective one.
+        let checked = match &self.ranks {
+            Some(r) => check_lattice(&lat).and_then(|()| r.check_local(&lat, "upload_gauge")),
+            None => check_lattice(&lat),
+        };
+        crate::backend::agreed(self, checked)?;
+        let vh = lat.half_volume();
+        let reals = reconstruct.reals();
+        // Fixed point relative to the largest stored number (at least 1;
+        // 1 for unitary links), as the CPU backend stores them: the same
+        // integers and the same `max / MAX` multiplier. One parallel pass
+        // over the compressed links, nothing stored.
+        let max = (0..8 * vh)
+            .into_par_iter()
+            .map(|k| {
+                let (block, cb) = (k / vh, k % vh);
+                let (p, mu) = (Parity::from_index(block / 4), block % 4);
+                let mut buf = [0.0; LINK_REALS];
+                crate::reconstruct::compress(gauge.link(p, cb, mu), reconstruct, &mut buf);
+                buf[..reals].iter().fold(1.0f64, |m, v| m.max(v.abs()))
+            })
+            .reduce(|| 1.0f64, f64::max);
+        // On many ranks the whole lattice's largest, as one device scales.
+        let max = self.global_max(max)?;
+        let (_, scale) = link_scale(precision, max);
+        let stride = layout::padded_stride(vh);
+        let vec = SoaShape::link_vec(precision, reals);
+        let shape = SoaShape::link(reals, vec, vh, stride);
+        let stored = self.store_links(gauge, reconstruct, shape, precision, max);
+        let links = crate::backend::agreed(self, stored)?;
+        let at = links.ptr(&self.dev.stream);
+        let halo = match self.cut().filter(|_| !local) {
+            None => None,
+            Some(r) => {
+                let real_bytes = links.bytes() / links.len();
+                let faces = LinkFaces {
+                    ptr: at,
+                    stride,
+                    reals,
+                    real_bytes,
+                    parts: vec![LinkPart {
+                        start: 0,
+                        elem: vec * real_bytes,
+                        rows: reals / vec,
+                    }],
+                    depth: 1,
+                };
+                let t_sign = t_boundary.sign();
+                let halo = GaugeHalo::new(&self.dev, r, &lat, &[faces], 1, t_sign)?;
+                Some(Arc::new(halo))
+            }
+        };
+        Ok(CudaGauge {
+            lattice: lat,
+            stride,
+            links,
+            precision,
+            reconstruct,
+            scale,
+            t_sign: t_boundary.sign(),
+            halo,
+        })
+    }
+
     /// `upload_gauge`'s local part: device memory for the links, the links
     /// compressed and reordered straight into the device layout in one
     /// parallel pass (no canonical copy in between), one transfer through

@@ -79,6 +79,7 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
         v.push(format!("blas_axpy_many_{hi}_{f}"));
     }
     v.push(format!("gamma5_{f}"));
+    v.push(format!("domain_project_{f}"));
     if FORMATS[..2].contains(&f) {
         v.push(format!("blas_heavy_quark_{f}"));
     }

@@ -21,7 +21,8 @@
 //! 4. host-order conversions: `host_gauge`, `host_spinor`, and the clover
 //!    term computed from the caller's links (`clover_compute`);
 //! 5. `catalogue` (every kernel source), `backend` and `backend_trait` (the
-//!    `Backend` composing the families), `inspect` (read-backs for checks).
+//!    `Backend` composing the families), `inspect` (read-backs for checks),
+//!    `domains` (the Schwarz boxes: fields cut to one colour, links read back).
 //!
 //! cudarc drives the device; NVRTC and the driver library are probed with
 //! `dlopen` first, so a machine without CUDA gets `Error::NoDevice`, never a
@@ -37,6 +38,7 @@ mod clover_compute;
 #[cfg(test)]
 mod clover_emulation;
 mod cold_fields;
+mod domains;
 pub(crate) mod driver;
 mod dslash;
 mod dslash_forms;

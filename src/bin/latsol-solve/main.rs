@@ -140,6 +140,21 @@ struct Options {
     /// Algorithm 2.2).
     #[arg(long)]
     block_memory_saving: bool,
+    /// Precondition block BiCGstab (also a single source) by the Schwarz
+    /// alternating procedure with this many cycles (seed 002 §2.2; its
+    /// N_SAP = 5 is 6 cycles here); 0 (the default): no SAP. BiCGstab only.
+    #[arg(long, default_value_t = 0)]
+    sap_cycles: usize,
+    /// SAP's boxes X,Y,Z,T (even, dividing the local lattice); default 4
+    /// where 4 divides the local extent, else 2.
+    #[arg(long, value_parser = parse_dims)]
+    sap_extent: Option<[usize; 4]>,
+    /// SSOR steps of each SAP box solve (seed 002: 1).
+    #[arg(long, default_value_t = 1)]
+    sap_ssor: usize,
+    /// SAP's SSOR relaxation ω, in (0, 2) (seed 002: 1.26).
+    #[arg(long, default_value_t = 1.0)]
+    sap_omega: f64,
 }
 
 /// The ranks of `--grid`: MPI started by this program (the host), the
@@ -478,6 +493,12 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         reliable_delta: o.delta,
         tol_inner: o.tol_inner,
         cg_stabilised: !o.plain_cg,
+        sap: (o.sap_cycles > 0).then(|| SapParams {
+            extent: o.sap_extent.unwrap_or([0; 4]),
+            cycles: o.sap_cycles,
+            ssor_iterations: o.sap_ssor,
+            omega: o.sap_omega,
+        }),
         dirac_order: DiracOrder::Dirac,
         gamma_basis: GammaBasis::DegrandRossi,
         progress_every: if verbosity >= Verbosity::Verbose {

@@ -85,10 +85,21 @@ pub fn solve(
         };
         // Each iteration of BiCGstab (of CG on M†M) applies the iterated
         // operator twice per source, block or not: a block's iteration is
-        // counted once for each of its sources.
+        // counted once for each of its sources. With SAP each also applies
+        // M_SAP twice, each worth `SapParams::matvecs` sloppy applications.
+        let per_iteration = 2.0 * (1.0 + params.sap.map_or(0.0, |s| s.matvecs()));
+        let applications = (per_iteration * iterations as f64).round() as usize;
+        let sap = match params.sap {
+            Some(s) => format!(
+                " | SAP {} cycles, boxes {:?}, SSOR {} x ω {}",
+                s.cycles, s.extent, s.ssor_iterations, s.omega
+            ),
+            None => String::new(),
+        };
         println!(
             "sources: backend {} | {} sources as {} x {} | {:?}/{:?} {:?} | operator applications \
-             {} | largest true residual {:.3e} | solver {:.3} s | invert call {wall:.3} s | {}",
+             {applications} (iterations {iterations}) | largest true residual {:.3e} | solver \
+             {:.3} s | invert call {wall:.3} s | {}{sap}",
             ctx.backend_name(),
             job.count,
             block,
@@ -96,7 +107,6 @@ pub fn solve(
             params.precision,
             params.precision_sloppy,
             params.solver,
-            2 * iterations,
             worst,
             solver_s,
             if converged {

@@ -1,0 +1,334 @@
+//! The Schwarz alternating procedure as a right preconditioner (seed 002
+//! §2.2, eqs. 7–10, after Lüscher's SAP): the lattice tiled by boxes
+//! (`crate::domains`) coloured black and white, the Wilson(-clover)
+//! operator `M` split into the box operators `M_E` (black boxes) and `M_O`
+//! (white ones) with Dirichlet boundaries, and
+//!
+//! `M_SAP = K Σ_{j<N} (1 − M K)^j`, `K = ((B_E, 0), (−B_O M_OE B_E, B_O))`,
+//!
+//! `B_E ≈ M_E⁻¹` by SSOR(ω) (eq. 9–10). `N` (`cycles`) counts applications
+//! of `K`: the seed's eq. 8 sums `j = 0 … N_SAP`, so its `N_SAP` is our
+//! `cycles − 1`. One application of `K` is one multiplicative sweep: the
+//! black boxes solved on the residual, the residual updated, the white
+//! boxes solved on it.
+//!
+//! The box solve: with `D = diag(A_ee, A_oo)` (the clover term, 1 for
+//! Wilson) the box operator is `D (1 − L − U)`, `L = κ A⁻¹_oo D_oe`,
+//! `U = κ A⁻¹_ee D_eo`. The seed's SSOR runs over a box's sites in
+//! lexicographic order, a sequential sweep; here the sites of a box are
+//! ordered even before odd, so that `(1 − ωL)⁻¹ = 1 + ωL` and
+//! `(1 − ωU)⁻¹ = 1 + ωU` are one hopping term each, over every box at
+//! once. With that ordering eq. 10's `A^SSOR = (1 − ωL)⁻¹ (1 − L − U)
+//! (1 − ωU)⁻¹ = ((1, (ω−1)U), ((ω−1)L, 1 + ω(ω−2)LU))`, and eq. 9 is
+//! `B = (1 + ωU) [Σ_{j≤N_SSOR} (1 − A^SSOR)^j] (1 + ωL) D⁻¹`: `N_SSOR`
+//! Richardson steps of two hopping terms each (for ω = 1, Jacobi steps on
+//! the box's even-odd Schur complement `1 − LU`). Every piece is linear,
+//! so `M_SAP` is a fixed linear map: a stationary preconditioner, as block
+//! BiCGstab needs.
+//!
+//! The box operator's links are the operator's with every link that leaves
+//! a box set to zero (`Backend::upload_domain_gauge`): its hopping terms
+//! run over the whole local lattice and never reach another rank. The box
+//! solves of one colour run over the sites of both (those of the other
+//! colour stay zero): twice the work of a box-by-box solve, in exchange for
+//! the backends' own hopping kernels.
+
+use crate::backend::{Backend, CloverForm};
+use crate::dirac::WilsonFields;
+use crate::domains::Domains;
+use crate::error::{Error, Result};
+use crate::lattice::{Lattice, Parity, Subset};
+use crate::precision::Precision;
+
+use super::block::BlockPreconditioner;
+
+/// What a caller chooses of SAP.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SapParams {
+    /// A box's extents; zeros: `Domains::default_extent`.
+    pub extent: [usize; 4],
+    /// Applications of `K` (the seed: N_SAP + 1 = 6).
+    pub cycles: usize,
+    /// Richardson steps of a box solve (the seed: N_SSOR = 1).
+    pub ssor_iterations: usize,
+    /// The SSOR relaxation ω, in (0, 2) (the seed: 1.26).
+    pub omega: f64,
+}
+
+impl Default for SapParams {
+    fn default() -> Self {
+        SapParams {
+            extent: [0; 4],
+            cycles: 6,
+            ssor_iterations: 1,
+            omega: 1.0,
+        }
+    }
+}
+
+impl SapParams {
+    /// Refuses what cannot run: no cycles, ω outside (0, 2) or not finite.
+    pub fn check(&self) -> Result<()> {
+        if self.cycles == 0 || self.cycles > 1000 {
+            return Err(Error::InvalidArgument(format!(
+                "sap cycles = {}: between 1 and 1000",
+                self.cycles
+            )));
+        }
+        if self.ssor_iterations > 1000 {
+            return Err(Error::InvalidArgument(format!(
+                "sap ssor_iterations = {}: at most 1000",
+                self.ssor_iterations
+            )));
+        }
+        if !(self.omega > 0.0 && self.omega < 2.0) {
+            return Err(Error::InvalidArgument(format!(
+                "sap omega = {}: SSOR needs 0 < omega < 2",
+                self.omega
+            )));
+        }
+        Ok(())
+    }
+
+    /// The boxes of this rank's lattice `local` (global origin from the
+    /// rank's place in the grid).
+    pub fn domains(&self, local: [usize; 4], rank_coords: [usize; 4]) -> Result<Domains> {
+        let extent = if self.extent == [0; 4] {
+            Domains::default_extent(local)
+        } else {
+            self.extent
+        };
+        let origin = [0, 1, 2, 3].map(|mu| rank_coords[mu] * local[mu]);
+        Domains::new(local, extent, origin)
+    }
+
+    /// Applications of `M` one `M_SAP` costs: per cycle two residual
+    /// updates (the first of all is free) and two box solves of
+    /// `N_SSOR + 1` (each over the whole lattice).
+    pub fn matvecs(&self) -> f64 {
+        let (n, s) = (self.cycles as f64, self.ssor_iterations as f64);
+        (2.0 * n - 1.0) + 2.0 * n * (s + 1.0)
+    }
+}
+
+/// The box operator's links for `domains`, stored for spinors of
+/// `precision`: `gauge` read back (`Backend::download_gauge`), every link
+/// that leaves a box cut, stored again (`Backend::upload_domain_gauge`).
+pub fn box_links<B: Backend>(
+    backend: &B,
+    gauge: &B::Gauge,
+    domains: &Domains,
+    precision: Precision,
+) -> Result<B::Gauge> {
+    let cut = domains.cut_links(backend.download_gauge(gauge)?)?;
+    backend.upload_domain_gauge(&cut, precision)
+}
+
+/// The single-parity working fields of one application (index: parity).
+struct Work<S> {
+    /// The right-hand side, the accumulated solution, the residual (after
+    /// `D⁻¹` its odd part holds `w_o`, its even part scratch).
+    r: [S; 2],
+    psi: [S; 2],
+    rho: [S; 2],
+    /// `c = D⁻¹ ρ` (`c_e` is `w_e`), the Richardson iterate y, `U y_o`.
+    c: [S; 2],
+    y: [S; 2],
+    u: S,
+}
+
+/// The box operator's hopping terms: `out_p = a A⁻¹_pp D_pq in_q (+ x_p)`
+/// on the cut links (`L` onto odd, `U` onto even, times a / κ).
+struct BoxHopping<'a, B: Backend> {
+    backend: &'a B,
+    links: &'a B::Gauge,
+    clover: Option<&'a B::Clover>,
+    dagger: bool,
+}
+
+impl<B: Backend> BoxHopping<'_, B> {
+    fn apply(
+        &self,
+        out: &mut B::Spinor,
+        p: Parity,
+        inp: &B::Spinor,
+        a: f64,
+        x: Option<&B::Spinor>,
+    ) -> Result<()> {
+        let (b, g, dag) = (self.backend, self.links, self.dagger);
+        match self.clover {
+            Some(c) => {
+                let form = CloverForm::InverseOnHopping;
+                b.wilson_clover_dslash(out, p, g, c, inp, dag, a, form, x)
+            }
+            None => b.wilson_dslash(out, p, g, inp, dag, a, x),
+        }
+    }
+}
+
+/// `M_SAP` for `M = A − κ D` (or `M†`), in one precision.
+pub struct Sap<'a, B: Backend> {
+    backend: &'a B,
+    /// `M`'s links and clover term (for the residual updates).
+    fields: WilsonFields<'a, B>,
+    boxes: BoxHopping<'a, B>,
+    domains: Domains,
+    kappa: f64,
+    dagger: bool,
+    params: SapParams,
+    precision: Precision,
+    work: Work<B::Spinor>,
+}
+
+impl<'a, B: Backend> Sap<'a, B> {
+    /// `fields` and the box operator's links `boxes`
+    /// (`Backend::upload_domain_gauge` of `Domains::cut_links`), stored for
+    /// spinors of `precision`, on this rank's lattice `lattice`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        backend: &'a B,
+        fields: WilsonFields<'a, B>,
+        boxes: &'a B::Gauge,
+        lattice: &std::sync::Arc<Lattice>,
+        kappa: f64,
+        dagger: bool,
+        params: SapParams,
+        precision: Precision,
+    ) -> Result<Self> {
+        params.check()?;
+        let domains = params.domains(lattice.dims(), backend.rank_coords())?;
+        let field = |p: Parity| backend.alloc_spinor(lattice, Subset::Single(p), precision);
+        let pair = || Ok::<_, Error>([field(Parity::Even)?, field(Parity::Odd)?]);
+        let work = Work {
+            r: pair()?,
+            psi: pair()?,
+            rho: pair()?,
+            c: pair()?,
+            y: pair()?,
+            u: field(Parity::Even)?,
+        };
+        let boxes = BoxHopping {
+            backend,
+            links: boxes,
+            clover: fields.clover,
+            dagger,
+        };
+        Ok(Sap {
+            backend,
+            fields,
+            boxes,
+            domains,
+            kappa,
+            dagger,
+            params,
+            precision,
+            work,
+        })
+    }
+
+    /// The boxes it works on.
+    pub fn domains(&self) -> &Domains {
+        &self.domains
+    }
+
+    /// `out = M_SAP inp` (full fields).
+    pub fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
+        let b = self.backend;
+        let [e, o] = [Parity::Even, Parity::Odd];
+        for p in [e, o] {
+            b.extract_parity(&mut self.work.r[p.index()], inp, p)?;
+            b.zero(&mut self.work.psi[p.index()])?;
+        }
+        for cycle in 0..self.params.cycles {
+            for colour in 0..2 {
+                if cycle == 0 && colour == 0 {
+                    for i in 0..2 {
+                        b.copy(&mut self.work.rho[i], &self.work.r[i])?;
+                    }
+                } else {
+                    self.residual()?;
+                }
+                for rho in &mut self.work.rho {
+                    b.domain_project(rho, &self.domains, colour)?;
+                }
+                self.box_solve()?;
+            }
+        }
+        for p in [e, o] {
+            b.insert_parity(out, p, &self.work.psi[p.index()])?;
+        }
+        Ok(())
+    }
+
+    /// `ρ = r − M ψ`.
+    fn residual(&mut self) -> Result<()> {
+        let (b, g, k, dag) = (self.backend, self.fields.gauge, self.kappa, self.dagger);
+        let w = &mut self.work;
+        for p in [Parity::Even, Parity::Odd] {
+            let (i, j) = (p.index(), p.other().index());
+            let (out, x, inp) = (&mut w.rho[i], &w.psi[i], &w.psi[j]);
+            match self.fields.clover {
+                Some(c) => {
+                    let form = CloverForm::DirectOnX;
+                    b.wilson_clover_dslash(out, p, g, c, inp, dag, -k, form, Some(x))?
+                }
+                None => b.wilson_dslash(out, p, g, inp, dag, -k, Some(x))?,
+            }
+            b.axpby(1.0, &w.r[i], -1.0, out)?;
+        }
+        Ok(())
+    }
+
+    /// `ψ += B ρ` on the boxes `ρ` lives on (eq. 9 in even-odd order).
+    fn box_solve(&mut self) -> Result<()> {
+        let (b, h, k, om) = (self.backend, &self.boxes, self.kappa, self.params.omega);
+        let [e, o] = [Parity::Even, Parity::Odd];
+        let w = &mut self.work;
+        // c = D⁻¹ ρ.
+        for p in [e, o] {
+            let i = p.index();
+            match self.fields.clover {
+                Some(c) => b.clover(&mut w.c[i], p, c, &w.rho[i], true)?,
+                None => b.copy(&mut w.c[i], &w.rho[i])?,
+            }
+        }
+        // w = (1 + ωL) c: w_e = c_e, w_o = c_o + ωL c_e (into ρ_o).
+        let [rho_e, w_o] = &mut w.rho;
+        h.apply(w_o, o, &w.c[0], om * k, Some(&w.c[1]))?;
+        let w_e = &w.c[0];
+        // y = Σ_{j ≤ N} (1 − A^SSOR)^j w by y ← w + (1 − A^SSOR) y:
+        // u = U y_o; y_o ← w_o + L((1 − ω) y_e − ω(ω − 2) u) (the old
+        // y_e; the sum in ρ_e); y_e ← w_e + (1 − ω) u.
+        let [y_e, y_o] = &mut w.y;
+        b.copy(y_e, w_e)?;
+        b.copy(y_o, w_o)?;
+        for _ in 0..self.params.ssor_iterations {
+            h.apply(&mut w.u, e, y_o, k, None)?;
+            b.copy(rho_e, y_e)?;
+            b.axpby(-om * (om - 2.0), &w.u, 1.0 - om, rho_e)?;
+            h.apply(y_o, o, rho_e, k, Some(w_o))?;
+            b.copy(y_e, w_e)?;
+            b.axpy(1.0 - om, &w.u, y_e)?;
+        }
+        // x = (1 + ωU) y: x_o = y_o, x_e = y_e + ωU y_o; ψ += x.
+        h.apply(&mut w.u, e, y_o, om * k, Some(y_e))?;
+        b.axpy(1.0, &w.u, &mut w.psi[0])?;
+        b.axpy(1.0, y_o, &mut w.psi[1])?;
+        Ok(())
+    }
+}
+
+impl<B: Backend> BlockPreconditioner<B> for Sap<'_, B> {
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        for (o, i) in out.iter_mut().zip(inp) {
+            self.apply(o, i)?;
+        }
+        Ok(())
+    }
+    fn precision(&self) -> Precision {
+        self.precision
+    }
+    fn matvecs(&self) -> f64 {
+        self.params.matvecs()
+    }
+}
