@@ -13,7 +13,8 @@
 //! the Wilson-clover operator (clover computed from the cut links); BiCGstab
 //! on the even-odd system and CG on its normal equations, iterations equal
 //! (within one with fast sums) and solutions to 1e-12; then the collective
-//! errors: a NULL source on the last rank, a NaN on rank 0, a block size
+//! errors (and sources solved in blocks, with and without SAP): a NULL
+//! source on the last rank, a NaN on rank 0, a block size
 //! of `latsol_invert_sources` differing on rank 0, and another
 //! lattice size on rank 0 fail the call on every rank (no rank hangs: the
 //! test runs under `timeout`), after which the context still solves.
@@ -364,9 +365,11 @@ fn main() {
     // Sources in blocks (issue 37): the block solve on the ranks meets the
     // tolerance; a block size that differs between the ranks fails on all.
     let second: Vec<f64> = source.iter().rev().copied().collect();
-    let sources_in_blocks = |per_block: i64| {
+    let sources_in_blocks = |per_block: i64, sap_cycles: i32| {
         let mut p = invert_param(LATSOL_SOLVER_BICGSTAB, LATSOL_SOLVE_DIRECT_PC);
         p.sources_per_block = per_block;
+        p.sap_cycles = sap_cycles;
+        p.sap_extent = [2, 2, 2, 2];
         let mut xs = [vec![7.0; source.len()], vec![7.0; source.len()]];
         let mut rs = [latsol_invert_result_default(); 2];
         let xp: Vec<*mut std::ffi::c_void> = xs.iter_mut().map(|x| x.as_mut_ptr().cast()).collect();
@@ -388,12 +391,20 @@ fn main() {
         };
         (s, xs, rs)
     };
-    let (s, _, rs) = sources_in_blocks(0);
+    let (s, _, rs) = sources_in_blocks(0, 0);
     check(
         s == LATSOL_SUCCESS && rs.iter().all(|r| r.converged == 1),
         format!("two sources in one block: status {s}"),
     );
-    let (s, xs, _) = sources_in_blocks(if rank == 0 { 1 } else { 0 });
+    // With SAP on boxes of 2⁴ (never crossing a rank): converged.
+    for per_block in [1, 0] {
+        let (s, _, rs) = sources_in_blocks(per_block, 3);
+        check(
+            s == LATSOL_SUCCESS && rs.iter().all(|r| r.converged == 1),
+            format!("two sources with SAP, {per_block} a block: status {s}"),
+        );
+    }
+    let (s, xs, _) = sources_in_blocks(if rank == 0 { 1 } else { 0 }, 0);
     let want = if size == 1 {
         LATSOL_SUCCESS
     } else {

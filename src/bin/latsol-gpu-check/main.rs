@@ -26,6 +26,7 @@
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
 //!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
 //! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs)
+//! latsol-gpu-check --sap   (the Schwarz preconditioner's pieces against the CPU, sap.rs)
 //! ```
 //! `--prec` picks the benchmarked format; `--check-prec` limits the checks
 //! of 1 and the sloppy formats of the mixed solves of 3 to the formats
@@ -69,6 +70,8 @@ mod launch_study;
 mod report;
 #[cfg(feature = "cuda")]
 mod rhs;
+#[cfg(feature = "cuda")]
+mod sap;
 #[cfg(feature = "cuda")]
 mod solves;
 #[cfg(feature = "cuda")]
@@ -272,6 +275,10 @@ fn run() -> R<usize> {
     }
     let bench_only = has("--bench-only");
     let cpu = CpuBackend::new(0).map_err(e)?;
+    if has("--sap") {
+        crate::sap::check(&gpu, &cpu, &mut rep)?;
+        return Ok(rep.failures);
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
