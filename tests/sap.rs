@@ -313,3 +313,30 @@ fn parameters_out_of_range_are_refused() {
     assert_eq!(d.origin(), [0, 0, 0, 6]);
     let _ = Parity::Even;
 }
+
+#[test]
+fn a_block_of_columns_is_each_column_alone() {
+    let b = backend();
+    let f = fields(&b);
+    let s = Precision::Single;
+    let boxes = box_links(&b, &f.gauge[1], &domains(), s).unwrap();
+    let p = SapParams {
+        omega: 1.26,
+        ..params(2)
+    };
+    let mut sap = Sap::new(&b, wilson_fields(&f, 1), &boxes, &f.lat, KAPPA, false, p, s).unwrap();
+    let inp: Vec<CpuSpinor> = (0..3)
+        .map(|k| random_field(&b, &f.lat, s, 40 + k))
+        .collect();
+    let mut block: Vec<CpuSpinor> = (0..3)
+        .map(|_| b.alloc_spinor(&f.lat, Subset::Full, s).unwrap())
+        .collect();
+    use latsol::solver::block::BlockPreconditioner;
+    sap.apply_block(&mut block, &refs(&inp)).unwrap();
+    for (x, y) in inp.iter().zip(&mut block) {
+        let mut alone = b.alloc_spinor(&f.lat, Subset::Full, s).unwrap();
+        sap.apply(&mut alone, x).unwrap();
+        // The same operations on the same numbers: the same bits.
+        assert_eq!(b.xmy_norm2(&alone, y).unwrap(), 0.0);
+    }
+}

@@ -33,6 +33,8 @@
 //! colour stay zero): twice the work of a box-by-box solve, in exchange for
 //! the backends' own hopping kernels.
 
+use std::sync::Arc;
+
 use crate::backend::{Backend, CloverForm};
 use crate::dirac::WilsonFields;
 use crate::domains::Domains;
@@ -124,21 +126,28 @@ pub fn box_links<B: Backend>(
     backend.upload_domain_gauge(&cut, precision)
 }
 
-/// The single-parity working fields of one application (index: parity).
+/// The single-parity working fields, one per column of a block (outer
+/// index: parity).
 struct Work<S> {
-    /// The right-hand side, the accumulated solution, the residual (after
-    /// `D⁻¹` its odd part holds `w_o`, its even part scratch).
-    r: [S; 2],
-    psi: [S; 2],
-    rho: [S; 2],
+    /// The right-hand sides, the accumulated solutions, the residuals
+    /// (after `D⁻¹` the odd part holds `w_o`, the even part scratch).
+    r: [Vec<S>; 2],
+    psi: [Vec<S>; 2],
+    rho: [Vec<S>; 2],
     /// `c = D⁻¹ ρ` (`c_e` is `w_e`), the Richardson iterate y, `U y_o`.
-    c: [S; 2],
-    y: [S; 2],
-    u: S,
+    c: [Vec<S>; 2],
+    y: [Vec<S>; 2],
+    u: Vec<S>,
+}
+
+/// The fields `v[..n]` as references (what the block hopping terms take).
+fn first<S>(v: &[S], n: usize) -> Vec<&S> {
+    v[..n].iter().collect()
 }
 
 /// The box operator's hopping terms: `out_p = a A⁻¹_pp D_pq in_q (+ x_p)`
-/// on the cut links (`L` onto odd, `U` onto even, times a / κ).
+/// on the cut links (`L` onto odd, `U` onto even, times a / κ), for every
+/// column at once (one pass over the links where the backend can).
 struct BoxHopping<'a, B: Backend> {
     backend: &'a B,
     links: &'a B::Gauge,
@@ -149,19 +158,19 @@ struct BoxHopping<'a, B: Backend> {
 impl<B: Backend> BoxHopping<'_, B> {
     fn apply(
         &self,
-        out: &mut B::Spinor,
+        out: &mut [B::Spinor],
         p: Parity,
-        inp: &B::Spinor,
+        inp: &[&B::Spinor],
         a: f64,
-        x: Option<&B::Spinor>,
+        x: Option<&[&B::Spinor]>,
     ) -> Result<()> {
         let (b, g, dag) = (self.backend, self.links, self.dagger);
         match self.clover {
             Some(c) => {
                 let form = CloverForm::InverseOnHopping;
-                b.wilson_clover_dslash(out, p, g, c, inp, dag, a, form, x)
+                b.wilson_clover_dslash_block(out, p, g, c, inp, dag, a, form, x)
             }
-            None => b.wilson_dslash(out, p, g, inp, dag, a, x),
+            None => b.wilson_dslash_block(out, p, g, inp, dag, a, x),
         }
     }
 }
@@ -173,6 +182,7 @@ pub struct Sap<'a, B: Backend> {
     fields: WilsonFields<'a, B>,
     boxes: BoxHopping<'a, B>,
     domains: Domains,
+    lattice: Arc<Lattice>,
     kappa: f64,
     dagger: bool,
     params: SapParams,
@@ -189,7 +199,7 @@ impl<'a, B: Backend> Sap<'a, B> {
         backend: &'a B,
         fields: WilsonFields<'a, B>,
         boxes: &'a B::Gauge,
-        lattice: &std::sync::Arc<Lattice>,
+        lattice: &Arc<Lattice>,
         kappa: f64,
         dagger: bool,
         params: SapParams,
@@ -197,33 +207,34 @@ impl<'a, B: Backend> Sap<'a, B> {
     ) -> Result<Self> {
         params.check()?;
         let domains = params.domains(lattice.dims(), backend.rank_coords())?;
-        let field = |p: Parity| backend.alloc_spinor(lattice, Subset::Single(p), precision);
-        let pair = || Ok::<_, Error>([field(Parity::Even)?, field(Parity::Odd)?]);
-        let work = Work {
-            r: pair()?,
-            psi: pair()?,
-            rho: pair()?,
-            c: pair()?,
-            y: pair()?,
-            u: field(Parity::Even)?,
-        };
         let boxes = BoxHopping {
             backend,
             links: boxes,
             clover: fields.clover,
             dagger,
         };
-        Ok(Sap {
+        let pair = || [Vec::new(), Vec::new()];
+        let mut sap = Sap {
             backend,
             fields,
             boxes,
             domains,
+            lattice: lattice.clone(),
             kappa,
             dagger,
             params,
             precision,
-            work,
-        })
+            work: Work {
+                r: pair(),
+                psi: pair(),
+                rho: pair(),
+                c: pair(),
+                y: pair(),
+                u: Vec::new(),
+            },
+        };
+        sap.grow(1)?;
+        Ok(sap)
     }
 
     /// The boxes it works on.
@@ -231,99 +242,161 @@ impl<'a, B: Backend> Sap<'a, B> {
         &self.domains
     }
 
+    /// Working fields for `n` columns.
+    fn grow(&mut self, n: usize) -> Result<()> {
+        let (b, lat, prec) = (self.backend, &self.lattice, self.precision);
+        let field = |p: Parity| b.alloc_spinor(lat, Subset::Single(p), prec);
+        let w = &mut self.work;
+        while w.u.len() < n {
+            for pair in [&mut w.r, &mut w.psi, &mut w.rho, &mut w.c, &mut w.y] {
+                pair[0].push(field(Parity::Even)?);
+                pair[1].push(field(Parity::Odd)?);
+            }
+            w.u.push(field(Parity::Even)?);
+        }
+        Ok(())
+    }
+
     /// `out = M_SAP inp` (full fields).
     pub fn apply(&mut self, out: &mut B::Spinor, inp: &B::Spinor) -> Result<()> {
-        let b = self.backend;
-        let [e, o] = [Parity::Even, Parity::Odd];
-        for p in [e, o] {
-            b.extract_parity(&mut self.work.r[p.index()], inp, p)?;
-            b.zero(&mut self.work.psi[p.index()])?;
+        self.apply_columns(std::slice::from_mut(out), &[inp])
+    }
+
+    /// `out_k = M_SAP inp_k` for every column, the hopping terms of all
+    /// columns in one call.
+    fn apply_columns(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        let (b, n) = (self.backend, inp.len());
+        self.grow(n)?;
+        for p in [Parity::Even, Parity::Odd] {
+            let i = p.index();
+            for k in 0..n {
+                b.extract_parity(&mut self.work.r[i][k], inp[k], p)?;
+                b.zero(&mut self.work.psi[i][k])?;
+            }
         }
         for cycle in 0..self.params.cycles {
             for colour in 0..2 {
                 if cycle == 0 && colour == 0 {
                     for i in 0..2 {
-                        b.copy(&mut self.work.rho[i], &self.work.r[i])?;
+                        for k in 0..n {
+                            b.copy(&mut self.work.rho[i][k], &self.work.r[i][k])?;
+                        }
                     }
                 } else {
-                    self.residual()?;
+                    self.residual(n)?;
                 }
-                for rho in &mut self.work.rho {
+                for rho in self.work.rho.iter_mut().flat_map(|v| &mut v[..n]) {
                     b.domain_project(rho, &self.domains, colour)?;
                 }
-                self.box_solve()?;
+                self.box_solve(n)?;
             }
         }
-        for p in [e, o] {
-            b.insert_parity(out, p, &self.work.psi[p.index()])?;
+        for p in [Parity::Even, Parity::Odd] {
+            for (k, o) in out.iter_mut().enumerate() {
+                b.insert_parity(o, p, &self.work.psi[p.index()][k])?;
+            }
         }
         Ok(())
     }
 
     /// `ρ = r − M ψ`.
-    fn residual(&mut self) -> Result<()> {
+    fn residual(&mut self, n: usize) -> Result<()> {
         let (b, g, k, dag) = (self.backend, self.fields.gauge, self.kappa, self.dagger);
         let w = &mut self.work;
         for p in [Parity::Even, Parity::Odd] {
             let (i, j) = (p.index(), p.other().index());
-            let (out, x, inp) = (&mut w.rho[i], &w.psi[i], &w.psi[j]);
+            let (out, x, inp) = (&mut w.rho[i][..n], first(&w.psi[i], n), first(&w.psi[j], n));
             match self.fields.clover {
                 Some(c) => {
                     let form = CloverForm::DirectOnX;
-                    b.wilson_clover_dslash(out, p, g, c, inp, dag, -k, form, Some(x))?
+                    b.wilson_clover_dslash_block(out, p, g, c, &inp, dag, -k, form, Some(&x))?
                 }
-                None => b.wilson_dslash(out, p, g, inp, dag, -k, Some(x))?,
+                None => b.wilson_dslash_block(out, p, g, &inp, dag, -k, Some(&x))?,
             }
-            b.axpby(1.0, &w.r[i], -1.0, out)?;
+            for (o, r) in out.iter_mut().zip(&w.r[i]) {
+                b.axpby(1.0, r, -1.0, o)?;
+            }
         }
         Ok(())
     }
 
     /// `ψ += B ρ` on the boxes `ρ` lives on (eq. 9 in even-odd order).
-    fn box_solve(&mut self) -> Result<()> {
+    fn box_solve(&mut self, n: usize) -> Result<()> {
         let (b, h, k, om) = (self.backend, &self.boxes, self.kappa, self.params.omega);
         let [e, o] = [Parity::Even, Parity::Odd];
         let w = &mut self.work;
         // c = D⁻¹ ρ.
         for p in [e, o] {
             let i = p.index();
-            match self.fields.clover {
-                Some(c) => b.clover(&mut w.c[i], p, c, &w.rho[i], true)?,
-                None => b.copy(&mut w.c[i], &w.rho[i])?,
+            for (c, rho) in w.c[i][..n].iter_mut().zip(&w.rho[i]) {
+                match self.fields.clover {
+                    Some(clover) => b.clover(c, p, clover, rho, true)?,
+                    None => b.copy(c, rho)?,
+                }
             }
         }
         // w = (1 + ωL) c: w_e = c_e, w_o = c_o + ωL c_e (into ρ_o).
         let [rho_e, w_o] = &mut w.rho;
-        h.apply(w_o, o, &w.c[0], om * k, Some(&w.c[1]))?;
-        let w_e = &w.c[0];
+        let (w_e, c_o) = (first(&w.c[0], n), first(&w.c[1], n));
+        h.apply(&mut w_o[..n], o, &w_e, om * k, Some(&c_o))?;
         // y = Σ_{j ≤ N} (1 − A^SSOR)^j w by y ← w + (1 − A^SSOR) y:
-        // u = U y_o; y_o ← w_o + L((1 − ω) y_e − ω(ω − 2) u) (the old
-        // y_e; the sum in ρ_e); y_e ← w_e + (1 − ω) u.
+        // u = U y_o; y_o ← w_o + L((1 − ω) y_e − ω(ω − 2) u) (the old y_e;
+        // the sum in ρ_e); y_e ← w_e + (1 − ω) u. For ω = 1: y_o ← w_o + L u,
+        // y_e = w_e throughout.
         let [y_e, y_o] = &mut w.y;
-        b.copy(y_e, w_e)?;
-        b.copy(y_o, w_o)?;
+        for ((ye, yo), (we, wo)) in y_e
+            .iter_mut()
+            .zip(y_o.iter_mut())
+            .zip(w_e.iter().zip(&*w_o))
+            .take(n)
+        {
+            b.copy(ye, we)?;
+            b.copy(yo, wo)?;
+        }
+        let wo = first(w_o, n);
         for _ in 0..self.params.ssor_iterations {
-            h.apply(&mut w.u, e, y_o, k, None)?;
-            b.copy(rho_e, y_e)?;
-            b.axpby(-om * (om - 2.0), &w.u, 1.0 - om, rho_e)?;
-            h.apply(y_o, o, rho_e, k, Some(w_o))?;
-            b.copy(y_e, w_e)?;
-            b.axpy(1.0 - om, &w.u, y_e)?;
+            h.apply(&mut w.u[..n], e, &first(y_o, n), k, None)?;
+            if om == 1.0 {
+                h.apply(&mut y_o[..n], o, &first(&w.u, n), k, Some(&wo))?;
+                continue;
+            }
+            for ((s, ye), u) in rho_e.iter_mut().zip(y_e.iter()).zip(&w.u).take(n) {
+                b.copy(s, ye)?;
+                b.axpby(-om * (om - 2.0), u, 1.0 - om, s)?;
+            }
+            h.apply(&mut y_o[..n], o, &first(rho_e, n), k, Some(&wo))?;
+            for ((ye, we), u) in y_e.iter_mut().zip(&w_e).zip(&w.u).take(n) {
+                b.copy(ye, we)?;
+                b.axpy(1.0 - om, u, ye)?;
+            }
         }
         // x = (1 + ωU) y: x_o = y_o, x_e = y_e + ωU y_o; ψ += x.
-        h.apply(&mut w.u, e, y_o, om * k, Some(y_e))?;
-        b.axpy(1.0, &w.u, &mut w.psi[0])?;
-        b.axpy(1.0, y_o, &mut w.psi[1])?;
+        h.apply(
+            &mut w.u[..n],
+            e,
+            &first(y_o, n),
+            om * k,
+            Some(&first(y_e, n)),
+        )?;
+        let [psi_e, psi_o] = &mut w.psi;
+        for k in 0..n {
+            b.axpy(1.0, &w.u[k], &mut psi_e[k])?;
+            b.axpy(1.0, &y_o[k], &mut psi_o[k])?;
+        }
         Ok(())
     }
 }
 
 impl<B: Backend> BlockPreconditioner<B> for Sap<'_, B> {
     fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
-        for (o, i) in out.iter_mut().zip(inp) {
-            self.apply(o, i)?;
+        if out.len() != inp.len() {
+            return Err(Error::Internal(format!(
+                "sap: {} outputs for {} inputs",
+                out.len(),
+                inp.len()
+            )));
         }
-        Ok(())
+        self.apply_columns(out, inp)
     }
     fn precision(&self) -> Precision {
         self.precision
