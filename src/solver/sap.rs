@@ -269,9 +269,10 @@ impl<'a, B: Backend> Sap<'a, B> {
         self.grow(n)?;
         for p in [Parity::Even, Parity::Odd] {
             let i = p.index();
-            for k in 0..n {
-                b.extract_parity(&mut self.work.r[i][k], inp[k], p)?;
-                b.zero(&mut self.work.psi[i][k])?;
+            let w = &mut self.work;
+            for ((r, psi), x) in w.r[i].iter_mut().zip(w.psi[i].iter_mut()).zip(inp) {
+                b.extract_parity(r, x, p)?;
+                b.zero(psi)?;
             }
         }
         for cycle in 0..self.params.cycles {
