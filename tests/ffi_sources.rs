@@ -334,6 +334,12 @@ fn sap_preconditioned_sources_through_the_c_face() {
         p.sources_per_block = per_block;
         assert_all_solved(&s, &p, &bs);
     }
+    // Dependent sources break the block down at once; with SAP each then
+    // goes on alone, preconditioned still.
+    let mut twice = bs.clone();
+    twice[2] = twice[0].clone();
+    p.sources_per_block = 0;
+    assert_all_solved(&s, &p, &twice);
     // One source through latsol_invert takes the same path.
     let (x, r) = single_call(&s, ptr::null_mut(), &p, &bs[0]);
     assert_eq!(r.converged, 1);

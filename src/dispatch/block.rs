@@ -173,9 +173,40 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         Err(Error::Breakdown(_)) => None,
         Err(e) => return Err(e),
     };
+    // With SAP a block that broke down or stopped short goes on column by
+    // column with SAP still: near κ_c the single path without it may not
+    // converge at all where SAP does (docs/performance.md, 24³×48 at
+    // κ = 0.1352).
+    let n = sources.len();
+    let mut alone = vec![BlockStats::default(); n];
+    let mut alone_seconds = vec![0.0; n];
+    let converged = stats.as_ref().is_some_and(|s| s.total.converged);
+    if let (Some(m), false, true) = (sap.as_mut(), converged, n > 1) {
+        for k in 0..n {
+            let t = Instant::now();
+            let one = solve_block(
+                backend,
+                fields,
+                fields_sloppy,
+                params,
+                system,
+                variant,
+                &rhs[k..k + 1],
+                &mut xi[k..k + 1],
+                inner_tol,
+                Some(m as &mut dyn BlockPreconditioner<B>),
+                monitor,
+            );
+            match one {
+                Ok(s) => alone[k] = s,
+                Err(Error::Breakdown(_)) => alone[k].total.restarts += 1,
+                Err(e) => return Err(e),
+            }
+            alone_seconds[k] = t.elapsed().as_secs_f64();
+        }
+    }
 
     // Complete each solution; those that miss the targets go on alone.
-    let n = sources.len();
     let mut results = Vec::with_capacity(n);
     for k in 0..n {
         match (system, preconditioned) {
@@ -209,6 +240,11 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         } else {
             r.restarts += 1;
         }
+        let a = &alone[k].total;
+        r.iterations += a.iterations;
+        r.reliable_updates += a.reliable_updates;
+        r.restarts += a.restarts;
+        r.seconds += alone_seconds[k];
         results.push(r);
     }
     Ok(results)
