@@ -32,17 +32,17 @@ const EXTENT: [usize; 4] = [4, 2, 2, 4];
 
 struct Fields {
     lat: Arc<Lattice>,
-    gauge: [CpuGauge; 2],
-    clover: [CpuClover; 2],
+    gauge: [CpuGauge; 3],
+    clover: [CpuClover; 3],
 }
 
-/// Double and single storage of a smooth field and its clover term.
+/// Double, single and half storage of a smooth field and its clover term.
 fn fields(b: &CpuBackend) -> Fields {
     let lat = lattice(DIMS);
     let field = random::smooth_gauge(&lat, 0.35, 11);
     let cl = clover::compute::compute(&field, KAPPA * CSW).unwrap();
     let inv = cl.inverse().unwrap();
-    let precs = [Precision::Double, Precision::Single];
+    let precs = [Precision::Double, Precision::Single, Precision::Half];
     let up = |p| {
         b.upload_gauge(&field, TBoundary::AntiPeriodic, p, Reconstruct::Full18)
             .unwrap()
@@ -225,7 +225,11 @@ fn m_sap_is_linear() {
 fn block_solve(b: &CpuBackend, f: &Fields, sap: Option<(SapParams, Precision)>) -> (usize, f64) {
     let d = Precision::Double;
     let lo = sap.map_or(d, |s| s.1);
-    let i = if lo == d { 0 } else { 1 };
+    let i = match lo {
+        Precision::Double => 0,
+        Precision::Single => 1,
+        _ => 2,
+    };
     let sources: Vec<CpuSpinor> = (0..3).map(|k| random_field(b, &f.lat, d, 20 + k)).collect();
     let mut x: Vec<CpuSpinor> = (0..3)
         .map(|_| b.alloc_spinor(&f.lat, Subset::Full, d).unwrap())
@@ -274,7 +278,7 @@ fn sap_preconditioned_block_bicgstab_converges_in_fewer_iterations() {
     let f = fields(&b);
     let (plain, r0) = block_solve(&b, &f, None);
     assert!(r0 <= 1e-10, "{r0}");
-    for lo in [Precision::Double, Precision::Single] {
+    for lo in [Precision::Double, Precision::Single, Precision::Half] {
         let (with_sap, r) = block_solve(&b, &f, Some((params(4), lo)));
         // The caller's tolerance on the true residual, whatever M_SAP's
         // precision (seed 002 eqs. 11–15: right preconditioning in sloppy
