@@ -13,7 +13,7 @@
 #
 # Steps: fields checks first-start whole-call quda-call small-volumes dslash-24
 #        dslash-32 mixed clover-dslash clover-pion clover-mixed multishift
-#        staggered staggered-solves many-gpus many-gpus-weak many-gpus-strong   (`dslash` =
+#        staggered staggered-solves table1 many-gpus many-gpus-weak many-gpus-strong   (`dslash` =
 #        both dslash steps, `clover` = the three clover steps: each pair is more than one
 #        call; the `many-gpus` steps need a machine of several GPUs and are not in the
 #        default list)
@@ -70,6 +70,20 @@ for step in "${expanded[@]}"; do
     thermalised_field
     thermalised_field24
     ls -la "$FIELDS"/cfg*/
+    ;;
+  table1) # seed 002's Table 1 analogue (issue 37): the 12 components of a point source as L x 12/L,
+    # without and with SAP, clover c_SW 1.769 near kappa_c on the 24^3x48 field (KAPPA, BLOCKS,
+    # SAP_CYCLES to change; each row at most TO seconds)
+    thermalised_field24
+    for sap in "" "--sap-cycles ${SAP_CYCLES:-6}"; do
+      for L in ${BLOCKS:-1 2 3 4 6 12}; do
+        # shellcheck disable=SC2086  # the options are words
+        timeout "${TO:-240}" "$BIN/latsol-solve" --backend cuda --field "$field24" \
+          --kappa "${KAPPA:-0.1351}" --csw 1.769 --tol 1e-10 --precision double --sloppy single \
+          --maxiter 30000 -q --sources 12 --block "$L" $sap 2>&1 |
+          grep -E "^sources|latsol-solve:" || echo "L = $L $sap: no summary"
+      done
+    done | tee "$OUT/table1.txt"
     ;;
   checks) # every kernel against the CPU backend; GPU and CPU solves side by side
     "$BIN/latsol-gpu-check" --no-bench | tee "$OUT/checks.txt" | grep -E "failure|^start"
