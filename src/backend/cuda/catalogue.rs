@@ -597,6 +597,8 @@ mod tests {
             for k in blas::kernel_names(p) {
                 let defined = if k.starts_with("blas_") && !k.contains("_wide_") {
                     src.text.contains(&format!("LATSOL_BLAS_FORMAT({f}, "))
+                } else if k.starts_with("domain_project_") {
+                    src.text.contains(&format!("LATSOL_DOMAIN_PROJECT({f}, "))
                 } else if let Some(q) = k.strip_prefix(&format!("convert_{f}_to_")) {
                     src.text.contains(&format!("void {k}("))
                         || src.text.lines().any(|l| {
