@@ -265,9 +265,8 @@ pub trait Backend: Send + Sync {
         self.upload_gauge(gauge, t_boundary, precision, reconstruct)
     }
 
-    /// Stores a Schwarz box operator's links (`Domains::cut_links`: every
-    /// link leaving a box is zero) uncompressed: its hopping terms never
-    /// leave this rank, its time boundary is periodic (cut too).
+    /// Stores a box operator's links (`Domains::cut_links`) uncompressed:
+    /// its hopping terms never leave this rank; periodic in time (cut).
     fn upload_domain_gauge(&self, gauge: &GaugeField, precision: Precision) -> Result<Self::Gauge>;
 
     /// The stored links on the host, decompressed (the time boundary's sign
@@ -275,12 +274,7 @@ pub trait Backend: Send + Sync {
     fn download_gauge(&self, gauge: &Self::Gauge) -> Result<GaugeField>;
 
     /// Zeroes the sites of `field` outside the boxes of `colour`.
-    fn domain_project(
-        &self,
-        field: &mut Self::Spinor,
-        domains: &Domains,
-        colour: usize,
-    ) -> Result<()>;
+    fn domain_project(&self, field: &mut Self::Spinor, d: &Domains, colour: usize) -> Result<()>;
 
     /// This rank's place in the grid of ranks (zeros on one process).
     fn rank_coords(&self) -> [usize; 4] {
