@@ -414,6 +414,35 @@ fn main() {
         s == want && (size == 1 || xs.iter().all(|x| x.iter().all(|v| *v == 7.0))),
         format!("a block size differing on rank 0: status {s}, want {want}"),
     );
+    // SAP on rank 0 only, or with other cycles there: refused on every
+    // rank before any collective step of the solve, arrays untouched.
+    for (mine, others) in [(3, 0), (3, 2)] {
+        let cycles = if rank == 0 { mine } else { others };
+        let (s, xs, _) = sources_in_blocks(0, cycles);
+        let want = if size == 1 {
+            LATSOL_SUCCESS
+        } else {
+            LATSOL_ERROR_INVALID_ARGUMENT
+        };
+        check(
+            s == want && (size == 1 || xs.iter().all(|x| x.iter().all(|v| *v == 7.0))),
+            format!("SAP cycles {mine} on rank 0, {others} elsewhere: status {s}, want {want}"),
+        );
+    }
+    // One source (`latsol_invert`) with SAP boxes differing on rank 0.
+    let mut sp = invert_param(LATSOL_SOLVER_BICGSTAB, LATSOL_SOLVE_DIRECT_PC);
+    sp.sap_cycles = 3;
+    sp.sap_extent = if rank == 0 { [2, 2, 2, 2] } else { [0; 4] };
+    let (s, x, _) = cut_fields.invert(&sp, &source);
+    let want = if size == 1 {
+        LATSOL_SUCCESS
+    } else {
+        LATSOL_ERROR_INVALID_ARGUMENT
+    };
+    check(
+        s == want && (size == 1 || x.iter().all(|v| *v == 0.0)),
+        format!("SAP boxes differing on rank 0 (one source): status {s}, want {want}"),
+    );
     // Another local size on rank 0: every rank refuses the field.
     let mut d = LOCAL;
     if rank == 0 && size > 1 {

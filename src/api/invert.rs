@@ -63,6 +63,7 @@ impl Context {
             // way; nothing is written to `solution` before the solve ends.
             let mut times = (0.0, 0.0);
             let result = with_backend!(inner, fields, |b, f, fs| {
+                same_on_every_rank(b, params, lat.dims(), 1)?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
                 let mut src = b.alloc_spinor(&lat, subset, prec)?;
@@ -164,7 +165,7 @@ impl Context {
             let results = with_backend!(inner, fields, |b, f, fs| {
                 // Room on every rank, or the call fails on all.
                 let block = block_len(params, sources.len());
-                same_on_every_rank(b, block)?;
+                same_on_every_rank(b, params, lat.dims(), block)?;
                 inner.agree(check_room(b, &lat, subset, params.precision, sources.len(), block))?;
                 dispatch::prepare(b, f, fs, params)?;
                 let prec = params.precision;
@@ -582,16 +583,45 @@ fn form_out<B: Backend>(
     Ok(())
 }
 
-/// Refuses, on every rank alike, a block size that differs between the
-/// ranks (each rank's `sources_per_block`, or its `LATSOL_SOURCES_PER_BLOCK`):
-/// the ranks would otherwise enter different collective steps and hang.
-fn same_on_every_rank<B: Backend>(b: &B, block: usize) -> Result<()> {
-    let (largest, smallest) = (b.global_max(block as f64)?, -b.global_max(-(block as f64))?);
-    if largest != smallest {
-        return Err(Error::InvalidArgument(format!(
-            "sources_per_block differs between the ranks ({smallest} to {largest} sources a \
-             block): every rank must solve the same blocks"
-        )));
+/// Refuses, on every rank alike, the choices that shape a solve's
+/// collective steps when they differ between the ranks: the block size
+/// (each rank's `sources_per_block`, or its `LATSOL_SOURCES_PER_BLOCK`) and
+/// the SAP preconditioner (on or off, its cycles, box solve and boxes).
+/// Ranks that disagree would enter different collective steps and hang.
+fn same_on_every_rank<B: Backend>(
+    b: &B,
+    params: &InvertParams,
+    local: [usize; 4],
+    block: usize,
+) -> Result<()> {
+    let sap = params.sap.unwrap_or(super::params::SapParams {
+        cycles: 0,
+        ssor_iterations: 0,
+        omega: 0.0,
+        extent: [0; 4],
+    });
+    let e = match params.sap {
+        Some(sap) => sap.resolved_extent(local).map(|x| x as f64),
+        None => [0.0; 4],
+    };
+    let choices = [
+        ("sources_per_block", block as f64),
+        ("SAP cycles (0: no SAP)", sap.cycles as f64),
+        ("SAP SSOR iterations", sap.ssor_iterations as f64),
+        ("SAP omega", sap.omega),
+        ("SAP box extent x", e[0]),
+        ("SAP box extent y", e[1]),
+        ("SAP box extent z", e[2]),
+        ("SAP box extent t", e[3]),
+    ];
+    for (name, value) in choices {
+        let (largest, smallest) = (b.global_max(value)?, -b.global_max(-value)?);
+        if largest != smallest {
+            return Err(Error::InvalidArgument(format!(
+                "{name} differs between the ranks ({smallest} to {largest}): every rank must \
+                 solve the same blocks with the same preconditioner"
+            )));
+        }
     }
     Ok(())
 }

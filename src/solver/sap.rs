@@ -95,13 +95,18 @@ impl SapParams {
     /// The boxes of this rank's lattice `local` (global origin from the
     /// rank's place in the grid).
     pub fn domains(&self, local: [usize; 4], rank_coords: [usize; 4]) -> Result<Domains> {
-        let extent = if self.extent == [0; 4] {
+        let origin = [0, 1, 2, 3].map(|mu| rank_coords[mu] * local[mu]);
+        Domains::new(local, self.resolved_extent(local), origin)
+    }
+
+    /// A box's extents on the lattice `local`: the caller's, or
+    /// `Domains::default_extent` for zeros.
+    pub fn resolved_extent(&self, local: [usize; 4]) -> [usize; 4] {
+        if self.extent == [0; 4] {
             Domains::default_extent(local)
         } else {
             self.extent
-        };
-        let origin = [0, 1, 2, 3].map(|mu| rank_coords[mu] * local[mu]);
-        Domains::new(local, extent, origin)
+        }
     }
 
     /// Applications of `M` one `M_SAP` costs: per cycle two residual
