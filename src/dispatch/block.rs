@@ -19,7 +19,7 @@ use crate::dirac::even_odd::SchurSource;
 use crate::dirac::{DiracOperator, Direct, Normal, WilsonFields};
 use crate::error::{Error, Result};
 use crate::lattice::Subset;
-use crate::solver::block::{refs, BlockPreconditioner, BlockStats};
+use crate::solver::block::{refs, BlockPreconditioner, BlockStats, Converted};
 use crate::solver::block_bicgstab::{self, Variant};
 use crate::solver::sap::{box_links, Sap};
 use crate::solver::{block_cg, MixedParams, Monitor};
@@ -155,7 +155,6 @@ pub(crate) fn invert_block_on_device<B: Backend>(
     let block = solve_block(
         backend,
         fields,
-        fields_sloppy,
         params,
         system,
         variant,
@@ -168,8 +167,9 @@ pub(crate) fn invert_block_on_device<B: Backend>(
     let block_seconds = start.elapsed().as_secs_f64();
     let stats = match block {
         Ok(s) => Some(s),
-        // Dependent sources, or a recurrence that broke down: every
-        // source goes the single way from where it is.
+        // Block CG's breakdown (block BiCGstab returns its solution so
+        // far, `BlockStats::breakdown`): every source goes the single way
+        // from where it is.
         Err(Error::Breakdown(_)) => None,
         Err(e) => return Err(e),
     };
@@ -187,7 +187,6 @@ pub(crate) fn invert_block_on_device<B: Backend>(
             let one = solve_block(
                 backend,
                 fields,
-                fields_sloppy,
                 params,
                 system,
                 variant,
@@ -198,7 +197,10 @@ pub(crate) fn invert_block_on_device<B: Backend>(
                 monitor,
             );
             match one {
-                Ok(s) => alone[k] = s,
+                Ok(mut s) => {
+                    s.total.restarts += usize::from(s.breakdown.is_some());
+                    alone[k] = s;
+                }
                 Err(Error::Breakdown(_)) => alone[k].total.restarts += 1,
                 Err(e) => return Err(e),
             }
@@ -235,7 +237,7 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         if let Some(s) = stats.as_ref() {
             r.iterations += s.total.iterations;
             r.reliable_updates += s.total.reliable_updates;
-            r.restarts += s.total.restarts;
+            r.restarts += s.total.restarts + usize::from(s.breakdown.is_some());
             r.seconds += block_seconds / n as f64;
         } else {
             r.restarts += 1;
@@ -255,7 +257,6 @@ pub(crate) fn invert_block_on_device<B: Backend>(
 fn solve_block<B: Backend>(
     backend: &B,
     fields: WilsonFields<'_, B>,
-    fields_sloppy: WilsonFields<'_, B>,
     params: &InvertParams,
     system: System,
     variant: Variant,
@@ -265,9 +266,15 @@ fn solve_block<B: Backend>(
     precond: Option<&mut dyn BlockPreconditioner<B>>,
     monitor: &dyn Monitor,
 ) -> Result<BlockStats> {
-    let (kappa, hi, lo) = (params.kappa, params.precision, params.precision_sloppy);
+    // The block iterates in the precise precision; the sloppy one is the
+    // preconditioner's (seed 002 eqs. 11–23: a sloppy right
+    // preconditioner leaves `R = B − A X` exact). A Krylov block of many
+    // columns kept in single loses the accuracy of its small systems and
+    // with it most of the block's gain, or breaks down (docs/numerics.md,
+    // "Block solvers in mixed precision").
+    let (kappa, hi) = (params.kappa, params.precision);
     let m = dirac(backend, fields, kappa, hi, system)?;
-    let m_lo = dirac(backend, fields_sloppy, kappa, lo, system)?;
+    let m_iter = dirac(backend, fields, kappa, hi, system)?;
     let mixed = MixedParams {
         tol,
         maxiter: params.maxiter,
@@ -287,14 +294,22 @@ fn solve_block<B: Backend>(
             bn.push(f);
         }
         let mut a = Normal::new(backend, m)?;
-        let mut a_lo = Normal::new(backend, m_lo)?;
-        return block_cg::solve(backend, &mut a, &mut a_lo, x, &refs(&bn), &mixed, monitor);
+        let mut a_iter = Normal::new(backend, m_iter)?;
+        return block_cg::solve(backend, &mut a, &mut a_iter, x, &refs(&bn), &mixed, monitor);
     }
-    let (mut a, mut a_lo) = (Direct(m), Direct(m_lo));
+    let mut converted;
+    let precond = match precond {
+        Some(p) => {
+            converted = Converted::new(backend, p, hi);
+            Some(&mut converted as &mut dyn BlockPreconditioner<B>)
+        }
+        None => None,
+    };
+    let (mut a, mut a_iter) = (Direct(m), Direct(m_iter));
     block_bicgstab::solve(
         backend,
         &mut a,
-        &mut a_lo,
+        &mut a_iter,
         x,
         &refs(rhs),
         &mixed,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::dense::{to_rows, Dense};
 use super::SolverStats;
-use crate::backend::Backend;
+use crate::backend::{Backend, SpinorField};
 use crate::dirac::LinearOperator;
 use crate::error::Result;
 use crate::field::Fermion;
@@ -27,6 +27,68 @@ pub trait BlockPreconditioner<B: Backend> {
     fn matvecs(&self) -> f64;
 }
 
+/// A right preconditioner applied in its own (lower) precision to a
+/// block iterated in a wider one: the input converted down, `M` applied,
+/// the output converted up. Seed 002 §2.3 (eqs. 11–23): a sloppy right
+/// preconditioner leaves the recurrence `R = B − A X` exact in the
+/// iteration's precision, so the Krylov block may stay precise while `M`
+/// (SAP: most of the work) runs in single or half.
+pub struct Converted<'m, B: Backend> {
+    backend: &'m B,
+    inner: &'m mut dyn BlockPreconditioner<B>,
+    precision: Precision,
+    inp: Vec<B::Spinor>,
+    out: Vec<B::Spinor>,
+}
+
+impl<'m, B: Backend> Converted<'m, B> {
+    /// `inner` taking and returning fields of `precision`.
+    pub fn new(
+        backend: &'m B,
+        inner: &'m mut dyn BlockPreconditioner<B>,
+        precision: Precision,
+    ) -> Self {
+        Converted {
+            backend,
+            inner,
+            precision,
+            inp: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+impl<B: Backend> BlockPreconditioner<B> for Converted<'_, B> {
+    fn apply_block(&mut self, out: &mut [B::Spinor], inp: &[&B::Spinor]) -> Result<()> {
+        let (Some(first), n) = (inp.first(), inp.len()) else {
+            return Ok(());
+        };
+        let shape = Shape {
+            lattice: first.lattice().clone(),
+            subset: first.subset(),
+            fermion: first.fermion(),
+        };
+        let (backend, lo) = (self.backend, self.inner.precision());
+        // Scratch of the inner precision, grown to the widest block seen.
+        while self.inp.len() < n {
+            self.inp.extend(shape.alloc(backend, lo, 1)?);
+            self.out.extend(shape.alloc(backend, lo, 1)?);
+        }
+        copy_block(backend, &mut self.inp[..n], inp)?;
+        self.inner
+            .apply_block(&mut self.out[..n], &refs(&self.inp[..n]))?;
+        copy_block(backend, out, &refs(&self.out[..n]))
+    }
+
+    fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    fn matvecs(&self) -> f64 {
+        self.inner.matvecs()
+    }
+}
+
 /// What a block solve did: the block's totals and each column's last
 /// iterated relative residual.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -36,6 +98,9 @@ pub struct BlockStats {
     /// the preconditioner's counted by its `matvecs`.
     pub total: SolverStats,
     pub residuals: Vec<f64>,
+    /// Why the iteration broke down before converging (dependent
+    /// right-hand sides, a singular small system), if it did.
+    pub breakdown: Option<String>,
 }
 
 /// The fields of a block's columns.

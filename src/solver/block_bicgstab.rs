@@ -32,7 +32,8 @@
 //!
 //! Breakdown: a rank-deficient P (line 4.1) or a singular `R̃ᴴ V` (4.4)
 //! restarts from the current residual (`R̃ = P = R`); one right after a
-//! restart, or `Zᴴ Z = 0`, is `Error::Breakdown`.
+//! restart, or `Zᴴ Z = 0`, ends the iteration: the solution reached so far
+//! is returned, not converged, with the reason in `BlockStats::breakdown`.
 
 use num_complex::Complex64 as C64;
 
@@ -149,121 +150,131 @@ impl<'r, 'm, B: Backend, A: LinearOperator<B>, S: LinearOperator<B>> Run<'r, 'm,
 
         let mut rr = self.precise.update(backend, self.a, x)?;
         stats.total.matvecs += n;
-        copy_block(backend, &mut r, &refs(self.precise.residual()))?;
-        copy_block(backend, &mut r_tilde, &refs(&r))?;
-        if !orthonormalise(backend, &mut r_tilde, rank_tol)? {
-            return Err(breakdown("the residuals R lost rank", 0));
-        }
-        copy_block(backend, &mut p, &refs(&r))?;
-        let mut max_rel = self.precise.relative(&rr);
-        let mut fresh = true;
         let mut k = 0;
-        loop {
-            if self.precise.worst(&rr) <= tol || self.precise.relative(&rr) < delta2 * max_rel {
-                // Reliable update: X += X̂, R = B − A X (precise), X̂ = 0.
-                rr = self.precise.update(backend, self.a, x)?;
-                stats.total.matvecs += n;
-                stats.total.reliable_updates += 1;
-                copy_block(backend, &mut r, &refs(self.precise.residual()))?;
-                max_rel = self.precise.relative(&rr);
-                if self.precise.worst(&rr) <= tol {
-                    stats.total.converged = true;
+        // A breakdown ends the iteration, not the solve: the solution so
+        // far and its counts go back with the reason in `stats.breakdown`.
+        let mut iterations = || -> Result<()> {
+            copy_block(backend, &mut r, &refs(self.precise.residual()))?;
+            copy_block(backend, &mut r_tilde, &refs(&r))?;
+            if !orthonormalise(backend, &mut r_tilde, rank_tol)? {
+                return Err(breakdown("the residuals R lost rank", 0));
+            }
+            copy_block(backend, &mut p, &refs(&r))?;
+            let mut max_rel = self.precise.relative(&rr);
+            let mut fresh = true;
+            loop {
+                if self.precise.worst(&rr) <= tol || self.precise.relative(&rr) < delta2 * max_rel {
+                    // Reliable update: X += X̂, R = B − A X (precise), X̂ = 0.
+                    rr = self.precise.update(backend, self.a, x)?;
+                    stats.total.matvecs += n;
+                    stats.total.reliable_updates += 1;
+                    copy_block(backend, &mut r, &refs(self.precise.residual()))?;
+                    max_rel = self.precise.relative(&rr);
+                    if self.precise.worst(&rr) <= tol {
+                        stats.total.converged = true;
+                        break;
+                    }
+                }
+                if k >= self.params.maxiter {
                     break;
                 }
-            }
-            if k >= self.params.maxiter {
-                break;
-            }
-            // 4.1: P ← Q of P = Q γ; a lost rank restarts from R.
-            if !orthonormalise(backend, &mut p, rank_tol)? {
-                if fresh {
-                    return Err(breakdown("the search directions P lost rank", k));
+                // 4.1: P ← Q of P = Q γ; a lost rank restarts from R.
+                if !orthonormalise(backend, &mut p, rank_tol)? {
+                    if fresh {
+                        return Err(breakdown("the search directions P lost rank", k));
+                    }
+                    self.restart(&r, &mut r_tilde, &mut p, rank_tol, k)?;
+                    (fresh, stats.total.restarts) = (true, stats.total.restarts + 1);
                 }
-                self.restart(&r, &mut r_tilde, &mut p, rank_tol, k)?;
-                (fresh, stats.total.restarts) = (true, stats.total.restarts + 1);
-            }
-            // 4.2, 4.3: U = M P, V = A U.
-            let u_ref: &[B::Spinor] = match (self.precond.as_mut(), u.as_mut()) {
-                (Some(m), Some(u)) => {
-                    m.apply_block(u, &refs(&p))?;
-                    u
+                // 4.2, 4.3: U = M P, V = A U.
+                let u_ref: &[B::Spinor] = match (self.precond.as_mut(), u.as_mut()) {
+                    (Some(m), Some(u)) => {
+                        m.apply_block(u, &refs(&p))?;
+                        u
+                    }
+                    _ => &p,
+                };
+                self.a_sloppy.apply_block(&mut v, &refs(u_ref))?;
+                // 4.4: (R̃ᴴ V) α = R̃ᴴ R.
+                let rv = gram(backend, &refs(&r_tilde), &refs(&v))?;
+                let Some(lu) = Lu::new(&rv, rcond) else {
+                    if fresh {
+                        return Err(breakdown("R̃ᴴ V is singular", k));
+                    }
+                    self.restart(&r, &mut r_tilde, &mut p, rank_tol, k)?;
+                    (fresh, stats.total.restarts) = (true, stats.total.restarts + 1);
+                    continue;
+                };
+                let alpha = solved(&lu, &gram(backend, &refs(&r_tilde), &refs(&r))?, k)?;
+                // 4.5: T = R − V α (Algorithm 2.2: in R, with X̂ += U α now).
+                let t_blk: &mut Vec<B::Spinor> = match t.as_mut() {
+                    Some(t) => {
+                        copy_block(backend, t, &refs(&r))?;
+                        t
+                    }
+                    None => {
+                        self.precise.add(backend, &alpha, u_ref)?;
+                        &mut r
+                    }
+                };
+                add_product(backend, &-&alpha, &refs(&v), t_blk)?;
+                // 4.6, 4.7: S = M T, Z = A S.
+                let s_ref: &[B::Spinor] = match (self.precond.as_mut(), s.as_mut()) {
+                    (Some(m), Some(s)) => {
+                        m.apply_block(s, &refs(t_blk))?;
+                        s
+                    }
+                    _ => &t_blk[..],
+                };
+                self.a_sloppy.apply_block(&mut z, &refs(s_ref))?;
+                // 4.8: ζ = Tr(Zᴴ T) / Tr(Zᴴ Z).
+                let (mut zt, mut zz) = (C64::new(0.0, 0.0), 0.0);
+                for (zi, ti) in z.iter().zip(t_blk.iter()) {
+                    let (d, n2) = backend.cdot_norm2(zi, ti)?;
+                    (zt, zz) = (zt + d, zz + n2);
                 }
-                _ => &p,
-            };
-            self.a_sloppy.apply_block(&mut v, &refs(u_ref))?;
-            // 4.4: (R̃ᴴ V) α = R̃ᴴ R.
-            let rv = gram(backend, &refs(&r_tilde), &refs(&v))?;
-            let Some(lu) = Lu::new(&rv, rcond) else {
-                if fresh {
-                    return Err(breakdown("R̃ᴴ V is singular", k));
+                if zz.is_nan() || zz <= 0.0 || zt.norm() == 0.0 {
+                    return Err(breakdown("Tr(Zᴴ T) / Tr(Zᴴ Z)", k));
                 }
-                self.restart(&r, &mut r_tilde, &mut p, rank_tol, k)?;
-                (fresh, stats.total.restarts) = (true, stats.total.restarts + 1);
-                continue;
-            };
-            let alpha = solved(&lu, &gram(backend, &refs(&r_tilde), &refs(&r))?, k)?;
-            // 4.5: T = R − V α (Algorithm 2.2: in R, with X̂ += U α now).
-            let t_blk: &mut Vec<B::Spinor> = match t.as_mut() {
-                Some(t) => {
-                    copy_block(backend, t, &refs(&r))?;
-                    t
-                }
-                None => {
+                let zeta = zt / zz;
+                // 4.9: X̂ += U α + ζ S.
+                if self.variant == Variant::Standard {
                     self.precise.add(backend, &alpha, u_ref)?;
-                    &mut r
                 }
-            };
-            add_product(backend, &-&alpha, &refs(&v), t_blk)?;
-            // 4.6, 4.7: S = M T, Z = A S.
-            let s_ref: &[B::Spinor] = match (self.precond.as_mut(), s.as_mut()) {
-                (Some(m), Some(s)) => {
-                    m.apply_block(s, &refs(t_blk))?;
-                    s
+                self.precise
+                    .add(backend, &(Dense::identity(n, n) * zeta), s_ref)?;
+                // 4.10: R = T − ζ Z (the standard form's T becomes the scratch).
+                if let Some(t) = t.as_mut() {
+                    std::mem::swap(t, &mut r);
                 }
-                _ => &t_blk[..],
-            };
-            self.a_sloppy.apply_block(&mut z, &refs(s_ref))?;
-            // 4.8: ζ = Tr(Zᴴ T) / Tr(Zᴴ Z).
-            let (mut zt, mut zz) = (C64::new(0.0, 0.0), 0.0);
-            for (zi, ti) in z.iter().zip(t_blk.iter()) {
-                let (d, n2) = backend.cdot_norm2(zi, ti)?;
-                (zt, zz) = (zt + d, zz + n2);
-            }
-            if zz.is_nan() || zz <= 0.0 || zt.norm() == 0.0 {
-                return Err(breakdown("Tr(Zᴴ T) / Tr(Zᴴ Z)", k));
-            }
-            let zeta = zt / zz;
-            // 4.9: X̂ += U α + ζ S.
-            if self.variant == Variant::Standard {
-                self.precise.add(backend, &alpha, u_ref)?;
-            }
-            self.precise
-                .add(backend, &(Dense::identity(n, n) * zeta), s_ref)?;
-            // 4.10: R = T − ζ Z (the standard form's T becomes the scratch).
-            if let Some(t) = t.as_mut() {
-                std::mem::swap(t, &mut r);
-            }
-            for (i, (ri, zi)) in r.iter_mut().zip(&z).enumerate() {
-                rr[i] = backend.caxpy_norm2(-zeta, zi, ri)?;
-            }
-            // 4.11: (R̃ᴴ V) β = −R̃ᴴ Z.
-            let beta = -solved(&lu, &gram(backend, &refs(&r_tilde), &refs(&z))?, k)?;
-            // 4.12: P ← R + (P − ζ V) β, built in T's storage (Algorithm
-            // 2.1) or V's (2.2; V is not needed again this iteration).
-            for (pi, vi) in p.iter_mut().zip(&v) {
-                backend.caxpy(-zeta, vi, pi)?;
-            }
-            let scratch = t.as_mut().unwrap_or(&mut v);
-            copy_block(backend, scratch, &refs(&r))?;
-            add_product(backend, &beta, &refs(&p), scratch)?;
-            std::mem::swap(scratch, &mut p);
+                for (i, (ri, zi)) in r.iter_mut().zip(&z).enumerate() {
+                    rr[i] = backend.caxpy_norm2(-zeta, zi, ri)?;
+                }
+                // 4.11: (R̃ᴴ V) β = −R̃ᴴ Z.
+                let beta = -solved(&lu, &gram(backend, &refs(&r_tilde), &refs(&z))?, k)?;
+                // 4.12: P ← R + (P − ζ V) β, built in T's storage (Algorithm
+                // 2.1) or V's (2.2; V is not needed again this iteration).
+                for (pi, vi) in p.iter_mut().zip(&v) {
+                    backend.caxpy(-zeta, vi, pi)?;
+                }
+                let scratch = t.as_mut().unwrap_or(&mut v);
+                copy_block(backend, scratch, &refs(&r))?;
+                add_product(backend, &beta, &refs(&p), scratch)?;
+                std::mem::swap(scratch, &mut p);
 
-            k += 1;
-            fresh = false;
-            stats.total.matvecs += 2 * n + (2.0 * precond_matvecs * n as f64).round() as usize;
-            max_rel = max_rel.max(self.precise.relative(&rr));
-            let worst = self.precise.worst(&rr);
-            report(monitor, &self.params.progress(), NAME, k, worst);
+                k += 1;
+                fresh = false;
+                stats.total.matvecs += 2 * n + (2.0 * precond_matvecs * n as f64).round() as usize;
+                max_rel = max_rel.max(self.precise.relative(&rr));
+                let worst = self.precise.worst(&rr);
+                report(monitor, &self.params.progress(), NAME, k, worst);
+            }
+            Ok(())
+        };
+        match iterations() {
+            Ok(()) => {}
+            Err(Error::Breakdown(why)) => stats.breakdown = Some(why),
+            Err(e) => return Err(e),
         }
         self.precise.finish(backend, self.a, x, stats, k, rr)
     }
