@@ -44,16 +44,36 @@ fn residual(ctx: &Context, g: &Gauge, p: &InvertParams, x: &[f64], b: &[f64]) ->
     (r2 / b.iter().map(|v| v * v).sum::<f64>()).sqrt()
 }
 
-#[test]
-fn every_sloppy_format_reaches_double_accuracy() {
-    let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
-    let mut gen = Generator::new(lat.clone(), 5.8, 31, Start::Cold)
+/// A quenched field at β = 5.8 after `sweeps` heatbath sweeps (each with
+/// `overrelax` over-relaxation sweeps).
+fn thermalised(
+    dims: [usize; 4],
+    seed: u64,
+    start: Start,
+    overrelax: usize,
+    sweeps: usize,
+) -> GaugeField {
+    let lat = Arc::new(Lattice::new(dims).unwrap());
+    let mut gen = Generator::new(lat, 5.8, seed, start)
         .unwrap()
-        .with_overrelax(2);
-    for _ in 0..40 {
+        .with_overrelax(overrelax);
+    for _ in 0..sweeps {
         gen.sweep();
     }
-    let field = gen.into_field();
+    gen.into_field()
+}
+
+/// The links in MILC's order, double precision.
+fn milc_links(field: &GaugeField) -> Vec<f64> {
+    let mut milc = vec![0.0f64; field.lattice().volume() * 72];
+    layout::gauge::export(field, GaugeOrder::Milc, &mut [HostRealsMut::F64(&mut milc)]).unwrap();
+    milc
+}
+
+#[test]
+fn every_sloppy_format_reaches_double_accuracy() {
+    let field = thermalised([4, 4, 4, 8], 31, Start::Cold, 2, 40);
+    let lat = field.lattice().clone();
     let mut rng = random::rng(32);
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)
@@ -147,14 +167,8 @@ fn every_sloppy_format_reaches_double_accuracy() {
 /// direction).
 #[test]
 fn corrected_defect_correction_reaches_double_accuracy() {
-    let lat = Arc::new(Lattice::new([4, 4, 4, 8]).unwrap());
-    let mut gen = Generator::new(lat.clone(), 5.8, 31, Start::Cold)
-        .unwrap()
-        .with_overrelax(2);
-    for _ in 0..40 {
-        gen.sweep();
-    }
-    let field = gen.into_field();
+    let field = thermalised([4, 4, 4, 8], 31, Start::Cold, 2, 40);
+    let lat = field.lattice().clone();
     let mut rng = random::rng(33);
     let b: Vec<f64> = (0..lat.volume() * 24)
         .map(|_| random::gaussian(&mut rng).re)
@@ -209,13 +223,7 @@ fn compressed_links_need_su3() {
     let mut field = random::hot_gauge(&lat, 1);
     field.links_mut()[17].0[0][0].re += 1e-3;
     let ctx = cpu_context();
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(
-        &field,
-        GaugeOrder::Milc,
-        &mut [HostRealsMut::F64(&mut milc)],
-    )
-    .unwrap();
+    let milc = milc_links(&field);
     let gp = GaugeParams {
         dims: lat.dims(),
         order: GaugeOrder::Milc,
@@ -238,23 +246,11 @@ fn compressed_links_need_su3() {
 /// field at β = 5.8, κ = 0.138 (the double solve: about 1050 iterations).
 #[test]
 fn a_stalled_sloppy_bicgstab_goes_on_in_double() {
-    let lat = Arc::new(Lattice::new([8, 8, 8, 8]).unwrap());
-    let mut gen = Generator::new(lat.clone(), 5.8, 1, Start::Hot)
-        .unwrap()
-        .with_overrelax(4);
-    for _ in 0..61 {
-        gen.sweep();
-    }
-    let field = gen.into_field();
+    let field = thermalised([8, 8, 8, 8], 1, Start::Hot, 4, 61);
+    let lat = field.lattice().clone();
     let ctx = cpu_context();
     let g = load(&ctx, &field, Precision::Single, Reconstruct::Full18);
-    let mut milc = vec![0.0f64; lat.volume() * 72];
-    layout::gauge::export(
-        &field,
-        GaugeOrder::Milc,
-        &mut [HostRealsMut::F64(&mut milc)],
-    )
-    .unwrap();
+    let milc = milc_links(&field);
     let kappa = 0.138;
     let clover = ctx
         .load_clover(
