@@ -409,9 +409,10 @@ typedef struct latsol_invert_param {
      * `latsol_invert_sources`: how many sources are solved together by a
      * block solver (block BiCGstab with QR, or block CG where `solver` is
      * CG or `solve_type` a normal one): 1 (default) one after another,
-     * L > 1 in blocks of L, 0 all in one block; >= 0. (Added after the
-     * first version of the struct: a caller's older, shorter struct gets
-     * the default.)
+     * L > 1 in blocks of L, 0 all in one block; >= 0. A block iterates in
+     * `precision`; `precision_sloppy` is SAP's. (Added after the first
+     * version of the struct: a caller's older, shorter struct gets the
+     * default.)
      */
     int64_t sources_per_block;
     /**

@@ -321,7 +321,9 @@ pub struct InvertParams {
     /// together by a block solver (seed 002: block BiCGstab with QR, or
     /// block CG where `solver` is CG or the solve type is a normal one):
     /// 1 (the default) solves them one after another, L > 1 in blocks of
-    /// L, 0 all in one block.
+    /// L, 0 all in one block. A block iterates in `precision`;
+    /// `precision_sloppy` is SAP's (a Krylov block kept in single loses
+    /// its gain: docs/numerics.md, "Block solvers in mixed precision").
     pub sources_per_block: usize,
     /// Block BiCGstab's memory-saving form (seed 002 Algorithm 2.2: one
     /// block of fields fewer, the same iterates).

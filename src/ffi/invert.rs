@@ -85,9 +85,10 @@ pub struct latsol_invert_param {
     /// `latsol_invert_sources`: how many sources are solved together by a
     /// block solver (block BiCGstab with QR, or block CG where `solver` is
     /// CG or `solve_type` a normal one): 1 (default) one after another,
-    /// L > 1 in blocks of L, 0 all in one block; >= 0. (Added after the
-    /// first version of the struct: a caller's older, shorter struct gets
-    /// the default.)
+    /// L > 1 in blocks of L, 0 all in one block; >= 0. A block iterates in
+    /// `precision`; `precision_sloppy` is SAP's. (Added after the first
+    /// version of the struct: a caller's older, shorter struct gets the
+    /// default.)
     pub sources_per_block: i64,
     /// 1: block BiCGstab's memory-saving form (one block of fields fewer,
     /// the same iterates); 0 (default).
