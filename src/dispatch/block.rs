@@ -139,10 +139,12 @@ pub(crate) fn invert_block_on_device<B: Backend>(
         xi.push(g);
     }
 
-    backend.prepare_block(&[
-        (params.precision, fields.gauge.reconstruct()),
-        (params.precision_sloppy, fields_sloppy.gauge.reconstruct()),
-    ])?;
+    // The block's kernels (precise), and SAP's on its box links (sloppy).
+    let mut formats = vec![(params.precision, fields.gauge.reconstruct())];
+    if let Some((_, g)) = sap {
+        formats.push((params.precision_sloppy, g.reconstruct()));
+    }
+    backend.prepare_block(&formats)?;
     let start = Instant::now();
     let mut sap = match sap {
         Some((p, g)) => {
