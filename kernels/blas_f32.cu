@@ -1,9 +1,12 @@
 // blas_f32.cu: the vector algebra (blas.cuh) on single fields: every op and
 // reduction, γ5, the conversions to every other format, and the sums of
-// single fields into double and single (axpy_many).
+// single fields into double and single (axpy_many); the block
+// solvers' algebra of blocks of fields (block_blas.cuh).
 #include "blas.cuh"
+#include "block_blas.cuh"
 
 LATSOL_BLAS_FORMAT(f32, float)
+LATSOL_BLOCK_BLAS(f32, float)
 LATSOL_DOMAIN_PROJECT(f32, float)
 LATSOL_HEAVY_QUARK_SITES(blas_heavy_quark_f32, float)
 extern "C" __global__ void gamma5_f32(const SiteParams P) { kernel_entry(); gamma5<float>(P); }

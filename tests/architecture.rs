@@ -744,6 +744,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
         "kernel families",
         &[
             "blas.rs",
+            "block_blas.rs",
             "dslash.rs",
             "dslash_forms.rs",
             "cold_fields.rs",
@@ -769,7 +770,7 @@ const CUDA_LAYERS: &[(&str, &[&str])] = &[
 /// The kernel families of the CUDA backend: files of one family may import
 /// each other (without cycles), never a file of another family.
 const CUDA_FAMILIES: &[&[&str]] = &[
-    &["blas.rs"],
+    &["blas.rs", "block_blas.rs"],
     &["dslash.rs", "dslash_forms.rs", "cold_fields.rs"],
     &["clover.rs"],
     &["staggered.rs"],

@@ -11,6 +11,7 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod signatures;
 
 use std::sync::Arc;
 
@@ -26,117 +27,10 @@ use crate::layout::{DiracOrder, GammaBasis, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
-/// What a backend's scan of a caller's gauge array found
-/// (`Backend::import_gauge`): what the host path's checks and plaquette
-/// compute, in the same definitions (`Su3::su3_deviation`,
-/// `GaugeField::plaquette`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GaugeScan {
-    /// Links holding a NaN or an infinity.
-    pub non_finite: usize,
-    /// The largest deviation of a link from SU(3).
-    pub max_su3_deviation: f64,
-    /// The largest deviation from 1 of a T link off the last time slice.
-    pub max_temporal_deviation: f64,
-    /// Average, spatial and temporal plaquette.
-    pub plaquette: [f64; 3],
-}
-
-/// The steps of gauge fixing by over-relaxation on links a backend holds
-/// (`Backend::ovr_sweeps`); `gauge_fixing::ovr` runs its loop on them, the
-/// host's or the device's alike.
-pub trait OvrSweeps {
-    /// Every site of parity `p` transformed (`gauge_fixing::ovr`).
-    fn half_sweep(&mut self, p: Parity) -> Result<()>;
-    /// The links projected on U(3) (the polar factor; SU(3) links stay).
-    fn reunitarize(&mut self) -> Result<()>;
-    /// This rank's `Σ Re tr U_μ` over the fixed directions and `Σ tr ΔΔ†`
-    /// (`gauge_fixing::quality::local_sums`).
-    fn quality_sums(&mut self) -> Result<[f64; 2]>;
-    /// The links as they are now.
-    fn links(&mut self) -> Result<GaugeField>;
-}
-
-/// Fat links and, where asked for, long links (`Backend::fat_links`).
-pub type FatAndLong = (GaugeField, Option<GaugeField>);
-
-/// Staggered phases to fold into links as they are stored
-/// (`Backend::import_staggered`; `dirac::staggered::fold_phases`): MILC's
-/// η, the T boundary of the hops that cross it, and the long links'
-/// coefficient (the fat links' is 1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PhaseFold {
-    pub t_boundary: TBoundary,
-    pub long_coefficient: f64,
-}
-
-/// What a caller's gauge array stands for, beside its order
-/// (`Backend::import_gauge`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GaugeForm {
-    /// The boundary the operator applies on the last time slice.
-    pub t_boundary: TBoundary,
-    /// Stored as `upload_gauge_temporal` stores a temporal-gauge field.
-    pub temporal: bool,
-    /// The array's T links on the last time slice carry the anti-periodic
-    /// sign (QUDA's convention), which the import takes out.
-    pub sign_in_links: bool,
-}
-
-/// What every backend's spinor field reports about itself.
-pub trait SpinorField: Send {
-    fn lattice(&self) -> &Arc<Lattice>;
-    fn subset(&self) -> Subset;
-    fn precision(&self) -> Precision;
-    /// What a site holds: a Wilson spinor or a staggered colour vector.
-    fn fermion(&self) -> Fermion;
-    /// Number of sites held.
-    fn sites(&self) -> usize {
-        self.lattice().sites(self.subset())
-    }
-}
-
-/// What every backend's gauge field reports about itself.
-pub trait GaugeStorage: Send + Sync {
-    fn lattice(&self) -> &Arc<Lattice>;
-    fn precision(&self) -> Precision;
-    fn reconstruct(&self) -> Reconstruct;
-}
-
-/// What every backend's clover field reports about itself.
-pub trait CloverStorage: Send + Sync {
-    fn lattice(&self) -> &Arc<Lattice>;
-    /// The spinor format it is stored for (`clover_format` of it).
-    fn precision(&self) -> Precision;
-}
-
-/// What every backend's staggered links report about themselves.
-pub trait StaggeredStorage: Send + Sync {
-    fn lattice(&self) -> &Arc<Lattice>;
-    fn precision(&self) -> Precision;
-    /// Long (three-hop) links stored: the improved operator; else naive.
-    fn improved(&self) -> bool;
-}
-
-/// Where the clover term enters a hopping-term application
-/// (`Backend::wilson_clover_dslash`); each form is one pass over memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloverForm {
-    /// `out = a · A⁻¹ D in (+ x)`: the inverse on the hopping term (the
-    /// symmetric even-odd operator, the intermediate of both even-odd forms).
-    InverseOnHopping,
-    /// `out = a · D in + A x`: the clover term on the xpay field (the full
-    /// operator, the asymmetric even-odd operator); `x` is required.
-    DirectOnX,
-}
-
-/// The operators whose device code `Backend::prepare` makes ready.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperatorFamily {
-    Wilson,
-    Clover,
-    Staggered,
-}
+pub use signatures::{
+    CloverForm, CloverStorage, FatAndLong, GaugeForm, GaugeScan, GaugeStorage, OperatorFamily,
+    OvrSweeps, PhaseFold, SpinorField, StaggeredStorage,
+};
 
 /// A compute backend: memory, vector algebra and the Wilson hopping term.
 pub trait Backend: Send + Sync {
@@ -467,36 +361,35 @@ pub trait Backend: Send + Sync {
     // ---- blocks of fields (many right-hand sides, seed 002) ---------------
 
     /// The Gram block of two blocks of fields: `g[i·y.len() + j] = x_i† y_j`
-    /// (row-major, `x.len()` rows), each entry as `cdot` forms it. By
-    /// default one `cdot` a pair; a backend may read each field once.
+    /// (row-major, `x.len()` rows). By default one `cdot` a pair; a backend
+    /// may read each field once (in another order of summation).
     fn block_cdot(&self, x: &[&Self::Spinor], y: &[&Self::Spinor]) -> Result<Vec<C64>> {
-        let mut g = Vec::with_capacity(x.len() * y.len());
-        for xi in x {
-            for yj in y {
-                g.push(self.cdot(xi, yj)?);
-            }
-        }
-        Ok(g)
+        block_cdot_by_pairs(self, x, y)
     }
 
     /// `Y += X A`: `y_j += Σ_i a[i·y.len() + j] x_i` (`a` row-major,
     /// `x.len()` rows), the terms added in order of `i`. By default one
     /// `caxpy` a term; a backend may read each field once.
     fn block_caxpy(&self, a: &[C64], x: &[&Self::Spinor], y: &mut [Self::Spinor]) -> Result<()> {
-        let m = y.len();
-        if a.len() != x.len() * m {
-            return Err(crate::error::Error::Internal(format!(
-                "block_caxpy: {} coefficients for {} × {m} fields",
-                a.len(),
-                x.len()
-            )));
-        }
-        for (j, yj) in y.iter_mut().enumerate() {
-            for (i, xi) in x.iter().enumerate() {
-                self.caxpy(a[i * m + j], xi, yj)?;
-            }
-        }
-        Ok(())
+        block_caxpy_by_terms(self, a, x, y)
+    }
+
+    /// `Y = X A`, or `Y = W + X A` with a `base` W (`y` overwritten; `a`
+    /// as in `block_caxpy`).
+    fn block_combine(
+        &self,
+        a: &[C64],
+        x: &[&Self::Spinor],
+        base: Option<&[&Self::Spinor]>,
+        y: &mut [Self::Spinor],
+    ) -> Result<()> {
+        block_combine_by_terms(self, a, x, base, y)
+    }
+
+    /// `X ← X A` in place, `A` square (`x.len()` rows, row-major): a change
+    /// of basis of the block (its QR's `Q = P R⁻¹`).
+    fn block_transform(&self, a: &[C64], x: &mut [Self::Spinor]) -> Result<()> {
+        block_transform_by_copies(self, a, x)
     }
 
     // ---- operators ----------------------------------------------------------
@@ -707,6 +600,103 @@ pub trait Backend: Send + Sync {
     fn memory_available(&self) -> Option<usize> {
         None
     }
+}
+
+/// `Backend::block_cdot` one `cdot` a field pair: what a backend without
+/// a fused Gram block does, and a fused one for the fields its kernels
+/// do not take.
+pub(crate) fn block_cdot_by_pairs<B: Backend + ?Sized>(
+    backend: &B,
+    x: &[&B::Spinor],
+    y: &[&B::Spinor],
+) -> Result<Vec<C64>> {
+    let mut g = Vec::with_capacity(x.len() * y.len());
+    for xi in x {
+        for yj in y {
+            g.push(backend.cdot(xi, yj)?);
+        }
+    }
+    Ok(g)
+}
+
+/// `Backend::block_transform` through new fields that then take the old
+/// ones' place (as `block_cdot_by_pairs`).
+pub(crate) fn block_transform_by_copies<B: Backend + ?Sized>(
+    backend: &B,
+    a: &[C64],
+    x: &mut [B::Spinor],
+) -> Result<()> {
+    let Some(first) = x.first() else {
+        return Ok(());
+    };
+    let mut out = Vec::with_capacity(x.len());
+    for _ in 0..x.len() {
+        out.push(backend.alloc_field(
+            first.lattice(),
+            first.subset(),
+            first.precision(),
+            first.fermion(),
+        )?);
+    }
+    backend.block_combine(a, &x.iter().collect::<Vec<_>>(), None, &mut out)?;
+    for (xj, oj) in x.iter_mut().zip(out.iter_mut()) {
+        std::mem::swap(xj, oj);
+    }
+    Ok(())
+}
+
+/// `Backend::block_combine` by a copy (or zero) a field and one `caxpy`
+/// a term (as `block_cdot_by_pairs`).
+pub(crate) fn block_combine_by_terms<B: Backend + ?Sized>(
+    backend: &B,
+    a: &[C64],
+    x: &[&B::Spinor],
+    base: Option<&[&B::Spinor]>,
+    y: &mut [B::Spinor],
+) -> Result<()> {
+    match base {
+        Some(w) if w.len() != y.len() => {
+            return Err(crate::error::Error::Internal(format!(
+                "block_combine: {} base fields for {} outputs",
+                w.len(),
+                y.len()
+            )))
+        }
+        Some(w) => {
+            for (yj, wj) in y.iter_mut().zip(w) {
+                backend.copy(yj, wj)?;
+            }
+        }
+        None => {
+            for yj in y.iter_mut() {
+                backend.zero(yj)?;
+            }
+        }
+    }
+    block_caxpy_by_terms(backend, a, x, y)
+}
+
+/// `Backend::block_caxpy` one `caxpy` a term (as `block_cdot_by_pairs`).
+pub(crate) fn block_caxpy_by_terms<B: Backend + ?Sized>(
+    backend: &B,
+    a: &[C64],
+    x: &[&B::Spinor],
+    y: &mut [B::Spinor],
+) -> Result<()> {
+    let m = y.len();
+    if a.len() != x.len() * m {
+        return Err(crate::error::Error::Internal(format!(
+            "block_caxpy: {} coefficients for {} × {m} fields",
+            a.len(),
+            x.len()
+        )));
+    }
+    for (j, yj) in y.iter_mut().enumerate() {
+        for (i, xi) in x.iter().enumerate() {
+            backend.caxpy(a[i * m + j], xi, yj)?;
+        }
+    }
+    Ok(())
 }
 
 /// A block hopping term's fields: as many outputs as inputs (and xpay

@@ -38,8 +38,8 @@
 use num_complex::Complex64 as C64;
 
 use super::block::{
-    add_product, copy_block, gram, orthonormalise, refs, BlockPreconditioner, BlockStats, Reliable,
-    Shape,
+    add_product, base_plus_product, copy_block, gram, orthonormalise, refs, BlockPreconditioner,
+    BlockStats, Reliable, Shape,
 };
 use super::dense::{Dense, Lu};
 use super::{report, MixedParams, Monitor};
@@ -209,15 +209,15 @@ impl<'r, 'm, B: Backend, A: LinearOperator<B>, S: LinearOperator<B>> Run<'r, 'm,
                 // 4.5: T = R − V α (Algorithm 2.2: in R, with X̂ += U α now).
                 let t_blk: &mut Vec<B::Spinor> = match t.as_mut() {
                     Some(t) => {
-                        copy_block(backend, t, &refs(&r))?;
+                        base_plus_product(backend, &refs(&r), &-&alpha, &refs(&v), t)?;
                         t
                     }
                     None => {
                         self.precise.add(backend, &alpha, u_ref)?;
+                        add_product(backend, &-&alpha, &refs(&v), &mut r)?;
                         &mut r
                     }
                 };
-                add_product(backend, &-&alpha, &refs(&v), t_blk)?;
                 // 4.6, 4.7: S = M T, Z = A S.
                 let s_ref: &[B::Spinor] = match (self.precond.as_mut(), s.as_mut()) {
                     (Some(m), Some(s)) => {
@@ -258,8 +258,7 @@ impl<'r, 'm, B: Backend, A: LinearOperator<B>, S: LinearOperator<B>> Run<'r, 'm,
                     backend.caxpy(-zeta, vi, pi)?;
                 }
                 let scratch = t.as_mut().unwrap_or(&mut v);
-                copy_block(backend, scratch, &refs(&r))?;
-                add_product(backend, &beta, &refs(&p), scratch)?;
+                base_plus_product(backend, &refs(&r), &beta, &refs(&p), scratch)?;
                 std::mem::swap(scratch, &mut p);
 
                 k += 1;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::blas::{Blas, RED_GRID_MAX, RED_MAX};
+use super::block_blas::{GRAM_GRID_MAX, GRAM_SUMS, GRAM_TILES_MAX};
 use super::catalogue;
 use super::clover::CloverKernels;
 use super::driver::device::{Device, DeviceInfo};
@@ -87,7 +88,15 @@ impl CudaBackend {
 
     fn start(ordinal: usize, nvrtc: &nvrtc::Nvrtc) -> Result<CudaBackend> {
         let dev = Device::start(ordinal, nvrtc, &catalogue::CATALOGUE)?;
-        let scratch = Scratch::new(&dev.ctx, &dev.stream, RED_GRID_MAX, RED_MAX)?;
+        // The reductions' (RED_MAX numbers a block) and the Gram blocks'
+        // (GRAM_SUMS a block, GRAM_TILES_MAX tiles side by side).
+        let scratch = Scratch::new(
+            &dev.ctx,
+            &dev.stream,
+            (RED_GRID_MAX * RED_MAX).max(GRAM_GRID_MAX * GRAM_SUMS),
+            GRAM_TILES_MAX,
+            RED_MAX.max(GRAM_TILES_MAX * GRAM_SUMS),
+        )?;
         let flags = dev
             .stream
             .alloc_zeros::<u64>(2)

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::backend::CudaBackend;
 use super::blas::{Out, ReduceOut};
+use super::block_blas::Target;
 use super::clover::CudaClover;
 use super::driver::errors::device_err;
 use super::driver::memory::DeviceData;
@@ -463,23 +464,53 @@ impl Backend for CudaBackend {
             .dslash_impl(out, parity, gauge, inp, dagger, a, x)
     }
 
-    /// Four inner products a pass over each `x_i` (`cdot4`) for Wilson
-    /// spinors; staggered fields one `cdot` a pair.
+    /// One pass over each field a tile of the Gram block (block_blas.cuh)
+    /// for double and single fields; the other formats four inner products
+    /// a pass over each `x_i` (`cdot4`, Wilson spinors) or one a pair.
     fn block_cdot(&self, x: &[&CudaSpinor], y: &[&CudaSpinor]) -> Result<Vec<C64>> {
+        if let Some(g) = self.blas().block_cdot_impl(x, y)? {
+            return Ok(g);
+        }
         let all_wilson = x.iter().chain(y).all(|f| f.fermion() == Fermion::Wilson);
+        if !all_wilson {
+            return crate::backend::block_cdot_by_pairs(self, x, y);
+        }
         let mut g = Vec::with_capacity(x.len() * y.len());
         for xi in x {
-            if !all_wilson {
-                for yj in y {
-                    g.push(self.cdot(xi, yj)?);
-                }
-                continue;
-            }
             for chunk in y.chunks(4) {
                 g.extend(self.blas().cdot4_impl(xi, chunk)?);
             }
         }
         Ok(g)
+    }
+
+    /// One pass for double and single fields (block_blas.cuh).
+    fn block_caxpy(&self, a: &[C64], x: &[&CudaSpinor], y: &mut [CudaSpinor]) -> Result<()> {
+        match self.blas().block_caxpy_impl(a, x, y, Target::Add)? {
+            Some(()) => Ok(()),
+            None => crate::backend::block_caxpy_by_terms(self, a, x, y),
+        }
+    }
+
+    fn block_combine(
+        &self,
+        a: &[C64],
+        x: &[&CudaSpinor],
+        base: Option<&[&CudaSpinor]>,
+        y: &mut [CudaSpinor],
+    ) -> Result<()> {
+        let into = base.map_or(Target::Overwrite, Target::From);
+        match self.blas().block_caxpy_impl(a, x, y, into)? {
+            Some(()) => Ok(()),
+            None => crate::backend::block_combine_by_terms(self, a, x, base, y),
+        }
+    }
+
+    fn block_transform(&self, a: &[C64], x: &mut [CudaSpinor]) -> Result<()> {
+        match self.blas().block_transform_impl(a, x)? {
+            Some(()) => Ok(()),
+            None => crate::backend::block_transform_by_copies(self, a, x),
+        }
     }
 
     fn wilson_dslash_block(

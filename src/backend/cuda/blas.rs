@@ -75,6 +75,10 @@ pub fn kernel_names(p: Precision) -> Vec<String> {
         v.push(format!("blas_bicgstab_update_wide_{f}"));
     }
     v.push(format!("blas_cdot4_{f}"));
+    if FORMATS[..2].contains(&f) {
+        v.push(format!("blas_block_caxpy_{f}"));
+        v.push(format!("blas_block_cdot_{f}"));
+    }
     for hi in &FORMATS[..2] {
         v.push(format!("blas_axpy_many_{hi}_{f}"));
     }
@@ -152,7 +156,7 @@ unsafe impl DeviceRepr for SiteParams {}
 /// Items an op walks over, padding included (zeros that every op keeps
 /// zero): vectors (double2 / float4), or sites for half, quarter and the
 /// packed formats, whose twelve complex numbers share a norm or exponent.
-fn vectors(x: &CudaSpinor) -> usize {
+pub(super) fn vectors(x: &CudaSpinor) -> usize {
     match x.precision() {
         p if per_site(p) => x.blocks() * x.stride,
         // A staggered block (6 reals a site, the stride a multiple of 32) is
@@ -165,7 +169,7 @@ fn vectors(x: &CudaSpinor) -> usize {
 /// The name of `x`'s format in the element-wise and reduction kernels:
 /// its precision's, but the colour-vector kernels for staggered fields in
 /// half and quarter (a norm scales 3 complex numbers there, not 12).
-fn format_of(x: &CudaSpinor) -> &'static str {
+pub(super) fn format_of(x: &CudaSpinor) -> &'static str {
     match (x.fermion(), x.precision()) {
         (Fermion::Staggered, p @ (Precision::Half | Precision::Quarter)) => colour_suffix(p),
         (_, p) => suffix(p),

@@ -22,6 +22,10 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../../../kernels/wilson_dslash.cuh"),
     ),
     ("blas.cuh", include_str!("../../../kernels/blas.cuh")),
+    (
+        "block_blas.cuh",
+        include_str!("../../../kernels/block_blas.cuh"),
+    ),
     ("clover.cuh", include_str!("../../../kernels/clover.cuh")),
     (
         "host_links.cuh",

@@ -15,8 +15,8 @@
 //!    structure-of-arrays placement), `hopping_params` (what every hopping
 //!    term is given), `halo` (the faces of a cut lattice: packed, carried
 //!    to the other ranks, read by the edges' launch);
-//! 3. kernel families, never importing one another: `blas` (vector
-//!    algebra), the Wilson hopping term (`dslash`, `dslash_forms`,
+//! 3. kernel families, never importing one another: `blas` and
+//!    `block_blas` (vector algebra, of fields and of blocks of fields), the Wilson hopping term (`dslash`, `dslash_forms`,
 //!    `cold_fields`), `clover`, `staggered`;
 //! 4. host-order conversions: `host_gauge`, `host_spinor`, and the clover
 //!    term computed from the caller's links (`clover_compute`);
@@ -32,6 +32,7 @@
 mod backend;
 mod backend_trait;
 mod blas;
+mod block_blas;
 mod catalogue;
 mod clover;
 mod clover_compute;

@@ -140,3 +140,17 @@ pub fn compare_parity(
         rep.check(what, rel(hg.data(), hc.data()), tolerance(prec));
     }
 }
+
+/// `n` random spinor fields of `subset` stored in `p` (seeds `seed`, `seed + 1`, …).
+pub fn random_fields<B: Backend>(
+    b: &B,
+    lat: &Arc<Lattice>,
+    subset: Subset,
+    n: usize,
+    seed: u64,
+    p: Precision,
+) -> R<Vec<B::Spinor>> {
+    (0..n)
+        .map(|k| up(b, &latsol::random::spinor(lat, subset, seed + k as u64), p))
+        .collect()
+}

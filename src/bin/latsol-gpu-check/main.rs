@@ -25,7 +25,8 @@
 //! ```text
 //! latsol-gpu-check [--startup-only] [--bench-only] [--no-bench] [--no-solve] [--quick]
 //!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
-//! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs)
+//! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs,
+//!                  and the block algebra, block_blas.rs)
 //! latsol-gpu-check --sap   (the Schwarz preconditioner's pieces against the CPU, sap.rs)
 //! ```
 //! `--prec` picks the benchmarked format; `--check-prec` limits the checks
@@ -48,6 +49,8 @@ fn main() {
 mod bench;
 #[cfg(feature = "cuda")]
 mod blas;
+#[cfg(feature = "cuda")]
+mod block_blas;
 #[cfg(feature = "cuda")]
 mod clover;
 #[cfg(feature = "cuda")]
@@ -259,6 +262,7 @@ fn run() -> R<usize> {
         // their throughput at --dims (default 32^3x64) unless --no-bench.
         let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
         crate::rhs::check(&gpu, &random::hot_gauge(&lat, 3), &mut rep)?;
+        crate::block_blas::check(&gpu, &lat, &mut rep)?;
         if !has("--no-bench") {
             let dims = match args.iter().position(|a| a == "--dims") {
                 Some(i) => {
@@ -267,6 +271,9 @@ fn run() -> R<usize> {
                 }
                 None => [32, 32, 32, 64],
             };
+            for line in crate::block_blas::bench(&gpu, dims)? {
+                rep.say(line);
+            }
             for line in crate::rhs::bench(&gpu, dims)? {
                 rep.say(line);
             }

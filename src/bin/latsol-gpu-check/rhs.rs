@@ -20,7 +20,7 @@ use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::random;
 
-use crate::common::{down, e, nan_field, up, R};
+use crate::common::{down, e, nan_field, random_fields, up, R};
 use crate::report::Report;
 use crate::timing::time_ms;
 
@@ -83,9 +83,7 @@ fn fields(
     seed: u64,
     p: Precision,
 ) -> R<Vec<Spinor>> {
-    (0..n)
-        .map(|k| up(gpu, &random::spinor(lat, Subset::Full, seed + k as u64), p))
-        .collect()
+    random_fields(gpu, lat, Subset::Full, n, seed, p)
 }
 
 /// The checks of the module doc, on `gauge`'s lattice.
@@ -184,27 +182,6 @@ pub fn check(gpu: &CudaBackend, gauge: &GaugeField, rep: &mut Report) -> R<()> {
             println!("{}", rep.lines.last().expect("a line"));
         }
     }
-    // The Gram block of a block solver (four inner products a pass): the
-    // same sums in the same order as one `cdot` a pair, bit for bit.
-    for prec in Precision::ALL {
-        let x = fields(gpu, lat, 3, 300, prec)?;
-        let y = fields(gpu, lat, 6, 400, prec)?;
-        let (xr, yr): (Vec<&Spinor>, Vec<&Spinor>) = (x.iter().collect(), y.iter().collect());
-        let g = gpu.block_cdot(&xr, &yr).map_err(e)?;
-        let mut worst: f64 = 0.0;
-        for (i, xi) in xr.iter().enumerate() {
-            for (j, yj) in yr.iter().enumerate() {
-                let one = gpu.cdot(xi, yj).map_err(e)?;
-                worst = worst.max((g[i * yr.len() + j] - one).norm() / one.norm());
-            }
-        }
-        rep.check(
-            &format!("block_cdot {prec:?} (3 x 6, against cdot)"),
-            worst,
-            0.0,
-        );
-        println!("{}", rep.lines.last().expect("a line"));
-    }
     for prefix in [
         "wilson_dslash_f32_r18",
         "wilson_clover_f32_r18",
@@ -230,25 +207,6 @@ pub fn bench(gpu: &CudaBackend, dims: [usize; 4]) -> R<Vec<String>> {
     let mut lines = Vec::new();
     let half = Subset::Single(Parity::Even);
     let odd = Subset::Single(Parity::Odd);
-    // The Gram block of 12 fields against 12 against 144 inner products.
-    for prec in [Precision::Double, Precision::Single, Precision::Half] {
-        let f: Vec<Spinor> = (0..12)
-            .map(|k| up(gpu, &random::spinor(&lat, half, 500 + k), prec))
-            .collect::<R<_>>()?;
-        let r: Vec<&Spinor> = f.iter().collect();
-        let pairs = time_ms(gpu, 3, |_| {
-            for a in &r {
-                for b in &r {
-                    gpu.cdot(a, b).map_err(e)?;
-                }
-            }
-            Ok(())
-        })?;
-        let block = time_ms(gpu, 3, |_| gpu.block_cdot(&r, &r).map(|_| ()).map_err(e))?;
-        lines.push(format!(
-            "gram bench {dims:?} {prec:?}: 12 x 12 by 144 cdot {pairs:.3} ms, by block_cdot {block:.3} ms"
-        ));
-    }
     for prec in [Precision::Double, Precision::Single, Precision::Half] {
         let c = gpu.upload_clover(&clover, &inverse, prec).map_err(e)?;
         for rec in [Reconstruct::Full18, Reconstruct::Twelve] {

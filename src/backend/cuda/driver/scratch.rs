@@ -21,12 +21,14 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    /// Room for `results` numbers and the partial sums of `grid` blocks
-    /// of each.
+    /// Room for `partials` partial sums, `counters` counters (reductions
+    /// summed side by side, each electing its own last block) and
+    /// `results` numbers.
     pub(crate) fn new(
         ctx: &Arc<CudaContext>,
         stream: &Arc<CudaStream>,
-        grid: usize,
+        partials: usize,
+        counters: usize,
         results: usize,
     ) -> Result<Scratch> {
         let what = "reduction scratch";
@@ -48,9 +50,11 @@ impl Scratch {
             .map_err(device_err(what))?;
         Ok(Scratch {
             partials: stream
-                .alloc_zeros::<f64>(grid * results)
+                .alloc_zeros::<f64>(partials)
                 .map_err(device_err(what))?,
-            counter: stream.alloc_zeros::<u32>(1).map_err(device_err(what))?,
+            counter: stream
+                .alloc_zeros::<u32>(counters)
+                .map_err(device_err(what))?,
             result,
             result_device: dev,
         })
