@@ -185,7 +185,6 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
     // Inverters latsol does not run are refused by name, never replaced by
     // another solver (issue 37); a PCG with a preconditioner likewise.
     for (inv, name) in [
-        (QUDA_GCR_INVERTER, "QUDA_GCR_INVERTER"),
         (QUDA_CA_GCR_INVERTER, "QUDA_CA_GCR_INVERTER"),
         (QUDA_MR_INVERTER, "QUDA_MR_INVERTER"),
         (QUDA_BICGSTABL_INVERTER, "QUDA_BICGSTABL_INVERTER"),
@@ -204,6 +203,109 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
         ]);
         assert!(x.iter().all(|&v| v == 7.0));
     }
+    // GCR (src/ffi/quda/gcr.rs): QUDA's checks of its fields, and what
+    // latsol does not provide refused by name.
+    let gcr = || {
+        let mut ip = wilson_param();
+        ip.inv_type = QUDA_GCR_INVERTER;
+        ip.solution_type = QUDA_MAT_SOLUTION;
+        ip.solve_type = QUDA_DIRECT_PC_SOLVE;
+        ip.gcrNkrylov = 8;
+        ip
+    };
+    let mr = |schwarz: QudaSchwarzType| {
+        let mut ip = gcr();
+        ip.inv_type_precondition = QUDA_MR_INVERTER;
+        ip.schwarz_type = schwarz;
+        ip.tol_precondition = 0.1;
+        ip.maxiter_precondition = 4;
+        ip.verbosity_precondition = QUDA_SILENT;
+        ip.precondition_cycle = 2;
+        ip.omega = 0.9;
+        ip
+    };
+    let cases: [(QudaInvertParam, &[&str]); 7] = [
+        (
+            QudaInvertParam {
+                gcrNkrylov: i32::MIN,
+                ..gcr()
+            },
+            &["param->gcrNkrylov", "unset"],
+        ),
+        (
+            QudaInvertParam {
+                gcrNkrylov: 0,
+                ..gcr()
+            },
+            &["param->gcrNkrylov = 0"],
+        ),
+        (
+            QudaInvertParam {
+                inv_type_precondition: QUDA_BICGSTAB_INVERTER,
+                ..gcr()
+            },
+            &["param->inv_type_precondition", "QUDA_BICGSTAB_INVERTER"],
+        ),
+        (
+            mr(QUDA_INVALID_SCHWARZ),
+            &["param->schwarz_type", "QUDA_INVALID_SCHWARZ"],
+        ),
+        (
+            QudaInvertParam {
+                tol_precondition: f64::MIN_POSITIVE,
+                ..mr(QUDA_ADDITIVE_SCHWARZ)
+            },
+            &["param->tol_precondition", "unset"],
+        ),
+        (
+            QudaInvertParam {
+                maxiter_precondition: i32::MIN,
+                ..mr(QUDA_ADDITIVE_SCHWARZ)
+            },
+            &["param->maxiter_precondition"],
+        ),
+        (
+            QudaInvertParam {
+                cuda_prec_precondition: QUDA_HALF_PRECISION,
+                ..mr(QUDA_MULTIPLICATIVE_SCHWARZ)
+            },
+            &["param->cuda_prec_precondition", "cuda_prec_sloppy"],
+        ),
+    ];
+    for (mut ip, words) in cases {
+        let (mut x, mut src) = (vec![7.0; 2 * HALF], psi.clone());
+        unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+        let mut all = vec!["invertQuda"];
+        all.extend_from_slice(words);
+        refused(&all);
+        assert!(x.iter().all(|&v| v == 7.0));
+    }
+    // GCR alone and with MR-Schwarz preconditioners: BiCGstab's solution,
+    // within the 2 κ(M) tol two solutions to tol share (κ(M) ≤ (1 + 8κ) /
+    // (1 − 8κ) = 49 at κ = 0.12).
+    let solve = |mut ip: QudaInvertParam| {
+        let (mut x, mut src) = (vec![0.0f64; 2 * HALF], psi.clone());
+        unsafe { invertQuda(x.as_mut_ptr().cast(), src.as_mut_ptr().cast(), &mut ip) };
+        assert_eq!(status(), LATSOL_SUCCESS, "{}", last_error());
+        assert!(ip.true_res[0] <= ip.tol, "true_res {:e}", ip.true_res[0]);
+        x
+    };
+    let want = solve(QudaInvertParam {
+        inv_type: QUDA_BICGSTAB_INVERTER,
+        ..gcr()
+    });
+    let bound = 2.0 * 49.0 * 1e-10;
+    for ip in [
+        gcr(),
+        mr(QUDA_ADDITIVE_SCHWARZ),
+        mr(QUDA_MULTIPLICATIVE_SCHWARZ),
+    ] {
+        let x = solve(ip);
+        let d: f64 = x.iter().zip(&want).map(|(a, b)| (a - b).powi(2)).sum();
+        let n: f64 = want.iter().map(|b| b * b).sum();
+        assert!((d / n).sqrt() <= bound, "{:e}", (d / n).sqrt());
+    }
+
     let mut ip = wilson_param();
     ip.inv_type = QUDA_PCG_INVERTER;
     ip.inv_type_precondition = QUDA_MR_INVERTER;

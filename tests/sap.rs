@@ -78,6 +78,7 @@ fn params(cycles: usize) -> SapParams {
         cycles,
         ssor_iterations: 1,
         omega: 1.0,
+        ..Default::default()
     }
 }
 

@@ -598,7 +598,7 @@ fn same_on_every_rank<B: Backend>(
         cycles: 0,
         ssor_iterations: 0,
         omega: 0.0,
-        extent: [0; 4],
+        ..Default::default()
     });
     let e = match params.sap {
         Some(sap) => sap.resolved_extent(local).map(|x| x as f64),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
 use crate::precision::{Precision, Reconstruct, TBoundary};
-pub use crate::solver::sap::SapParams;
+pub use crate::solver::sap::{BoxSolver, SapParams, Schwarz};
 
 /// Which backend a context runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +242,10 @@ pub enum SolverType {
     /// CG; on a non-Hermitian system it runs on the normal equations (CGNR).
     Cg,
     BiCgStab,
+    /// Flexible GCR restarted every `gcr_nkrylov` steps (QUDA's GCR),
+    /// right-preconditioned by SAP in `precision_sloppy` where `sap` is
+    /// set; its own vectors stay in `precision`.
+    Gcr,
 }
 
 /// Which system the solver iterates on; the answer is always of `M x = b`.
@@ -334,6 +338,9 @@ pub struct InvertParams {
     /// With it every source goes through the block solver (one at a time
     /// where `sources_per_block` is 1). `None` (the default): no SAP.
     pub sap: Option<SapParams>,
+    /// GCR's Krylov space: steps between restarts (QUDA's `gcrNkrylov`),
+    /// at least 1.
+    pub gcr_nkrylov: usize,
 }
 
 impl Default for InvertParams {
@@ -362,6 +369,7 @@ impl Default for InvertParams {
             sources_per_block: 1,
             block_memory_saving: false,
             sap: None,
+            gcr_nkrylov: 16,
         }
     }
 }
@@ -448,13 +456,26 @@ impl InvertParams {
         if let Some(sap) = &self.sap {
             sap.check()?;
             let direct = matches!(self.solve_type, SolveType::Direct | SolveType::DirectPc);
-            if self.solver != SolverType::BiCgStab || !direct {
+            let preconditionable = matches!(self.solver, SolverType::BiCgStab | SolverType::Gcr);
+            if !preconditionable || !direct {
                 return Err(Error::InvalidArgument(format!(
                     "sap with solver = {:?}, solve_type = {:?}: SAP preconditions block \
-                     BiCGstab on M itself (solver BiCgStab, a direct solve type)",
+                     BiCGstab or GCR on M itself (a direct solve type)",
                     self.solver, self.solve_type
                 )));
             }
+            if sap.box_solver == BoxSolver::Mr && self.solver != SolverType::Gcr {
+                return Err(Error::InvalidArgument(
+                    "sap with MR box solves is not a fixed linear map: it preconditions the \
+                     flexible GCR only (solver Gcr)"
+                        .into(),
+                ));
+            }
+        }
+        if self.solver == SolverType::Gcr && self.gcr_nkrylov == 0 {
+            return Err(Error::InvalidArgument(
+                "gcr_nkrylov = 0: GCR needs a Krylov space of at least one vector".into(),
+            ));
         }
         Ok(())
     }

@@ -476,6 +476,9 @@ fn choose<B: Backend>(
     let solver_ratio = match params.solver {
         SolverType::Cg => CG_OVER_BICGSTAB_ITERATIONS,
         SolverType::BiCgStab => 1.0,
+        // One operator application an iteration where BiCGstab makes two,
+        // and about twice its iterations.
+        SolverType::Gcr => 1.0,
     };
     let cost_seq = SEQUENCE_ITERATION_RATIO * solver_ratio * (2.0 * t_eo + 8.0 * t_blas_eo);
     Ok(if cost_m < cost_seq {

@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::{Parity, Subset};
 use crate::solver::{
-    bicgstab, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, MixedParams, Monitor,
-    SolverParams, SolverStats,
+    bicgstab, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, gcr, MixedParams,
+    Monitor, SolverParams, SolverStats,
 };
 
 use super::system::operator_scale;
@@ -388,6 +388,19 @@ fn solve_system<B: Backend>(
                 bicgstab::solve(backend, &mut Direct(m), x, rhs, &sp, monitor)?,
                 flops,
             )),
+            (SolverType::Gcr, true) => {
+                let mut bn = backend.alloc_spinor(&lat, m.subset(), hi)?;
+                m.apply(&mut bn, rhs, true)?;
+                let mut a = Normal::new(backend, m)?;
+                Ok((
+                    gcr_alone(backend, &mut a, x, &bn, params, &sp, monitor)?,
+                    2.0 * flops,
+                ))
+            }
+            (SolverType::Gcr, false) => Ok((
+                gcr_alone(backend, &mut Direct(m), x, rhs, params, &sp, monitor)?,
+                flops,
+            )),
         };
     }
 
@@ -411,9 +424,12 @@ fn solve_system<B: Backend>(
             (MixedScheme::ReliableUpdates, SolverType::BiCgStab) => {
                 bicgstab_reliable::solve(backend, &mut a, &mut a_lo, x, &bn, mixed, monitor)?
             }
+            (MixedScheme::ReliableUpdates, SolverType::Gcr) => {
+                gcr_alone(backend, &mut a, x, &bn, params, &sp, monitor)?
+            }
             (MixedScheme::DefectCorrection, solver) => {
                 defect_correction::solve(backend, &mut a, lo, x, &bn, mixed, &mut |e, r, p| {
-                    inner_solve(backend, solver, &mut a_lo, e, r, p, monitor)
+                    inner_solve(backend, params, solver, &mut a_lo, e, r, p, monitor)
                 })?
             }
             // validate_solve allows it with CG only.
@@ -425,12 +441,19 @@ fn solve_system<B: Backend>(
     }
     let (mut a, mut a_lo) = (Direct(m), Direct(m_lo));
     let stats = match params.mixed {
+        MixedScheme::ReliableUpdates if params.solver == SolverType::Gcr => {
+            gcr_alone(backend, &mut a, x, rhs, params, &sp, monitor)?
+        }
         MixedScheme::ReliableUpdates => {
             bicgstab_reliable::solve(backend, &mut a, &mut a_lo, x, rhs, mixed, monitor)?
         }
         MixedScheme::DefectCorrection => {
+            let inner = match params.solver {
+                SolverType::Gcr => SolverType::Gcr,
+                _ => SolverType::BiCgStab,
+            };
             defect_correction::solve(backend, &mut a, lo, x, rhs, mixed, &mut |e, r, p| {
-                inner_solve(backend, SolverType::BiCgStab, &mut a_lo, e, r, p, monitor)
+                inner_solve(backend, params, inner, &mut a_lo, e, r, p, monitor)
             })?
         }
         MixedScheme::DefectCorrectionCorrected => {
@@ -442,9 +465,26 @@ fn solve_system<B: Backend>(
     Ok((stats, flops))
 }
 
+/// GCR without a preconditioner on `a` in its own (the precise)
+/// precision: with reliable updates a mixed GCR has nothing to make
+/// sloppy but a preconditioner (SAP: `dispatch::block`).
+fn gcr_alone<B: Backend, A: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    x: &mut B::Spinor,
+    b: &B::Spinor,
+    params: &InvertParams,
+    sp: &SolverParams,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
+    gcr::solve(backend, a, x, b, sp, params.gcr_nkrylov, None, monitor)
+}
+
 /// The sloppy inner solve of defect correction.
+#[allow(clippy::too_many_arguments)]
 fn inner_solve<B: Backend, A: LinearOperator<B>>(
     backend: &B,
+    invert: &InvertParams,
     solver: SolverType,
     a: &mut A,
     e: &mut B::Spinor,
@@ -455,6 +495,7 @@ fn inner_solve<B: Backend, A: LinearOperator<B>>(
     match solver {
         SolverType::Cg => cg::solve(backend, a, e, r, params, monitor),
         SolverType::BiCgStab => bicgstab::solve(backend, a, e, r, params, monitor),
+        SolverType::Gcr => gcr_alone(backend, a, e, r, invert, params, monitor),
     }
 }
 

@@ -189,6 +189,8 @@ impl latsol_invert_param {
             })?,
             block_memory_saving: flag(self.block_memory_saving, "param->block_memory_saving")?,
             sap: self.sap()?,
+            // Not yet a field of latsol_invert_param: latsol's default.
+            gcr_nkrylov: InvertParams::default().gcr_nkrylov,
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))
@@ -215,6 +217,8 @@ impl latsol_invert_param {
             cycles: non_negative(self.sap_cycles, "sap_cycles")?,
             ssor_iterations: non_negative(self.sap_ssor_iterations, "sap_ssor_iterations")?,
             omega: self.sap_omega,
+            // Not yet fields of latsol_invert_param: the seed's SAP.
+            ..Default::default()
         }))
     }
 }

@@ -18,6 +18,7 @@ pub mod cg_reliable;
 pub mod cgnr;
 pub mod defect_correction;
 pub mod dense;
+pub mod gcr;
 pub mod multishift_cg;
 pub mod sap;
 
@@ -108,6 +109,21 @@ pub(crate) fn true_residual<B: Backend, A: LinearOperator<B>>(
 ) -> Result<f64> {
     a.apply(r, x)?;
     backend.xmy_norm2(b, r)
+}
+
+/// `|b|²`, or None for `b = 0`, whose solution (zero) is written to `x`:
+/// the start of every solver.
+pub(crate) fn source_norm2<B: Backend>(
+    backend: &B,
+    b: &B::Spinor,
+    x: &mut B::Spinor,
+) -> Result<Option<f64>> {
+    let b2 = backend.norm2(b)?;
+    if b2 == 0.0 {
+        backend.zero(x)?;
+        return Ok(None);
+    }
+    Ok(Some(b2))
 }
 
 pub(crate) fn report(monitor: &dyn Monitor, params: &SolverParams, name: &str, k: usize, rel: f64) {

@@ -44,6 +44,33 @@ use crate::precision::Precision;
 
 use super::block::BlockPreconditioner;
 
+/// How the boxes' solves combine within a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schwarz {
+    /// The seed's: black boxes on the residual, the residual updated, white
+    /// boxes on it (QUDA's `QUDA_MULTIPLICATIVE_SCHWARZ`).
+    #[default]
+    Multiplicative,
+    /// Every box on the same residual at once, the residual updated between
+    /// cycles only (QUDA's `QUDA_ADDITIVE_SCHWARZ`): one box solve a cycle.
+    Additive,
+}
+
+/// How a box's system is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BoxSolver {
+    /// `ssor_iterations` Richardson steps of SSOR(ω) (seed 002 eqs. 9–10):
+    /// a fixed linear map.
+    #[default]
+    Ssor,
+    /// `ssor_iterations` minimal-residual steps from zero, relaxed by ω
+    /// (QUDA's `QUDA_MR_INVERTER` as a Schwarz preconditioner, its `omega`):
+    /// its step lengths depend on the residual, so `M_SAP` is no fixed map
+    /// and only the flexible GCR takes it. The step lengths are summed
+    /// over all the boxes solved at once (and over the ranks).
+    Mr,
+}
+
 /// What a caller chooses of SAP.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SapParams {
@@ -51,10 +78,13 @@ pub struct SapParams {
     pub extent: [usize; 4],
     /// Applications of `K` (the seed: N_SAP + 1 = 6).
     pub cycles: usize,
-    /// Richardson steps of a box solve (the seed: N_SSOR = 1).
+    /// Steps of a box solve (the seed: N_SSOR = 1; QUDA's
+    /// `maxiter_precondition` for MR).
     pub ssor_iterations: usize,
-    /// The SSOR relaxation ω, in (0, 2) (the seed: 1.26).
+    /// The relaxation ω, in (0, 2): SSOR's (the seed: 1.26) or MR's.
     pub omega: f64,
+    pub schwarz: Schwarz,
+    pub box_solver: BoxSolver,
 }
 
 impl Default for SapParams {
@@ -64,6 +94,8 @@ impl Default for SapParams {
             cycles: 6,
             ssor_iterations: 1,
             omega: 1.0,
+            schwarz: Schwarz::Multiplicative,
+            box_solver: BoxSolver::Ssor,
         }
     }
 }
@@ -85,9 +117,14 @@ impl SapParams {
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {
             return Err(Error::InvalidArgument(format!(
-                "sap omega = {}: SSOR needs 0 < omega < 2",
+                "sap omega = {}: SSOR and relaxed MR need 0 < omega < 2",
                 self.omega
             )));
+        }
+        if self.box_solver == BoxSolver::Mr && self.ssor_iterations == 0 {
+            return Err(Error::InvalidArgument(
+                "sap MR box solves of 0 steps: at least 1".into(),
+            ));
         }
         Ok(())
     }
@@ -109,12 +146,21 @@ impl SapParams {
         }
     }
 
-    /// Applications of `M` one `M_SAP` costs: per cycle two residual
-    /// updates (the first of all is free) and two box solves of
-    /// `N_SSOR + 1` (each over the whole lattice).
+    /// Applications of `M` one `M_SAP` costs: a residual update before
+    /// every box solve but the first, and the box solves (each over the
+    /// whole lattice): SSOR's `N_SSOR + 1`, MR's one a step. Multiplicative
+    /// cycles solve twice (each colour), additive ones once.
     pub fn matvecs(&self) -> f64 {
         let (n, s) = (self.cycles as f64, self.ssor_iterations as f64);
-        (2.0 * n - 1.0) + 2.0 * n * (s + 1.0)
+        let solves = match self.schwarz {
+            Schwarz::Multiplicative => 2.0 * n,
+            Schwarz::Additive => n,
+        };
+        let per_solve = match self.box_solver {
+            BoxSolver::Ssor => s + 1.0,
+            BoxSolver::Mr => s,
+        };
+        (solves - 1.0) + solves * per_solve
     }
 }
 
@@ -176,6 +222,28 @@ impl<B: Backend> BoxHopping<'_, B> {
                 b.wilson_clover_dslash_block(out, p, g, c, inp, dag, a, form, x)
             }
             None => b.wilson_dslash_block(out, p, g, inp, dag, a, x),
+        }
+    }
+}
+
+impl<B: Backend> BoxHopping<'_, B> {
+    /// The box operator itself on parity `p`: `out_p = A_pp x_p − κ
+    /// D_box in_p̄` (`M_box`, or its adjoint), every column at once.
+    fn apply_operator(
+        &self,
+        out: &mut [B::Spinor],
+        p: Parity,
+        inp: &[&B::Spinor],
+        kappa: f64,
+        x: &[&B::Spinor],
+    ) -> Result<()> {
+        let (b, g, dag) = (self.backend, self.links, self.dagger);
+        match self.clover {
+            Some(c) => {
+                let form = CloverForm::DirectOnX;
+                b.wilson_clover_dslash_block(out, p, g, c, inp, dag, -kappa, form, Some(x))
+            }
+            None => b.wilson_dslash_block(out, p, g, inp, dag, -kappa, Some(x)),
         }
     }
 }
@@ -280,9 +348,15 @@ impl<'a, B: Backend> Sap<'a, B> {
                 b.zero(psi)?;
             }
         }
+        // Multiplicative: each colour's boxes on its own residual;
+        // additive: all boxes on one.
+        let colours: &[Option<usize>] = match self.params.schwarz {
+            Schwarz::Multiplicative => &[Some(0), Some(1)],
+            Schwarz::Additive => &[None],
+        };
         for cycle in 0..self.params.cycles {
-            for colour in 0..2 {
-                if cycle == 0 && colour == 0 {
+            for (step, colour) in colours.iter().enumerate() {
+                if cycle == 0 && step == 0 {
                     for i in 0..2 {
                         for k in 0..n {
                             b.copy(&mut self.work.rho[i][k], &self.work.r[i][k])?;
@@ -291,10 +365,15 @@ impl<'a, B: Backend> Sap<'a, B> {
                 } else {
                     self.residual(n)?;
                 }
-                for rho in self.work.rho.iter_mut().flat_map(|v| &mut v[..n]) {
-                    b.domain_project(rho, &self.domains, colour)?;
+                if let Some(colour) = *colour {
+                    for rho in self.work.rho.iter_mut().flat_map(|v| &mut v[..n]) {
+                        b.domain_project(rho, &self.domains, colour)?;
+                    }
                 }
-                self.box_solve(n)?;
+                match self.params.box_solver {
+                    BoxSolver::Ssor => self.box_solve(n)?,
+                    BoxSolver::Mr => self.box_solve_mr(n)?,
+                }
             }
         }
         for p in [Parity::Even, Parity::Odd] {
@@ -321,6 +400,40 @@ impl<'a, B: Backend> Sap<'a, B> {
             }
             for (o, r) in out.iter_mut().zip(&w.r[i]) {
                 b.axpby(1.0, r, -1.0, o)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `ψ += x` after `ssor_iterations` minimal-residual steps on the box
+    /// system `M_box x = ρ` from `x = 0` (ρ becomes its residual; `c`
+    /// holds `M_box ρ`): per column `α = ω (M_box ρ, ρ) / |M_box ρ|²`,
+    /// `x += α ρ`, `ρ −= α M_box ρ`.
+    fn box_solve_mr(&mut self, n: usize) -> Result<()> {
+        let (b, om) = (self.backend, self.params.omega);
+        for _ in 0..self.params.ssor_iterations {
+            let w = &mut self.work;
+            for p in [Parity::Even, Parity::Odd] {
+                let (i, j) = (p.index(), p.other().index());
+                let (inp, x) = (first(&w.rho[j], n), first(&w.rho[i], n));
+                self.boxes
+                    .apply_operator(&mut w.c[i][..n], p, &inp, self.kappa, &x)?;
+            }
+            for k in 0..n {
+                let (mut cr, mut cc) = (num_complex::Complex64::new(0.0, 0.0), 0.0);
+                for i in 0..2 {
+                    let (d, n2) = b.cdot_norm2(&w.c[i][k], &w.rho[i][k])?;
+                    (cr, cc) = (cr + d, cc + n2);
+                }
+                if cc.is_nan() || cc <= 0.0 {
+                    // ρ = 0 on every box of this column: nothing to solve.
+                    continue;
+                }
+                let alpha = cr * (om / cc);
+                for i in 0..2 {
+                    b.caxpy(alpha, &w.rho[i][k], &mut w.psi[i][k])?;
+                    b.caxpy(-alpha, &w.c[i][k], &mut w.rho[i][k])?;
+                }
             }
         }
         Ok(())

@@ -142,6 +142,7 @@ fn sap_against_cpu(gpu: &CudaBackend, cpu: &CpuBackend, rep: &mut Report) -> R<(
             cycles: 3,
             ssor_iterations: 2,
             omega: 1.2,
+            ..Default::default()
         },
     };
     for p in [Precision::Double, Precision::Single, Precision::Half] {

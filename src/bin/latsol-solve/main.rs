@@ -140,19 +140,29 @@ struct Options {
     /// Algorithm 2.2).
     #[arg(long)]
     block_memory_saving: bool,
-    /// Precondition block BiCGstab (also a single source) by the Schwarz
-    /// alternating procedure with this many cycles (seed 002 §2.2; its
-    /// N_SAP = 5 is 6 cycles here); 0 (the default): no SAP. BiCGstab only.
+    /// Precondition block BiCGstab (also a single source) or GCR by the
+    /// Schwarz alternating procedure with this many cycles (seed 002 §2.2;
+    /// its N_SAP = 5 is 6 cycles here); 0 (the default): no SAP.
     #[arg(long, default_value_t = 0)]
     sap_cycles: usize,
+    /// SAP's box solves: SSOR (a fixed map) or MR (GCR only).
+    #[arg(long, value_enum, default_value = "ssor")]
+    sap_box: SapBox,
+    /// Additive Schwarz (all boxes on one residual) instead of the
+    /// multiplicative one.
+    #[arg(long)]
+    sap_additive: bool,
+    /// GCR's Krylov space between restarts.
+    #[arg(long, default_value_t = 16)]
+    gcr_nkrylov: usize,
     /// SAP's boxes X,Y,Z,T (even, dividing the local lattice); default 4
     /// where 4 divides the local extent, else 2.
     #[arg(long, value_parser = parse_dims)]
     sap_extent: Option<[usize; 4]>,
-    /// SSOR steps of each SAP box solve (seed 002: 1).
+    /// SSOR (or MR) steps of each SAP box solve (seed 002: 1).
     #[arg(long, default_value_t = 1)]
     sap_ssor: usize,
-    /// SAP's SSOR relaxation ω, in (0, 2) (seed 002: 1.26).
+    /// SAP's SSOR (or MR) relaxation ω, in (0, 2) (seed 002: 1.26).
     #[arg(long, default_value_t = 1.0)]
     sap_omega: f64,
 }
@@ -328,6 +338,14 @@ fn parse_str<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 enum Solver {
     Bicgstab,
     Cg,
+    /// Flexible GCR(--gcr-nkrylov), preconditioned by SAP with --sap-cycles.
+    Gcr,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SapBox {
+    Ssor,
+    Mr,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -355,6 +373,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
     let solver = match o.solver {
         Solver::Bicgstab => SolverType::BiCgStab,
         Solver::Cg => SolverType::Cg,
+        Solver::Gcr => SolverType::Gcr,
     };
     let solve_type = match o.solve_type {
         Solve::Direct => SolveType::Direct,
@@ -498,7 +517,17 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
             cycles: o.sap_cycles,
             ssor_iterations: o.sap_ssor,
             omega: o.sap_omega,
+            schwarz: if o.sap_additive {
+                Schwarz::Additive
+            } else {
+                Schwarz::Multiplicative
+            },
+            box_solver: match o.sap_box {
+                SapBox::Ssor => BoxSolver::Ssor,
+                SapBox::Mr => BoxSolver::Mr,
+            },
         }),
+        gcr_nkrylov: o.gcr_nkrylov,
         dirac_order: DiracOrder::Dirac,
         gamma_basis: GammaBasis::DegrandRossi,
         progress_every: if verbosity >= Verbosity::Verbose {

@@ -44,7 +44,8 @@ fn enum_of(field: &str) -> Option<&'static str> {
         | "cuda_prec_sloppy"
         | "clover_cpu_prec"
         | "clover_cuda_prec"
-        | "clover_cuda_prec_sloppy" => "QudaPrecision",
+        | "clover_cuda_prec_sloppy"
+        | "cuda_prec_precondition" => "QudaPrecision",
         "reconstruct" | "reconstruct_sloppy" => "QudaReconstructType",
         "gauge_order" => "QudaGaugeFieldOrder",
         "t_boundary" => "QudaTboundary",
@@ -60,6 +61,8 @@ fn enum_of(field: &str) -> Option<&'static str> {
         "dagger" => "QudaDagType",
         "clover_order" => "QudaCloverFieldOrder",
         "parity" | "evenodd" => "QudaParity",
+        "schwarz_type" => "QudaSchwarzType",
+        "verbosity_precondition" => "QudaVerbosity",
         _ => return None,
     })
 }
@@ -166,23 +169,23 @@ pub(crate) fn dslash_type(v: QudaDslashType) -> Result<DslashType> {
 /// QUDA's Krylov solvers latsol runs: CG for QUDA's CG, CA_CG and CG3 (the
 /// same Krylov method: the same solution, iteration counts latsol's; PCG
 /// where no preconditioner is asked, see `wilson.rs`), BiCGstab for
-/// BICGSTAB. The others are refused by name rather than replaced by
-/// another method: GCR, CA_GCR and MR with their preconditioner fields
-/// (`gcrNkrylov`, `inv_type_precondition`, `schwarz_type`), BiCGstab(l)
-/// with its `l`, and the rest.
+/// BICGSTAB, flexible GCR for GCR (its fields: `gcr.rs`). The others are
+/// refused by name rather than replaced by another method: CA_GCR, MR as
+/// the outer solver, BiCGstab(l) with its `l`, and the rest.
 pub(crate) fn solver(v: QudaInverterType) -> Result<SolverType> {
     Ok(match v {
         QUDA_CG_INVERTER | QUDA_CA_CG_INVERTER | QUDA_CG3_INVERTER | QUDA_PCG_INVERTER => {
             SolverType::Cg
         }
         QUDA_BICGSTAB_INVERTER => SolverType::BiCgStab,
+        QUDA_GCR_INVERTER => SolverType::Gcr,
         _ => {
             // `refuse` names the enumerator.
             return Err(refuse(
                 "param->inv_type",
                 v as i64,
-                "not provided (latsol runs CG, CA_CG, CG3, PCG without a preconditioner, and \
-                 BICGSTAB; it substitutes no other solver)",
+                "not provided (latsol runs CG, CA_CG, CG3, PCG without a preconditioner, \
+                 BICGSTAB and GCR; it substitutes no other solver)",
             ));
         }
     })

@@ -36,6 +36,7 @@ pub(crate) mod errors;
 pub(crate) mod extensions;
 pub(crate) mod fat_links;
 pub(crate) mod fields;
+pub(crate) mod gcr;
 pub(crate) mod host;
 pub(crate) mod init;
 pub(crate) mod invert;
