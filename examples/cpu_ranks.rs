@@ -497,6 +497,7 @@ fn main() {
         cycles: 3,
         ssor_iterations: 1,
         omega: 1.1,
+        ..Default::default()
     };
     let local_full = |h: &HostSpinor| {
         let mut out = HostSpinor::zeros(local_lat.clone(), Subset::Full);

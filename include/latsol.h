@@ -307,6 +307,16 @@ typedef int32_t latsol_gamma_basis;
 typedef int32_t latsol_mixed_scheme;
 
 /**
+ * How SAP's box solves combine within a cycle.
+ */
+typedef int32_t latsol_schwarz;
+
+/**
+ * How SAP solves a box's system.
+ */
+typedef int32_t latsol_box_solver;
+
+/**
  * What `latsol_invert` and `latsol_apply` are asked to do. Start from
  * `latsol_invert_param_default()`.
  */
@@ -427,10 +437,11 @@ typedef struct latsol_invert_param {
      */
     double sap_omega;
     /**
-     * The Schwarz alternating procedure as block BiCGstab's right
-     * preconditioner (in `precision_sloppy`, on the full system; solver
-     * BICGSTAB with a direct solve type): how many times the black and
-     * white boxes are solved in turn, 1 to 1000; 0 (default): no SAP.
+     * The Schwarz alternating procedure as block BiCGstab's or GCR's
+     * right preconditioner (in `precision_sloppy`, on the full system;
+     * solver BICGSTAB or GCR with a direct solve type): how many times the
+     * boxes are solved (black and white in turn where `sap_schwarz` is
+     * MULTIPLICATIVE), 1 to 1000; 0 (default): no SAP.
      */
     int32_t sap_cycles;
     /**
@@ -442,6 +453,22 @@ typedef struct latsol_invert_param {
      * (default): 4 where 4 divides the local extent, else 2.
      */
     int32_t sap_extent[4];
+    /**
+     * GCR's Krylov space: steps between restarts (QUDA's `gcrNkrylov`),
+     * at least 1; default 16. (This and the two fields after it were added
+     * after `sap_extent`: an older, shorter struct gets the defaults.)
+     */
+    int32_t gcr_nkrylov;
+    /**
+     * `LATSOL_SCHWARZ_*`: how SAP's box solves combine; default
+     * MULTIPLICATIVE.
+     */
+    latsol_schwarz sap_schwarz;
+    /**
+     * `LATSOL_BOX_*`: how SAP solves a box, in `sap_ssor_iterations` steps
+     * relaxed by `sap_omega`; default SSOR (MR: with LATSOL_SOLVER_GCR only).
+     */
+    latsol_box_solver sap_box_solver;
 } latsol_invert_param;
 
 /**
@@ -902,6 +929,32 @@ typedef struct latsol_staggered_invert_param {
  * BiCGstab, on `M` directly.
  */
 #define LATSOL_SOLVER_BICGSTAB 1
+
+/**
+ * Flexible GCR restarted every `gcr_nkrylov` steps, right-preconditioned
+ * by SAP where `sap_cycles` > 0.
+ */
+#define LATSOL_SOLVER_GCR 2
+
+/**
+ * Black boxes on the residual, the residual updated, white boxes on it.
+ */
+#define LATSOL_SCHWARZ_MULTIPLICATIVE 0
+
+/**
+ * Every box on the same residual at once.
+ */
+#define LATSOL_SCHWARZ_ADDITIVE 1
+
+/**
+ * SSOR Richardson steps: a fixed linear map (block BiCGstab or GCR).
+ */
+#define LATSOL_BOX_SSOR 0
+
+/**
+ * Minimal-residual steps: not a fixed map (GCR only).
+ */
+#define LATSOL_BOX_MR 1
 
 /**
  * `M x = b` on the full lattice.

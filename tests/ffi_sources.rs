@@ -371,3 +371,48 @@ fn sap_preconditioned_sources_through_the_c_face() {
     let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
     assert!(same_bits(&x_old, &x));
 }
+
+#[test]
+fn gcr_with_schwarz_preconditioners_through_the_c_face() {
+    let s = Setup::new(67);
+    let bs = sources(&s, 2);
+    let mut p = invert_param();
+    p.solver = LATSOL_SOLVER_GCR;
+    p.gcr_nkrylov = 8;
+    assert_all_solved(&s, &p, &bs);
+    p.sap_cycles = 2;
+    p.sap_ssor_iterations = 3;
+    p.sap_omega = 0.9;
+    p.sap_extent = [2, 2, 2, 2];
+    for schwarz in [LATSOL_SCHWARZ_MULTIPLICATIVE, LATSOL_SCHWARZ_ADDITIVE] {
+        for box_solver in [LATSOL_BOX_SSOR, LATSOL_BOX_MR] {
+            (p.sap_schwarz, p.sap_box_solver) = (schwarz, box_solver);
+            assert_all_solved(&s, &p, &bs);
+        }
+    }
+    // Refused before any solve, every array as it was: no Krylov space,
+    // MR boxes under block BiCGstab, an enum outside its values.
+    type Spoil = fn(&mut latsol_invert_param);
+    let bad: [(&str, Spoil); 4] = [
+        ("gcr_nkrylov", |p| p.gcr_nkrylov = 0),
+        ("flexible GCR only", |p| p.solver = LATSOL_SOLVER_BICGSTAB),
+        ("sap_schwarz", |p| p.sap_schwarz = 7),
+        ("sap_box_solver", |p| p.sap_box_solver = -1),
+    ];
+    for (message, spoil) in bad {
+        let mut q = p;
+        spoil(&mut q);
+        let mut xs = vec![vec![7.0; s.v * 24]; 2];
+        let mut rs = vec![latsol_invert_result_default(); 2];
+        let status = invert_sources(&s, ptr::null_mut(), &q, &mut xs, &bs, &mut rs);
+        assert_eq!(status, LATSOL_ERROR_INVALID_ARGUMENT, "{message}");
+        assert!(last_error().contains(message), "{}", last_error());
+        assert!(xs.iter().all(|x| x.iter().all(|&v| v == 7.0)));
+    }
+    // A caller built before the GCR fields gets their defaults.
+    let mut old = invert_param();
+    old.struct_size = std::mem::offset_of!(latsol_invert_param, gcr_nkrylov);
+    let (x_old, _) = single_call(&s, ptr::null_mut(), &old, &bs[1]);
+    let (x, _) = single_call(&s, ptr::null_mut(), &invert_param(), &bs[1]);
+    assert!(same_bits(&x_old, &x));
+}

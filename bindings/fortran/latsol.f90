@@ -97,6 +97,19 @@ module latsol
   enum, bind(c)
     enumerator :: LATSOL_SOLVER_CG = 0
     enumerator :: LATSOL_SOLVER_BICGSTAB = 1
+    enumerator :: LATSOL_SOLVER_GCR = 2
+  end enum
+
+  ! latsol_schwarz
+  enum, bind(c)
+    enumerator :: LATSOL_SCHWARZ_MULTIPLICATIVE = 0
+    enumerator :: LATSOL_SCHWARZ_ADDITIVE = 1
+  end enum
+
+  ! latsol_box_solver
+  enum, bind(c)
+    enumerator :: LATSOL_BOX_SSOR = 0
+    enumerator :: LATSOL_BOX_MR = 1
   end enum
 
   ! latsol_solve_type
@@ -251,6 +264,9 @@ module latsol
     integer(c_int32_t) :: sap_cycles          ! SAP preconditioner cycles; 0: no SAP
     integer(c_int32_t) :: sap_ssor_iterations ! SSOR steps of each box solve
     integer(c_int32_t) :: sap_extent(4)       ! a box's extents; all 0: default
+    integer(c_int32_t) :: gcr_nkrylov         ! GCR's steps between restarts
+    integer(c_int32_t) :: sap_schwarz         ! LATSOL_SCHWARZ_*
+    integer(c_int32_t) :: sap_box_solver      ! LATSOL_BOX_*
   end type latsol_invert_param
 
   ! How a clover field is given and stored.

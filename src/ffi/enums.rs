@@ -8,8 +8,8 @@
 //! so decoding (C → Rust) and encoding (the defaults) cannot disagree.
 
 use crate::api::{
-    BackendChoice, DslashType, MassNormalization, MatPc, MixedScheme, MultiMassPolicy,
-    OperatorKind, SequenceGuess, SolveType, SolverType, Verbosity,
+    BackendChoice, BoxSolver, DslashType, MassNormalization, MatPc, MixedScheme, MultiMassPolicy,
+    OperatorKind, Schwarz, SequenceGuess, SolveType, SolverType, Verbosity,
 };
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
@@ -109,6 +109,23 @@ pub type latsol_solver = i32;
 pub const LATSOL_SOLVER_CG: latsol_solver = 0;
 /// BiCGstab, on `M` directly.
 pub const LATSOL_SOLVER_BICGSTAB: latsol_solver = 1;
+/// Flexible GCR restarted every `gcr_nkrylov` steps, right-preconditioned
+/// by SAP where `sap_cycles` > 0.
+pub const LATSOL_SOLVER_GCR: latsol_solver = 2;
+
+/// How SAP's box solves combine within a cycle.
+pub type latsol_schwarz = i32;
+/// Black boxes on the residual, the residual updated, white boxes on it.
+pub const LATSOL_SCHWARZ_MULTIPLICATIVE: latsol_schwarz = 0;
+/// Every box on the same residual at once.
+pub const LATSOL_SCHWARZ_ADDITIVE: latsol_schwarz = 1;
+
+/// How SAP solves a box's system.
+pub type latsol_box_solver = i32;
+/// SSOR Richardson steps: a fixed linear map (block BiCGstab or GCR).
+pub const LATSOL_BOX_SSOR: latsol_box_solver = 0;
+/// Minimal-residual steps: not a fixed map (GCR only).
+pub const LATSOL_BOX_MR: latsol_box_solver = 1;
 
 /// Which system the solver iterates on; the answer is always of `M x = b`.
 pub type latsol_solve_type = i32;
@@ -442,6 +459,31 @@ pub(crate) static SOLVER: CEnum<SolverType> = CEnum {
             LATSOL_SOLVER_BICGSTAB,
             SolverType::BiCgStab,
         ),
+        ("LATSOL_SOLVER_GCR", LATSOL_SOLVER_GCR, SolverType::Gcr),
+    ],
+};
+
+pub(crate) static SCHWARZ: CEnum<Schwarz> = CEnum {
+    type_name: "latsol_schwarz",
+    variants: &[
+        (
+            "LATSOL_SCHWARZ_MULTIPLICATIVE",
+            LATSOL_SCHWARZ_MULTIPLICATIVE,
+            Schwarz::Multiplicative,
+        ),
+        (
+            "LATSOL_SCHWARZ_ADDITIVE",
+            LATSOL_SCHWARZ_ADDITIVE,
+            Schwarz::Additive,
+        ),
+    ],
+};
+
+pub(crate) static BOX_SOLVER: CEnum<BoxSolver> = CEnum {
+    type_name: "latsol_box_solver",
+    variants: &[
+        ("LATSOL_BOX_SSOR", LATSOL_BOX_SSOR, BoxSolver::Ssor),
+        ("LATSOL_BOX_MR", LATSOL_BOX_MR, BoxSolver::Mr),
     ],
 };
 

@@ -10,11 +10,11 @@ use std::mem::size_of;
 use super::boundary::{self, call, guard_value, HostPrecision, Versioned};
 use super::context::latsol_context;
 use super::enums::{
-    count, flag, host_precision, host_precision_code, latsol_dirac_order, latsol_dslash,
-    latsol_gamma_basis, latsol_mass_normalization, latsol_matpc, latsol_mixed_scheme,
-    latsol_operator, latsol_precision, latsol_solve_type, latsol_solver, to_c_count, DIRAC_ORDER,
-    DSLASH, GAMMA_BASIS, MASS_NORMALIZATION, MATPC, MIXED_SCHEME, OPERATOR, PRECISION, SOLVER,
-    SOLVE_TYPE,
+    count, flag, host_precision, host_precision_code, latsol_box_solver, latsol_dirac_order,
+    latsol_dslash, latsol_gamma_basis, latsol_mass_normalization, latsol_matpc,
+    latsol_mixed_scheme, latsol_operator, latsol_precision, latsol_schwarz, latsol_solve_type,
+    latsol_solver, to_c_count, BOX_SOLVER, DIRAC_ORDER, DSLASH, GAMMA_BASIS, MASS_NORMALIZATION,
+    MATPC, MIXED_SCHEME, OPERATOR, PRECISION, SCHWARZ, SOLVER, SOLVE_TYPE,
 };
 use super::gauge::latsol_gauge;
 use super::status::latsol_status;
@@ -97,16 +97,27 @@ pub struct latsol_invert_param {
     /// other `sap_` fields were added after `block_memory_saving`: an older,
     /// shorter struct gets the defaults, no SAP.)
     pub sap_omega: f64,
-    /// The Schwarz alternating procedure as block BiCGstab's right
-    /// preconditioner (in `precision_sloppy`, on the full system; solver
-    /// BICGSTAB with a direct solve type): how many times the black and
-    /// white boxes are solved in turn, 1 to 1000; 0 (default): no SAP.
+    /// The Schwarz alternating procedure as block BiCGstab's or GCR's
+    /// right preconditioner (in `precision_sloppy`, on the full system;
+    /// solver BICGSTAB or GCR with a direct solve type): how many times the
+    /// boxes are solved (black and white in turn where `sap_schwarz` is
+    /// MULTIPLICATIVE), 1 to 1000; 0 (default): no SAP.
     pub sap_cycles: i32,
     /// SSOR steps of each box solve, 0 to 1000; default 1.
     pub sap_ssor_iterations: i32,
     /// A box's extents X, Y, Z, T: even, dividing the local lattice; all 0
     /// (default): 4 where 4 divides the local extent, else 2.
     pub sap_extent: [i32; 4],
+    /// GCR's Krylov space: steps between restarts (QUDA's `gcrNkrylov`),
+    /// at least 1; default 16. (This and the two fields after it were added
+    /// after `sap_extent`: an older, shorter struct gets the defaults.)
+    pub gcr_nkrylov: i32,
+    /// `LATSOL_SCHWARZ_*`: how SAP's box solves combine; default
+    /// MULTIPLICATIVE.
+    pub sap_schwarz: latsol_schwarz,
+    /// `LATSOL_BOX_*`: how SAP solves a box, in `sap_ssor_iterations` steps
+    /// relaxed by `sap_omega`; default SSOR (MR: with LATSOL_SOLVER_GCR only).
+    pub sap_box_solver: latsol_box_solver,
 }
 
 unsafe impl Versioned for latsol_invert_param {
@@ -142,6 +153,9 @@ unsafe impl Versioned for latsol_invert_param {
             sap_cycles: 0,
             sap_ssor_iterations: to_c_count(SapParams::default().ssor_iterations),
             sap_extent: [0; 4],
+            gcr_nkrylov: to_c_count(d.gcr_nkrylov),
+            sap_schwarz: SCHWARZ.encode(SapParams::default().schwarz),
+            sap_box_solver: BOX_SOLVER.encode(SapParams::default().box_solver),
         }
     }
 }
@@ -189,8 +203,12 @@ impl latsol_invert_param {
             })?,
             block_memory_saving: flag(self.block_memory_saving, "param->block_memory_saving")?,
             sap: self.sap()?,
-            // Not yet a field of latsol_invert_param: latsol's default.
-            gcr_nkrylov: InvertParams::default().gcr_nkrylov,
+            gcr_nkrylov: usize::try_from(self.gcr_nkrylov).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "param->gcr_nkrylov = {}: must be >= 1",
+                    self.gcr_nkrylov
+                ))
+            })?,
         };
         let host = host_precision(self.host_precision, "param->host_precision")?;
         Ok((params, host))
@@ -217,8 +235,8 @@ impl latsol_invert_param {
             cycles: non_negative(self.sap_cycles, "sap_cycles")?,
             ssor_iterations: non_negative(self.sap_ssor_iterations, "sap_ssor_iterations")?,
             omega: self.sap_omega,
-            // Not yet fields of latsol_invert_param: the seed's SAP.
-            ..Default::default()
+            schwarz: SCHWARZ.decode(self.sap_schwarz, "param->sap_schwarz")?,
+            box_solver: BOX_SOLVER.decode(self.sap_box_solver, "param->sap_box_solver")?,
         }))
     }
 }
@@ -323,6 +341,9 @@ pub extern "C" fn latsol_invert_param_default() -> latsol_invert_param {
             sap_cycles: 0,
             sap_ssor_iterations: 0,
             sap_extent: [0; 4],
+            gcr_nkrylov: 0,
+            sap_schwarz: 0,
+            sap_box_solver: 0,
         },
         latsol_invert_param::defaults,
     )
