@@ -224,7 +224,14 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
         ip.omega = 0.9;
         ip
     };
-    let cases: [(QudaInvertParam, &[&str]); 7] = [
+    let cases: [(QudaInvertParam, &[&str]); 8] = [
+        (
+            QudaInvertParam {
+                precondition_cycle: 3,
+                ..mr(QUDA_MULTIPLICATIVE_SCHWARZ)
+            },
+            &["param->precondition_cycle = 3", "even"],
+        ),
         (
             QudaInvertParam {
                 gcrNkrylov: i32::MIN,

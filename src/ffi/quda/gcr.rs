@@ -8,7 +8,8 @@
 //! QUDA's MR preconditioner with `schwarz_type` runs `maxiter_precondition`
 //! MR steps (no tolerance: `tol_precondition` must be set, as QUDA checks,
 //! but a preconditioner's MR runs its steps) on domains with Dirichlet
-//! boundaries, `precondition_cycle` times. latsol's domains are its SAP
+//! boundaries, in `precondition_cycle` passes (multiplicative: the two
+//! colours of domains in turn, so an even count; docs/quda-gcr-sap.md §2–3). latsol's domains are its SAP
 //! boxes (the default extent, never crossing a rank) where QUDA's are the
 //! ranks' sub-lattices: the same method on smaller domains, so the
 //! iteration counts differ, the solution does not. Refused by name rather
@@ -88,9 +89,24 @@ fn mr_schwarz(p: &QudaInvertParam) -> Result<SapParams> {
         return Err(convert::refuse(
             "param->precondition_cycle",
             p.precondition_cycle as i64,
-            "Schwarz cycles of a preconditioner application: at least 1",
+            "Schwarz passes of a preconditioner application: at least 1",
         ));
     }
+    // QUDA's multiplicative passes alternate the two colours of domains,
+    // one colour a pass, and its MR refuses an odd count
+    // (lib/inv_mr_quda.cpp:18-20); a latsol cycle is both colours.
+    let cycles = match schwarz {
+        Schwarz::Multiplicative if p.precondition_cycle % 2 != 0 => {
+            return Err(convert::refuse(
+                "param->precondition_cycle",
+                p.precondition_cycle as i64,
+                "multiplicative Schwarz alternates the two colours of domains a pass: an even \
+                 number of passes (as QUDA requires)",
+            ))
+        }
+        Schwarz::Multiplicative => p.precondition_cycle as usize / 2,
+        Schwarz::Additive => p.precondition_cycle as usize,
+    };
     let precise = convert::precision(p.cuda_prec, "param->cuda_prec")?;
     let sloppy = convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precise)?;
     if p.cuda_prec_precondition != QUDA_INVALID_PRECISION {
@@ -105,7 +121,7 @@ fn mr_schwarz(p: &QudaInvertParam) -> Result<SapParams> {
         }
     }
     Ok(SapParams {
-        cycles: p.precondition_cycle as usize,
+        cycles,
         ssor_iterations: p.maxiter_precondition as usize,
         omega: p.omega,
         schwarz,
