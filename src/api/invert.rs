@@ -613,6 +613,12 @@ fn same_on_every_rank<B: Backend>(
         ("SAP box extent y", e[1]),
         ("SAP box extent z", e[2]),
         ("SAP box extent t", e[3]),
+        // The forms of SAP and GCR's restarts change which collective steps
+        // (sums, faces) a solve makes and when.
+        ("SAP Schwarz form", sap.schwarz as u8 as f64),
+        ("SAP box solver", sap.box_solver as u8 as f64),
+        ("solver", params.solver as u8 as f64),
+        ("gcr_nkrylov", params.gcr_nkrylov as f64),
     ];
     for (name, value) in choices {
         let (largest, smallest) = (b.global_max(value)?, -b.global_max(-value)?);
