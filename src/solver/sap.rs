@@ -227,8 +227,9 @@ impl<B: Backend> BoxHopping<'_, B> {
 }
 
 impl<B: Backend> BoxHopping<'_, B> {
-    /// The box operator itself on parity `p`: `out_p = A_pp x_p − κ
-    /// D_box in_p̄` (`M_box`, or its adjoint), every column at once.
+    /// The operator on its links on parity `p`: `out_p = A_pp x_p − κ
+    /// D in_p̄` (`M_box` on the cut links, `M` on the operator's; or the
+    /// adjoint), every column at once.
     fn apply_operator(
         &self,
         out: &mut [B::Spinor],
@@ -386,18 +387,19 @@ impl<'a, B: Backend> Sap<'a, B> {
 
     /// `ρ = r − M ψ`.
     fn residual(&mut self, n: usize) -> Result<()> {
-        let (b, g, k, dag) = (self.backend, self.fields.gauge, self.kappa, self.dagger);
+        let b = self.backend;
+        // M itself: the box operator's form on the operator's own links.
+        let m = BoxHopping {
+            backend: b,
+            links: self.fields.gauge,
+            clover: self.fields.clover,
+            dagger: self.dagger,
+        };
         let w = &mut self.work;
         for p in [Parity::Even, Parity::Odd] {
             let (i, j) = (p.index(), p.other().index());
             let (out, x, inp) = (&mut w.rho[i][..n], first(&w.psi[i], n), first(&w.psi[j], n));
-            match self.fields.clover {
-                Some(c) => {
-                    let form = CloverForm::DirectOnX;
-                    b.wilson_clover_dslash_block(out, p, g, c, &inp, dag, -k, form, Some(&x))?
-                }
-                None => b.wilson_dslash_block(out, p, g, &inp, dag, -k, Some(&x))?,
-            }
+            m.apply_operator(out, p, &inp, self.kappa, &x)?;
             for (o, r) in out.iter_mut().zip(&w.r[i]) {
                 b.axpby(1.0, r, -1.0, o)?;
             }
