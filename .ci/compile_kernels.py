@@ -150,12 +150,12 @@ def main():
         return arch, src, options, ok, log, ptx, time.perf_counter() - t0
 
     # The edges' sources of a cut lattice (wilson_edges_*, staggered_edges)
-    # and the several-field ones (wilson_rhs_*) instantiate the hopping
+    # and the several-field ones (wilson_rhs_*, staggered_rhs) instantiate the hopping
     # terms' code once more: compiled for the last architecture only, which
     # checks them as well and keeps CI's time.
     def wanted(arch, src):
         name = os.path.basename(src)
-        again = "_edges" in name or name.startswith("wilson_rhs_")
+        again = "_edges" in name or name.startswith(("wilson_rhs_", "staggered_rhs"))
         return not again or arch == archs[-1]
 
     jobs = [(arch, src) for arch in archs for src in sources if wanted(arch, src)]

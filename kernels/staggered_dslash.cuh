@@ -288,12 +288,14 @@ __device__ __forceinline__ void store_site(const StaggeredParams &P, int cb, con
   CV::store(reinterpret_cast<V *>(P.out), P.stride, cb, o);
 }
 
+/// `block`: the block's place among the blocks of one field (blockIdx.x,
+/// but for the several fields of `staggered_dslash_rhs`).
 template <typename S, int LR>
-__device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P) {
+__device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, int block) {
   typedef typename Stag<S>::R R;
   typedef typename Stag<S>::V V;
   typedef ColourVector<S> CV;
-  const int cb = blockIdx.x * blockDim.x + threadIdx.x;
+  const int cb = block * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   const int *d = P.dims;
   int x[4];
@@ -445,7 +447,40 @@ __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &
 #define LATSOL_STAGGERED_LB
 #endif
 #define LATSOL_STAGGERED(name, S, LR) \
-  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredParams P) { kernel_entry(); staggered_dslash_body<S, LR>(P); }
+  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredParams P) { kernel_entry(); staggered_dslash_body<S, LR>(P, blockIdx.x); }
+
+// ---- several right-hand sides in one launch (issue 37, seed 002 §2.1) ----
+//
+// The hopping term of up to LATSOL_STAGGERED_MAX_RHS fields on the same links,
+// as the Wilson term's several-field kernels (wilson_dslash.cuh,
+// `wilson_dslash_rhs`): each field's output, input and xpay blocks in the
+// arguments, the grid the one-field grid times the count with the field
+// fastest, so that consecutive blocks are the same sites of different fields
+// and the 16 links a site reads (most of a staggered term's traffic) come from
+// memory once and from L2 for the other fields. Each field's numbers are the
+// one-field kernel's, bit for bit (the same code on the same values).
+#define LATSOL_STAGGERED_MAX_RHS 16
+struct StaggeredRhsParams {
+  StaggeredParams P;
+  u64 out[LATSOL_STAGGERED_MAX_RHS];
+  u64 in[LATSOL_STAGGERED_MAX_RHS];
+  u64 x[LATSOL_STAGGERED_MAX_RHS];
+  int count;
+  int pad;
+};
+static_assert(sizeof(StaggeredRhsParams) == 120 + 3 * 8 * LATSOL_STAGGERED_MAX_RHS + 8,
+              "StaggeredRhsParams layout changed: update staggered.rs");
+template <typename S, int LR>
+__device__ __forceinline__ void staggered_dslash_rhs(const StaggeredRhsParams &M) {
+  const int r = blockIdx.x % M.count;
+  StaggeredParams P = M.P;
+  P.out = M.out[r];
+  P.in = M.in[r];
+  P.x = M.x[r];
+  staggered_dslash_body<S, LR>(P, blockIdx.x / M.count);
+}
+#define LATSOL_STAGGERED_RHS(name, S, LR) \
+  extern "C" __global__ void LATSOL_STAGGERED_LB name(StaggeredRhsParams P) { kernel_entry(); staggered_dslash_rhs<S, LR>(P); }
 
 /// Flat conversions of colour-vector fields between double and single (their
 /// layouts map real k to real k).

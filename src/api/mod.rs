@@ -16,6 +16,7 @@ pub mod params;
 mod spin_taste;
 mod staggered;
 mod staggered_params;
+mod staggered_sources;
 
 pub(crate) use crate::dirac::staggered::fold_phases as staggered_fold;
 pub use clover::{Clover, CloverParams, CloverSource};

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::context::Context;
-use super::context_inner::{AnyBackend, ContextInner};
+use super::context_inner::ContextInner;
 use super::params::{InvertResult, Verbosity};
 use super::staggered_params::{
     check_mass, PhaseFolding, StaggeredInvertParams, StaggeredOp, StaggeredParams, StaggeredSolve,
@@ -22,7 +22,7 @@ use crate::long_links::{self, LongReconstruct};
 use crate::precision::Precision;
 
 /// The error with the name of the argument it concerns.
-fn named(e: Error, what: &str) -> Error {
+pub(super) fn named(e: Error, what: &str) -> Error {
     match e {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!("{what}: {m}")),
         other => other,
@@ -275,7 +275,10 @@ impl StaggeredLinks {
     }
 
     /// The stored links in `precision` (the precise or the sloppy copy).
-    fn in_precision<B: Backend>(&self, precision: Precision) -> Result<&B::StaggeredLinks>
+    pub(super) fn in_precision<B: Backend>(
+        &self,
+        precision: Precision,
+    ) -> Result<&B::StaggeredLinks>
     where
         B::StaggeredLinks: 'static,
     {
@@ -297,13 +300,13 @@ impl StaggeredLinks {
 macro_rules! with_links {
     ($inner:expr, $links:expr, $hi:expr, $lo:expr, |$b:ident, $l:ident, $ls:ident| $body:expr) => {
         match &$inner.backend {
-            AnyBackend::Cpu($b) => {
+            crate::api::context_inner::AnyBackend::Cpu($b) => {
                 let $l = $links.in_precision::<crate::backend::cpu::CpuBackend>($hi)?;
                 let $ls = $links.in_precision::<crate::backend::cpu::CpuBackend>($lo)?;
                 $body
             }
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda($b) => {
+            crate::api::context_inner::AnyBackend::Cuda($b) => {
                 let $b: &crate::backend::cuda::CudaBackend = $b;
                 let $l = $links.in_precision::<crate::backend::cuda::CudaBackend>($hi)?;
                 let $ls = $links.in_precision::<crate::backend::cuda::CudaBackend>($lo)?;
@@ -312,6 +315,7 @@ macro_rules! with_links {
         }
     };
 }
+pub(super) use with_links;
 
 impl Context {
     /// Loads staggered links: `fat` one-hop links (thin ones for the naive
@@ -326,7 +330,7 @@ impl Context {
             .install(|| StaggeredLinks::load(self, params, fat, long))
     }
 
-    fn check_links(&self, links: &StaggeredLinks) -> Result<()> {
+    pub(super) fn check_links(&self, links: &StaggeredLinks) -> Result<()> {
         if !Arc::ptr_eq(&links.context, &self.inner) {
             return Err(Error::InvalidHandle(
                 "staggered links: loaded into another context".into(),
@@ -591,7 +595,7 @@ const SOLVE_NAMES: (&str, &str) = ("source", "solution");
 /// The caller's colour vectors on the backend in `precision` on `subset`,
 /// normalised by a power of two (returned), converted there (on the device
 /// for CUDA; `layout::colour` on the host otherwise).
-fn import_colour<B: Backend>(
+pub(super) fn import_colour<B: Backend>(
     backend: &B,
     lat: &Arc<Lattice>,
     subset: Subset,

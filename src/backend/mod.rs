@@ -587,6 +587,28 @@ pub trait Backend: Send + Sync {
         x: Option<(f64, &Self::Spinor)>,
     ) -> Result<()>;
 
+    /// `staggered_dslash` for several fields on the same links (`inp[k]`
+    /// into `out[k]`, with `x[k]` scaled by the one `b`): one pass over the
+    /// links for all where the backend has such a kernel (seed 002 §2.1),
+    /// else one call each.
+    #[allow(clippy::too_many_arguments)]
+    fn staggered_dslash_block(
+        &self,
+        out: &mut [Self::Spinor],
+        parity: Parity,
+        links: &Self::StaggeredLinks,
+        inp: &[&Self::Spinor],
+        a: f64,
+        x: Option<(f64, &[&Self::Spinor])>,
+    ) -> Result<()> {
+        let what = "staggered_dslash_block";
+        check_block_fields(what, out.len(), inp.len(), x.map(|x| x.1.len()))?;
+        for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+            self.staggered_dslash(o, parity, links, i, a, x.map(|(b, x)| (b, x[k])))?;
+        }
+        Ok(())
+    }
+
     /// `out = γ5 in` (UKQCD basis: γ5 swaps the upper and lower spin pairs
     /// with a minus sign).
     fn gamma5(&self, out: &mut Self::Spinor, inp: &Self::Spinor) -> Result<()>;

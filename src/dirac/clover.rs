@@ -20,6 +20,8 @@ use crate::error::Result;
 use crate::lattice::{Lattice, Parity, Subset};
 use crate::precision::Precision;
 
+const WILSON: crate::field::Fermion = crate::field::Fermion::Wilson;
+
 /// Flops per site of the clover term (two Hermitian 6×6 complex matrix-
 /// vector products, QUDA's count).
 pub const CLOVER_FLOPS_PER_SITE: f64 = 504.0;
@@ -198,11 +200,27 @@ impl<B: Backend> DiracOperator<B> for CloverEvenOdd<'_, B> {
         let (lat, n, prec) = (g.lattice(), inp.len(), self.precision);
         let k2 = self.kappa * self.kappa;
         let inv = CloverForm::InverseOnHopping;
-        grow_block(b, &mut self.tmp_block, n, lat, Subset::Single(q), prec)?;
+        grow_block(
+            b,
+            &mut self.tmp_block,
+            n,
+            lat,
+            Subset::Single(q),
+            prec,
+            WILSON,
+        )?;
         let tmp = &mut self.tmp_block[..n];
         if self.symmetric && dagger {
             // 1 − κ² D†_pq A⁻¹_qq D†_qp A⁻¹_pp, as `apply`.
-            grow_block(b, &mut self.tmp_p_block, n, lat, Subset::Single(p), prec)?;
+            grow_block(
+                b,
+                &mut self.tmp_p_block,
+                n,
+                lat,
+                Subset::Single(p),
+                prec,
+                WILSON,
+            )?;
             let tmp_p = &mut self.tmp_p_block[..n];
             for (t, i) in tmp_p.iter_mut().zip(inp) {
                 b.clover(t, p, c, i, true)?;

@@ -24,7 +24,7 @@ fn check_block(out: usize, inp: usize) -> Result<()> {
     }
 }
 
-/// Grows `block` to at least `n` zeroed fields of one subset and precision:
+/// Grows `block` to at least `n` zeroed fields of one subset, precision and kind:
 /// the intermediates of an operator's block application, kept between
 /// applications.
 pub(crate) fn grow_block<B: Backend>(
@@ -34,9 +34,10 @@ pub(crate) fn grow_block<B: Backend>(
     lattice: &Arc<Lattice>,
     subset: Subset,
     precision: Precision,
+    fermion: Fermion,
 ) -> Result<()> {
     while block.len() < n {
-        block.push(backend.alloc_spinor(lattice, subset, precision)?);
+        block.push(backend.alloc_field(lattice, subset, precision, fermion)?);
     }
     Ok(())
 }

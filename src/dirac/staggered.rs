@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::operator::grow_block;
 use super::DiracOperator;
 use crate::backend::{Backend, SpinorField, StaggeredStorage};
 use crate::error::Result;
@@ -126,6 +127,20 @@ impl<B: Backend> DiracOperator<B> for StaggeredFull<'_, B> {
         }
         Ok(())
     }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        dagger: bool,
+    ) -> Result<()> {
+        let a = if dagger { 1.0 } else { -1.0 };
+        for p in [Parity::Even, Parity::Odd] {
+            let x = Some((2.0 * self.mass, inp));
+            self.backend
+                .staggered_dslash_block(out, p, self.links, inp, a, x)?;
+        }
+        Ok(())
+    }
     fn subset(&self) -> Subset {
         Subset::Full
     }
@@ -152,6 +167,8 @@ pub struct StaggeredEvenOdd<'a, B: Backend> {
     precision: Precision,
     /// The intermediate `D_qp χ` on the other parity.
     tmp: B::Spinor,
+    /// The intermediates of a block application.
+    tmp_block: Vec<B::Spinor>,
 }
 
 impl<'a, B: Backend> StaggeredEvenOdd<'a, B> {
@@ -175,6 +192,7 @@ impl<'a, B: Backend> StaggeredEvenOdd<'a, B> {
             parity,
             precision,
             tmp,
+            tmp_block: Vec::new(),
         })
     }
 }
@@ -187,6 +205,23 @@ impl<B: Backend> DiracOperator<B> for StaggeredEvenOdd<'_, B> {
         let x = Some((4.0 * self.mass * self.mass, inp));
         self.backend
             .staggered_dslash(out, p, self.links, &self.tmp, -1.0, x)
+    }
+    fn apply_block(
+        &mut self,
+        out: &mut [B::Spinor],
+        inp: &[&B::Spinor],
+        _dagger: bool,
+    ) -> Result<()> {
+        let (p, q, b, links) = (self.parity, self.parity.other(), self.backend, self.links);
+        let n = inp.len();
+        let (lat, sub) = (links.lattice(), Subset::Single(q));
+        let fermion = Fermion::Staggered;
+        grow_block(b, &mut self.tmp_block, n, lat, sub, self.precision, fermion)?;
+        let tmp = &mut self.tmp_block[..n];
+        b.staggered_dslash_block(tmp, q, links, inp, 1.0, None)?;
+        let mid: Vec<&B::Spinor> = tmp.iter().collect();
+        let x = Some((4.0 * self.mass * self.mass, inp));
+        b.staggered_dslash_block(out, p, links, &mid, -1.0, x)
     }
     fn subset(&self) -> Subset {
         Subset::Single(self.parity)

@@ -137,6 +137,7 @@ impl<B: Backend> DiracOperator<B> for WilsonEvenOdd<'_, B> {
             lat,
             Subset::Single(q),
             self.precision,
+            crate::field::Fermion::Wilson,
         )?;
         let tmp = &mut self.tmp_block[..n];
         b.wilson_dslash_block(tmp, q, g, inp, dagger, 1.0, None)?;

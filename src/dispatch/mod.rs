@@ -8,6 +8,7 @@ mod block;
 pub mod multimass;
 pub mod multishift;
 pub mod staggered;
+pub mod staggered_block;
 mod system;
 mod wilson;
 

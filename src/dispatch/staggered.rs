@@ -29,7 +29,7 @@ use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams, S
 
 /// Readies the backend's code for solves in `params`' precisions
 /// (`Backend::prepare`).
-fn prepare<B: Backend>(backend: &B, params: &StaggeredInvertParams) -> Result<()> {
+pub(crate) fn prepare<B: Backend>(backend: &B, params: &StaggeredInvertParams) -> Result<()> {
     let any = crate::precision::Reconstruct::Full18;
     backend.prepare(
         OperatorFamily::Staggered,
@@ -365,7 +365,7 @@ pub fn invert_multishift<B: Backend>(
 }
 
 /// Refuses a field of another subset or precision than the solve's.
-fn check_field<S: SpinorField>(
+pub(crate) fn check_field<S: SpinorField>(
     f: &S,
     subset: Subset,
     precision: Precision,
@@ -386,7 +386,7 @@ fn check_field<S: SpinorField>(
 /// The relative tolerance on a system with source `rhs` that meets `tol`
 /// on `M x = b` when its residual bounds the full one times `factor`:
 /// `tol · factor · ‖b‖/‖rhs‖`, never looser than `tol`.
-fn inner_tol<B: Backend>(
+pub(crate) fn inner_tol<B: Backend>(
     backend: &B,
     tol: f64,
     factor: f64,

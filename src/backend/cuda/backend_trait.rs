@@ -557,6 +557,21 @@ impl Backend for CudaBackend {
             .staggered_dslash_impl(out, parity, links, inp, a, x)
     }
 
+    fn staggered_dslash_block(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        links: &CudaStaggeredLinks,
+        inp: &[&CudaSpinor],
+        a: f64,
+        x: Option<(f64, &[&CudaSpinor])>,
+    ) -> Result<()> {
+        let what = "staggered_dslash_block";
+        crate::backend::check_block_fields(what, out.len(), inp.len(), x.map(|x| x.1.len()))?;
+        self.staggered()
+            .staggered_dslash_rhs_impl(out, parity, links, inp, a, x)
+    }
+
     fn upload_clover(
         &self,
         clover: &CloverField,

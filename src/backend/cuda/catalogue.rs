@@ -92,6 +92,17 @@ fn staggered_edge_kernel_names() -> Vec<String> {
         .collect()
 }
 
+/// The kernels of kernels/staggered_rhs.cu: every staggered hopping term
+/// for several right-hand sides in one launch, named as the one-field
+/// kernel + "_rhs".
+pub fn staggered_rhs_kernel_names() -> Vec<String> {
+    [Precision::Double, Precision::Half, Precision::Quarter]
+        .iter()
+        .flat_map(|&p| staggered::kernel_names(p))
+        .map(|n| format!("{n}_rhs"))
+        .collect()
+}
+
 /// Every source. Nothing is compiled at start: a module is compiled (or
 /// loaded from the disk cache) when a context prepares the formats of a
 /// solve (`Backend::prepare`, every module it needs in parallel threads:
@@ -273,6 +284,12 @@ pub const SOURCES: &[Source] = &[
         name: "staggered_edges",
         text: include_str!("../../../kernels/staggered_edges.cu"),
         kernels: staggered_edge_kernel_names,
+        reconstructs: &[],
+    },
+    Source {
+        name: "staggered_rhs",
+        text: include_str!("../../../kernels/staggered_rhs.cu"),
+        kernels: staggered_rhs_kernel_names,
         reconstructs: &[],
     },
     Source {

@@ -18,7 +18,7 @@ use super::driver::launch;
 use super::driver::memory::DeviceData;
 use super::fields::{check_lattice, same_lattice, suffix, CudaSpinor};
 use super::halo::{Block, DeferredFailure, GaugeHalo, HaloView, LinkFaces, LinkPart, SiteRows};
-use super::hopping_params::block_of;
+use super::hopping_params::{block_of, MAX_RHS, RHS_BLOCK};
 use super::layout;
 use crate::backend::{SpinorField, StaggeredStorage};
 use crate::comm::Ranks;
@@ -66,6 +66,22 @@ struct StaggeredEdgeParams {
 }
 // SAFETY: plain old data with the C layout of `StaggeredEdgeParams`.
 unsafe impl DeviceRepr for StaggeredEdgeParams {}
+
+/// The several-field launch (`struct StaggeredRhsParams` in
+/// staggered_dslash.cuh): the one-field arguments and each field's output,
+/// input and xpay blocks.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct StaggeredRhsParams {
+    d: StaggeredParams,
+    out: [u64; MAX_RHS],
+    inp: [u64; MAX_RHS],
+    x: [u64; MAX_RHS],
+    count: i32,
+    pad: i32,
+}
+// SAFETY: plain old data with the C layout of `StaggeredRhsParams`.
+unsafe impl DeviceRepr for StaggeredRhsParams {}
 
 /// The hopping terms of a staggered module: `Double` names
 /// `kernels/staggered_dslash.cu` (double and single), `Half` and `Quarter`
@@ -449,21 +465,19 @@ impl StaggeredKernels<'_> {
         Ok(data)
     }
 
-    pub(crate) fn staggered_dslash_impl(
+    /// The arguments and kernel name of `staggered_dslash` of these fields.
+    fn staggered_params(
         &self,
-        out: &mut CudaSpinor,
+        out: &CudaSpinor,
         parity: Parity,
         links: &CudaStaggeredLinks,
         inp: &CudaSpinor,
         a: f64,
         x: Option<(f64, &CudaSpinor)>,
-    ) -> Result<()> {
+    ) -> Result<(StaggeredParams, String)> {
         let lat = &links.lattice;
         let prec = links.precision;
-        for f in [Some(&*out), Some(inp), x.map(|x| x.1)]
-            .into_iter()
-            .flatten()
-        {
+        for f in [Some(out), Some(inp), x.map(|x| x.1)].into_iter().flatten() {
             if !same_lattice(&f.lattice, lat)
                 || f.fermion != Fermion::Staggered
                 || f.precision() != prec
@@ -526,6 +540,75 @@ impl StaggeredKernels<'_> {
             }
             _ => base,
         };
+        Ok((params, name))
+    }
+
+    /// `staggered_dslash_impl` for several fields on the same links, in
+    /// launches of up to `MAX_RHS` (kernels/staggered_rhs.cu); on a cut
+    /// lattice one field at a time.
+    pub(crate) fn staggered_dslash_rhs_impl(
+        &self,
+        out: &mut [CudaSpinor],
+        parity: Parity,
+        links: &CudaStaggeredLinks,
+        inp: &[&CudaSpinor],
+        a: f64,
+        x: Option<(f64, &[&CudaSpinor])>,
+    ) -> Result<()> {
+        let xk = |k: usize| x.map(|(b, x)| (b, x[k]));
+        if links.halo.is_some() {
+            for (k, (o, i)) in out.iter_mut().zip(inp).enumerate() {
+                self.staggered_dslash_impl(o, parity, links, i, a, xk(k))?;
+            }
+            return Ok(());
+        }
+        let mut params = Vec::with_capacity(out.len());
+        let mut name = String::new();
+        for (k, (o, i)) in out.iter().zip(inp).enumerate() {
+            let (p, n) = self.staggered_params(o, parity, links, i, a, xk(k))?;
+            params.push(p);
+            name = n;
+        }
+        let Some(first) = params.first() else {
+            return Ok(());
+        };
+        let kernel = self.kernel(&format!("{name}_rhs"))?;
+        let blocks = (first.vh as u32).div_ceil(RHS_BLOCK);
+        for chunk in params.chunks(MAX_RHS) {
+            let mut m = StaggeredRhsParams {
+                d: StaggeredParams {
+                    out: 0,
+                    inp: 0,
+                    x: 0,
+                    ..*first
+                },
+                out: [0; MAX_RHS],
+                inp: [0; MAX_RHS],
+                x: [0; MAX_RHS],
+                count: chunk.len() as i32,
+                pad: 0,
+            };
+            for (k, p) in chunk.iter().enumerate() {
+                (m.out[k], m.inp[k], m.x[k]) = (p.out, p.inp, p.x);
+            }
+            let grid = blocks * chunk.len() as u32;
+            launch::launch(&self.stream, &kernel, grid, RHS_BLOCK, &m)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn staggered_dslash_impl(
+        &self,
+        out: &mut CudaSpinor,
+        parity: Parity,
+        links: &CudaStaggeredLinks,
+        inp: &CudaSpinor,
+        a: f64,
+        x: Option<(f64, &CudaSpinor)>,
+    ) -> Result<()> {
+        let (params, name) = self.staggered_params(out, parity, links, inp, a, x)?;
+        let prec = links.precision;
+        let vh = links.lattice.half_volume();
         // The output is written only: timing runs while tuning are harmless.
         let Some(halo) = &links.halo else {
             return self.launch_tuned(&name, vh, 128, &params, None);
@@ -570,6 +653,12 @@ mod tests {
         assert_eq!(std::mem::offset_of!(StaggeredParams, long_fixed), 72);
         assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 80);
         assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 108);
+        assert_eq!(
+            std::mem::size_of::<StaggeredRhsParams>(),
+            120 + 3 * 8 * MAX_RHS + 8
+        );
+        let text = include_str!("../../../kernels/staggered_dslash.cuh");
+        assert!(text.contains(&format!("#define LATSOL_STAGGERED_MAX_RHS {MAX_RHS}\n")));
     }
 
     /// The parts a halo packs a link by (`link_faces`) put real k of each

@@ -27,6 +27,8 @@
 //!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
 //! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs,
 //!                  and the block algebra, block_blas.rs)
+//! latsol-gpu-check --staggered-rhs [--no-bench] [--dims X,Y,Z,T]   (the staggered part of --rhs,
+//!                  staggered_rhs.rs)
 //! latsol-gpu-check --sap   (the Schwarz preconditioner's pieces against the CPU, sap.rs)
 //! ```
 //! `--prec` picks the benchmarked format; `--check-prec` limits the checks
@@ -79,6 +81,8 @@ mod sap;
 mod solves;
 #[cfg(feature = "cuda")]
 mod staggered;
+#[cfg(feature = "cuda")]
+mod staggered_rhs;
 #[cfg(feature = "cuda")]
 mod timing;
 #[cfg(feature = "cuda")]
@@ -257,12 +261,16 @@ fn run() -> R<usize> {
         }
         return Ok(rep.failures);
     }
-    if has("--rhs") {
+    let staggered_only = has("--staggered-rhs");
+    if has("--rhs") || staggered_only {
         // The several-field hopping terms against the one-field ones, and
         // their throughput at --dims (default 32^3x64) unless --no-bench.
         let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
-        crate::rhs::check(&gpu, &random::hot_gauge(&lat, 3), &mut rep)?;
-        crate::block_blas::check(&gpu, &lat, &mut rep)?;
+        if !staggered_only {
+            crate::rhs::check(&gpu, &random::hot_gauge(&lat, 3), &mut rep)?;
+            crate::block_blas::check(&gpu, &lat, &mut rep)?;
+        }
+        crate::staggered_rhs::check(&gpu, &mut rep)?;
         if !has("--no-bench") {
             let dims = match args.iter().position(|a| a == "--dims") {
                 Some(i) => {
@@ -271,10 +279,15 @@ fn run() -> R<usize> {
                 }
                 None => [32, 32, 32, 64],
             };
-            for line in crate::block_blas::bench(&gpu, dims)? {
-                rep.say(line);
+            if !staggered_only {
+                for line in crate::block_blas::bench(&gpu, dims)? {
+                    rep.say(line);
+                }
+                for line in crate::rhs::bench(&gpu, dims)? {
+                    rep.say(line);
+                }
             }
-            for line in crate::rhs::bench(&gpu, dims)? {
+            for line in crate::staggered_rhs::bench(&gpu, dims)? {
                 rep.say(line);
             }
         }
