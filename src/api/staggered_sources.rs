@@ -1,15 +1,17 @@
 //! Several sources of one staggered system in one call
-//! (`Context::invert_staggered_sources`): solved in blocks by block CG
-//! (issue 37; `dispatch::staggered_block`), or one after another.
+//! (`Context::invert_staggered_sources`, and
+//! `invert_staggered_parity_sources` for the even-odd system itself):
+//! solved in blocks by block CG (issue 37; `dispatch::staggered_block`), or
+//! one after another.
 
 use super::context::Context;
 use super::params::{InvertResult, Verbosity};
 use super::staggered::{import_colour, named, with_links, StaggeredLinks};
-use super::staggered_params::StaggeredInvertParams;
+use super::staggered_params::{StaggeredInvertParams, StaggeredSolve};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::field::Fermion;
-use crate::lattice::Subset;
+use crate::lattice::{Parity, Subset};
 use crate::layout::{DiracOrder, GammaBasis, HostReals, HostRealsMut};
 
 impl Context {
@@ -30,6 +32,44 @@ impl Context {
         solutions: Vec<HostRealsMut>,
         per_block: usize,
     ) -> Result<Vec<InvertResult>> {
+        self.staggered_sources(links, params, sources, solutions, per_block, None)
+    }
+
+    /// `invert_staggered_parity` for several sources (MILC's
+    /// `qudaInvertMsrc`): the even-odd systems `(4m² − D_pq D_qp) x_k = b_k`
+    /// on the parity p of `params.solve = EvenOdd(p)`, sources and
+    /// solutions of that parity's sites, `per_block` at a time by block CG,
+    /// as `invert_staggered_sources`.
+    pub fn invert_staggered_parity_sources(
+        &self,
+        links: &StaggeredLinks,
+        params: &StaggeredInvertParams,
+        sources: &[HostReals],
+        solutions: Vec<HostRealsMut>,
+        per_block: usize,
+    ) -> Result<Vec<InvertResult>> {
+        let parity = match params.solve {
+            StaggeredSolve::EvenOdd(p) => Ok(p),
+            StaggeredSolve::Full => Err(Error::InvalidArgument(
+                "solve = Full: invert_staggered_parity_sources solves an even-odd system".into(),
+            )),
+        };
+        let parity = self.inner.agree(parity)?;
+        self.staggered_sources(links, params, sources, solutions, per_block, Some(parity))
+    }
+
+    /// The sources' solves: of the full system, or of the even-odd system
+    /// of `parity`.
+    fn staggered_sources(
+        &self,
+        links: &StaggeredLinks,
+        params: &StaggeredInvertParams,
+        sources: &[HostReals],
+        solutions: Vec<HostRealsMut>,
+        per_block: usize,
+        parity: Option<Parity>,
+    ) -> Result<Vec<InvertResult>> {
+        let sub = parity.map_or(Subset::Full, Subset::Single);
         self.inner.install(|| {
             // Agreed over the ranks: a bad argument on one fails all.
             let checked = params.validate().and_then(|()| {
@@ -65,8 +105,8 @@ impl Context {
                 let (mut srcs, mut xs, mut scales) = (Vec::new(), Vec::new(), Vec::new());
                 for (k, (src, sol)) in sources.iter().zip(&solutions).enumerate() {
                     let what = format!("sources[{k}]");
-                    let (f, scale) = import_colour(b, &lat, Subset::Full, hi, *src, &what)?;
-                    let mut x = b.alloc_field(&lat, Subset::Full, hi, Fermion::Staggered)?;
+                    let (f, scale) = import_colour(b, &lat, sub, hi, *src, &what)?;
+                    let mut x = b.alloc_field(&lat, sub, hi, Fermion::Staggered)?;
                     if params.use_init_guess {
                         b.import_spinor(&mut x, HostReals::from(sol), order, basis, Some(scale))
                             .map_err(|e| named(e, &format!("solutions[{k}] (initial guess)")))?;
@@ -77,11 +117,16 @@ impl Context {
                 }
                 let mut results = Vec::with_capacity(srcs.len());
                 for (src, x) in srcs.chunks(block).zip(xs.chunks_mut(block)) {
-                    let solved = if src.len() == 1 {
-                        crate::dispatch::staggered::invert(b, l, ls, params, &src[0], &mut x[0], &monitor)
-                            .map(|r| vec![r])
-                    } else {
-                        crate::dispatch::staggered_block::invert_block(b, l, ls, params, src, x, &monitor)
+                    use crate::dispatch::{staggered as one, staggered_block as block};
+                    let solved = match (src.len(), parity) {
+                        (1, None) => one::invert(b, l, ls, params, &src[0], &mut x[0], &monitor)
+                            .map(|r| vec![r]),
+                        (1, Some(_)) => {
+                            one::invert_parity(b, l, ls, params, &src[0], &mut x[0], &monitor)
+                                .map(|r| vec![r])
+                        }
+                        (_, None) => block::invert_block(b, l, ls, params, src, x, &monitor),
+                        (_, Some(_)) => block::invert_block_parity(b, l, ls, params, src, x, &monitor),
                     };
                     // Agreed: a failure kept on one rank ends the call on every rank.
                     results.extend(crate::backend::agreed(b, solved)?);

@@ -9,10 +9,12 @@
 //! for a column the block's one tolerance left short (a block stops at the
 //! strictest column's inner tolerance; the heavy-quark criterion is a
 //! single solve's), goes on alone. The answer is that of the single path.
+//! `invert_block_parity` does the same for the even-odd systems themselves
+//! (MILC's `qudaInvertMsrc`), finishing each with `invert_parity`.
 
 use std::time::Instant;
 
-use super::staggered::{check_field, inner_tol, invert, prepare};
+use super::staggered::{check_field, inner_tol, invert, invert_parity, prepare};
 use crate::api::{InvertResult, StaggeredInvertParams, StaggeredSolve};
 use crate::backend::{Backend, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
@@ -129,17 +131,9 @@ pub fn invert_block<B: Backend>(
             )
         }
     };
-    let stats: Option<BlockStats> = match block {
-        Ok(s) => Some(s),
-        // Dependent sources: every source goes the single way from its guess.
-        Err(Error::Breakdown(_)) => None,
-        Err(e) => return Err(e),
-    };
-    let block_seconds = start.elapsed().as_secs_f64();
-    let n = sources.len();
-    let mut results = Vec::with_capacity(n);
-    for (k, (b, x)) in sources.iter().zip(xs.iter_mut()).enumerate() {
-        if stats.is_some() {
+    let stats = settle(block)?;
+    if stats.is_some() {
+        for (k, (b, x)) in sources.iter().zip(xs.iter_mut()).enumerate() {
             match params.solve {
                 StaggeredSolve::EvenOdd(p) => {
                     backend.insert_parity(x, p, &xi[k])?;
@@ -148,7 +142,107 @@ pub fn invert_block<B: Backend>(
                 StaggeredSolve::Full => backend.copy(x, &xi[k])?,
             }
         }
-        let mut r = invert(backend, links, links_sloppy, params, b, x, monitor)?;
+    }
+    finish(stats, start, sources, xs, |b, x| {
+        invert(backend, links, links_sloppy, params, b, x, monitor)
+    })
+}
+
+/// Solves the even-odd systems themselves, `M̂ x_k = b_k` on the parity of
+/// `params.solve` (which must be even-odd; fields of that parity, `xs` the
+/// initial guesses), in one block: `invert_block` for `invert_parity`.
+pub fn invert_block_parity<B: Backend>(
+    backend: &B,
+    links: &B::StaggeredLinks,
+    links_sloppy: &B::StaggeredLinks,
+    params: &StaggeredInvertParams,
+    sources: &[B::Spinor],
+    xs: &mut [B::Spinor],
+    monitor: &dyn Monitor,
+) -> Result<Vec<InvertResult>> {
+    let StaggeredSolve::EvenOdd(p) = params.solve else {
+        return Err(Error::InvalidArgument(
+            "solve = Full: the parity system needs an even-odd solve".into(),
+        ));
+    };
+    if sources.len() != xs.len() {
+        return Err(Error::Internal(format!(
+            "a staggered block of {} sources and {} solutions",
+            sources.len(),
+            xs.len()
+        )));
+    }
+    if sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    prepare(backend, params)?;
+    let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
+    for (b, x) in sources.iter().zip(xs.iter()) {
+        check_field(b, Subset::Single(p), hi, "source")?;
+        check_field(x, Subset::Single(p), hi, "solution")?;
+    }
+    let start = Instant::now();
+    let mixed = MixedParams {
+        tol: params.first_l2_tol(),
+        maxiter: params.maxiter,
+        progress_every: params.progress_every,
+        delta: params.reliable_delta,
+        tol_inner: 0.1,
+    };
+    let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
+    let mut a_lo = Direct(StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo)?);
+    // On a breakdown every source goes the single way from its guess, which
+    // the block has left as it was.
+    let mut xi = Vec::with_capacity(xs.len());
+    for x in xs.iter() {
+        let mut g = backend.alloc_field(x.lattice(), Subset::Single(p), hi, Fermion::Staggered)?;
+        backend.copy(&mut g, x)?;
+        xi.push(g);
+    }
+    let block = block_cg::solve(
+        backend,
+        &mut a,
+        &mut a_lo,
+        &mut xi,
+        &refs(sources),
+        &mixed,
+        monitor,
+    );
+    let stats = settle(block)?;
+    if stats.is_some() {
+        for (x, g) in xs.iter_mut().zip(&xi) {
+            backend.copy(x, g)?;
+        }
+    }
+    finish(stats, start, sources, xs, |b, x| {
+        invert_parity(backend, links, links_sloppy, params, b, x, monitor)
+    })
+}
+
+/// A block solve's statistics, or `None` where it broke down (dependent
+/// sources): the columns then go the single way.
+fn settle(block: Result<BlockStats>) -> Result<Option<BlockStats>> {
+    match block {
+        Ok(s) => Ok(Some(s)),
+        Err(Error::Breakdown(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Each column finished by the single solve `alone` from where the block
+/// left it, the block's iterations and time added to its result.
+fn finish<S>(
+    stats: Option<BlockStats>,
+    start: Instant,
+    sources: &[S],
+    xs: &mut [S],
+    mut alone: impl FnMut(&S, &mut S) -> Result<InvertResult>,
+) -> Result<Vec<InvertResult>> {
+    let block_seconds = start.elapsed().as_secs_f64();
+    let n = sources.len();
+    let mut results = Vec::with_capacity(n);
+    for (b, x) in sources.iter().zip(xs.iter_mut()) {
+        let mut r = alone(b, x)?;
         match &stats {
             Some(s) => {
                 r.iterations += s.total.iterations;

@@ -451,8 +451,9 @@ pub unsafe extern "C" fn invertMultiSrcQuda(
 /// field for them): `LATSOL_SOURCES_PER_BLOCK=L` solves the sources in
 /// blocks of L (0: all in one block) by block BiCGstab with QR, or block
 /// CG for the CG inverter (`InvertParams::sources_per_block`); unset or 1,
-/// one after another as QUDA does.
-fn sources_per_block() -> Result<usize> {
+/// one after another as QUDA does. MILC's `qudaInvertMsrc` reads it too
+/// (block CG on the staggered even-odd systems).
+pub(crate) fn sources_per_block() -> Result<usize> {
     match std::env::var("LATSOL_SOURCES_PER_BLOCK") {
         Err(_) => Ok(1),
         Ok(v) => v.trim().parse().map_err(|_| {

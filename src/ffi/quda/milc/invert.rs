@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::ffi::quda::abi::*;
 use crate::ffi::quda::errors::quda_collective;
 use crate::ffi::quda::host::not_null;
+use crate::ffi::quda::invert::sources_per_block;
 use crate::ffi::quda::offsets::{tol_or, Offsets};
 use crate::ffi::quda::state;
 use crate::layout::{HostReals, HostRealsMut};
@@ -195,22 +196,44 @@ unsafe fn solve_parity(
             not_null(src, &format!("source[{k}]"))?;
             not_null(sol, &format!("solution[{k}]"))?;
         }
-        let (mut iters, mut last) = (0, (0.0, 0.0));
-        let mut answers = Vec::with_capacity(sources.len());
-        for (&src, &sol) in sources.iter().zip(solutions) {
-            // SAFETY: the caller's full-lattice vectors; parity p's half.
-            let (b, mut x) = unsafe {
+        // SAFETY: the caller's full-lattice vectors; parity p's half.
+        let (bs, mut answers): (Vec<_>, Vec<_>) = sources
+            .iter()
+            .zip(solutions)
+            .map(|(&src, &sol)| unsafe {
                 (
                     owned(offset_reals(src, at, vh * 6, double)),
                     owned(offset_reals(sol, at, vh * 6, double)),
                 )
-            };
-            let r = s.context.invert_staggered_parity(
-                &links,
-                &params,
-                HostReals::F64(&b),
-                HostRealsMut::F64(&mut x),
-            )?;
+            })
+            .unzip();
+        // latsol's block CG where LATSOL_SOURCES_PER_BLOCK asks for it
+        // (`sources_per_block`; unset: one source after another, as QUDA).
+        let per_block = if bs.len() > 1 {
+            sources_per_block()?
+        } else {
+            1
+        };
+        let results = if per_block == 1 {
+            let mut results = Vec::with_capacity(bs.len());
+            for (b, x) in bs.iter().zip(answers.iter_mut()) {
+                results.push(s.context.invert_staggered_parity(
+                    &links,
+                    &params,
+                    HostReals::F64(b),
+                    HostRealsMut::F64(x),
+                )?);
+            }
+            results
+        } else {
+            let srcs: Vec<HostReals> = bs.iter().map(|b| HostReals::F64(b)).collect();
+            let outs: Vec<HostRealsMut> =
+                answers.iter_mut().map(|x| HostRealsMut::F64(x)).collect();
+            s.context
+                .invert_staggered_parity_sources(&links, &params, &srcs, outs, per_block)?
+        };
+        let (mut iters, mut last) = (0, (0.0, 0.0));
+        for r in &results {
             iters += r.iterations;
             last = (r.true_residual, r.true_residual_hq);
             if !r.converged {
@@ -219,7 +242,6 @@ unsafe fn solve_parity(
                     r.true_residual, target_residual, r.iterations
                 ));
             }
-            answers.push(x);
         }
         for (&sol, x) in solutions.iter().zip(&answers) {
             // SAFETY: as above.
