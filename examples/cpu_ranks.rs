@@ -28,7 +28,14 @@
 //!   one rank's, every solution within `2 κ(A) tol` of one rank's (each
 //!   meets tol = 1e-10; κ(A) below 100 for M̂, its square for M̂†M̂);
 //! - SAP's `M_SAP` (seed 002 §2.2) of a full source, boxes of 2⁴: bit for
-//!   bit (the same box solves, residual updates through the faces, no sums).
+//!   bit (the same box solves, residual updates through the faces, no sums)
+//!   in its multiplicative and additive forms with SSOR box solves; with MR
+//!   box solves (step lengths summed over every box and rank) within 1e-12
+//!   relative;
+//! - flexible GCR(8) on the full clover operator, right-preconditioned by
+//!   multiplicative SAP with MR box solves (QUDA's GCR + MR-DD), single
+//!   sloppy preconditioner: iterations within one of one rank's, solutions
+//!   within `2 κ(M) tol` (tol 1e-10; κ(M) below 100).
 //!
 //! ```text
 //! mpirun -np 4 target/release/examples/cpu_ranks --grid 1,1,2,2 [--map x|t] [--deterministic]
@@ -36,7 +43,7 @@
 
 use std::sync::Arc;
 
-use latsol::backend::cpu::{CpuBackend, CpuSpinor, Ranks};
+use latsol::backend::cpu::{CpuBackend, CpuClover, CpuGauge, CpuSpinor, Ranks};
 use latsol::backend::Backend;
 use latsol::comm::{Comm, Dims, MpiComm, Partition, RankMap, Reduction};
 use latsol::dirac::{Direct, Normal, WilsonFields};
@@ -44,9 +51,10 @@ use latsol::field::{GaugeField, HostSpinor};
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
 use latsol::solver::multishift_cg::{self, MultiShiftParams};
-use latsol::solver::sap::{box_links, Sap, SapParams};
+use latsol::solver::block::Converted;
+use latsol::solver::sap::{box_links, BoxSolver, Sap, SapParams, Schwarz};
 use latsol::solver::{
-    bicgstab, block_bicgstab, block_cg, cg, cg_reliable, MixedParams, Silent, SolverParams,
+    bicgstab, block_bicgstab, block_cg, cg, cg_reliable, gcr, MixedParams, Silent, SolverParams,
     SolverStats,
 };
 use mpi::raw::AsRaw;
@@ -492,13 +500,6 @@ fn main() {
     // box face. The same boxes and colours (global box coordinates), box
     // solves on links without faces, residual updates through the faces,
     // and no sums: the same numbers bit for bit.
-    let sap = SapParams {
-        extent: [2, 2, 2, 2],
-        cycles: 3,
-        ssor_iterations: 1,
-        omega: 1.1,
-        ..Default::default()
-    };
     let local_full = |h: &HostSpinor| {
         let mut out = HostSpinor::zeros(local_lat.clone(), Subset::Full);
         for p in [Parity::Even, Parity::Odd] {
@@ -507,29 +508,100 @@ fn main() {
         }
         out
     };
-    let sap_on = |backend: &CpuBackend, gauge, clover, lat: &Arc<Lattice>, h: &HostSpinor| {
+    let sap_forms = [
+        (Schwarz::Multiplicative, BoxSolver::Ssor, 0.0),
+        (Schwarz::Additive, BoxSolver::Ssor, 0.0),
+        (Schwarz::Multiplicative, BoxSolver::Mr, 1e-12),
+        (Schwarz::Additive, BoxSolver::Mr, 1e-12),
+    ];
+    let full = latsol::random::spinor(&global_lat, Subset::Full, 31);
+    for (schwarz, box_solver, bound) in sap_forms {
+        let sap = SapParams {
+            extent: [2, 2, 2, 2],
+            cycles: 3,
+            ssor_iterations: 2,
+            omega: 1.1,
+            schwarz,
+            box_solver,
+        };
+        let sap_on = |backend: &CpuBackend, gauge, clover, lat: &Arc<Lattice>, h: &HostSpinor| {
+            let domains = sap.domains(lat.dims(), backend.rank_coords()).unwrap();
+            let boxes = box_links(backend, gauge, &domains, double).unwrap();
+            let f = WilsonFields {
+                gauge,
+                clover: Some(clover),
+            };
+            let mut m = Sap::new(backend, f, &boxes, lat, KAPPA, false, sap, double).unwrap();
+            let mut x = backend.alloc_spinor(lat, Subset::Full, double).unwrap();
+            backend.upload_spinor(&mut x, h).unwrap();
+            let mut y = backend.alloc_spinor(lat, Subset::Full, double).unwrap();
+            m.apply(&mut y, &x).unwrap();
+            let mut out = HostSpinor::zeros(lat.clone(), Subset::Full);
+            backend.download_spinor(&y, &mut out).unwrap();
+            out
+        };
+        let y1 = sap_on(&one, &g1, &c1, &global_lat, &full);
+        let yn = sap_on(&many, &gn, &cn, &local_lat, &local_full(&full));
+        let rel_sap = relative_difference(&*comm, &local_full(&y1), &yn);
+        if rel_sap > bound {
+            failures.push(format!(
+                "M_SAP {schwarz:?} {box_solver:?}: {size} ranks differ from one by {rel_sap:.2e} \
+                 (bound {bound:.0e})"
+            ));
+        }
+    }
+
+    // GCR(8) on the full clover operator with MR-SAP in single.
+    let single = Precision::Single;
+    let gcr_on = |backend: &CpuBackend,
+                  (gauge, clover): (&CpuGauge, &CpuClover),
+                  (gauge_s, clover_s): (&CpuGauge, &CpuClover),
+                  lat: &Arc<Lattice>,
+                  h: &HostSpinor| {
+        let sap = SapParams {
+            extent: [2, 2, 2, 2],
+            cycles: 2,
+            ssor_iterations: 4,
+            omega: 1.0,
+            schwarz: Schwarz::Multiplicative,
+            box_solver: BoxSolver::Mr,
+        };
         let domains = sap.domains(lat.dims(), backend.rank_coords()).unwrap();
-        let boxes = box_links(backend, gauge, &domains, double).unwrap();
+        let boxes = box_links(backend, gauge, &domains, single).unwrap();
+        let fs = WilsonFields {
+            gauge: gauge_s,
+            clover: Some(clover_s),
+        };
+        let mut m = Sap::new(backend, fs, &boxes, lat, KAPPA, false, sap, single).unwrap();
+        let mut converted = Converted::new(backend, &mut m, double);
         let f = WilsonFields {
             gauge,
             clover: Some(clover),
         };
-        let mut m = Sap::new(backend, f, &boxes, lat, KAPPA, false, sap, double).unwrap();
+        let mut a = Direct(f.full(backend, KAPPA, double));
+        let mut b = backend.alloc_spinor(lat, Subset::Full, double).unwrap();
+        backend.upload_spinor(&mut b, h).unwrap();
         let mut x = backend.alloc_spinor(lat, Subset::Full, double).unwrap();
-        backend.upload_spinor(&mut x, h).unwrap();
-        let mut y = backend.alloc_spinor(lat, Subset::Full, double).unwrap();
-        m.apply(&mut y, &x).unwrap();
+        let sp = SolverParams {
+            tol: 1e-10,
+            maxiter: 500,
+            progress_every: 0,
+            confirm: true,
+        };
+        let stats = gcr::solve(backend, &mut a, &mut x, &b, &sp, 8, Some(&mut converted), &Silent)
+            .unwrap();
         let mut out = HostSpinor::zeros(lat.clone(), Subset::Full);
-        backend.download_spinor(&y, &mut out).unwrap();
-        out
+        backend.download_spinor(&x, &mut out).unwrap();
+        (stats, out)
     };
-    let full = latsol::random::spinor(&global_lat, Subset::Full, 31);
-    let y1 = sap_on(&one, &g1, &c1, &global_lat, &full);
-    let yn = sap_on(&many, &gn, &cn, &local_lat, &local_full(&full));
-    let rel_sap = relative_difference(&*comm, &local_full(&y1), &yn);
-    if rel_sap != 0.0 {
+    let (gcr1, x1) = gcr_on(&one, (&g1, &c1), (&g1s, &s1c), &global_lat, &full);
+    let (gcrn, xn) = gcr_on(&many, (&gn, &cn), (&gns, &snc), &local_lat, &local_full(&full));
+    let rel_gcr = relative_difference(&*comm, &local_full(&x1), &xn);
+    let (i1, i_n) = (gcr1.iterations, gcrn.iterations);
+    if !gcr1.converged || !gcrn.converged || i1.abs_diff(i_n) > 1 || rel_gcr > 2e-8 {
         failures.push(format!(
-            "M_SAP: {size} ranks differ from one by {rel_sap:.2e}"
+            "GCR + MR-SAP: one rank {i1} iterations, {size} ranks {i_n}, solutions differ by \
+             {rel_gcr:.2e}"
         ));
     }
 
@@ -542,7 +614,7 @@ fn main() {
             "cpu_ranks: {size} rank(s), grid {grid:?}, {reduction:?} sums: double and half dslash bit for bit; \
              CG {} iterations on one rank, {} on {size} ({rel:.1e}); double-half CG {} and {} ({} reliable \
              updates; {rel_mixed:.1e}); multi-shift CG {} and {} ({worst_shift:.1e}); clover BiCGstab {} and {} \
-             ({rel_clover:.1e}); {}; M_SAP bit for bit: {}",
+             ({rel_clover:.1e}); {}; M_SAP in four forms; GCR + MR-SAP {i1} and {i_n} ({rel_gcr:.1e}): {}",
             s1.iterations,
             sn.iterations,
             m1.iterations,
