@@ -50,8 +50,8 @@ use latsol::dirac::{Direct, Normal, WilsonFields};
 use latsol::field::{GaugeField, HostSpinor};
 use latsol::lattice::{Lattice, Parity, Subset};
 use latsol::precision::{Precision, Reconstruct, TBoundary};
-use latsol::solver::multishift_cg::{self, MultiShiftParams};
 use latsol::solver::block::Converted;
+use latsol::solver::multishift_cg::{self, MultiShiftParams};
 use latsol::solver::sap::{box_links, BoxSolver, Sap, SapParams, Schwarz};
 use latsol::solver::{
     bicgstab, block_bicgstab, block_cg, cg, cg_reliable, gcr, MixedParams, Silent, SolverParams,
@@ -588,14 +588,29 @@ fn main() {
             progress_every: 0,
             confirm: true,
         };
-        let stats = gcr::solve(backend, &mut a, &mut x, &b, &sp, 8, Some(&mut converted), &Silent)
-            .unwrap();
+        let stats = gcr::solve(
+            backend,
+            &mut a,
+            &mut x,
+            &b,
+            &sp,
+            8,
+            Some(&mut converted),
+            &Silent,
+        )
+        .unwrap();
         let mut out = HostSpinor::zeros(lat.clone(), Subset::Full);
         backend.download_spinor(&x, &mut out).unwrap();
         (stats, out)
     };
     let (gcr1, x1) = gcr_on(&one, (&g1, &c1), (&g1s, &s1c), &global_lat, &full);
-    let (gcrn, xn) = gcr_on(&many, (&gn, &cn), (&gns, &snc), &local_lat, &local_full(&full));
+    let (gcrn, xn) = gcr_on(
+        &many,
+        (&gn, &cn),
+        (&gns, &snc),
+        &local_lat,
+        &local_full(&full),
+    );
     let rel_gcr = relative_difference(&*comm, &local_full(&x1), &xn);
     let (i1, i_n) = (gcr1.iterations, gcrn.iterations);
     if !gcr1.converged || !gcrn.converged || i1.abs_diff(i_n) > 1 || rel_gcr > 2e-8 {

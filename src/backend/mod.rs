@@ -11,6 +11,7 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod field_checks;
 mod signatures;
 
 use std::sync::Arc;
@@ -27,6 +28,9 @@ use crate::layout::{DiracOrder, GammaBasis, HostGauge, HostReals, HostRealsMut};
 use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, Reconstruct, TBoundary};
 
+pub(crate) use field_checks::{
+    check_block_fields, check_many_precisions, check_parity_pair, name_source,
+};
 pub use signatures::{
     CloverForm, CloverStorage, FatAndLong, GaugeForm, GaugeScan, GaugeStorage, OperatorFamily,
     OvrSweeps, PhaseFold, SpinorField, StaggeredStorage,
@@ -721,27 +725,6 @@ pub(crate) fn block_caxpy_by_terms<B: Backend + ?Sized>(
     Ok(())
 }
 
-/// A block hopping term's fields: as many outputs as inputs (and xpay
-/// fields, where given).
-pub(crate) fn check_block_fields(
-    what: &str,
-    out: usize,
-    inp: usize,
-    x: Option<usize>,
-) -> Result<()> {
-    if out != inp || x.is_some_and(|x| x != inp) {
-        return Err(crate::error::Error::Internal(format!(
-            "{what}: {out} outputs, {inp} inputs and {x:?} xpay fields"
-        )));
-    }
-    Ok(())
-}
-
-/// The precision rules of `Backend::axpy_many`, shared by the backends:
-/// one coefficient per field, the fields in one precision, `y` double or
-/// single.
-/// The host path of `Backend::import_spinor` (its default): the caller's
-/// array converted into a canonical host field, then uploaded.
 /// `result` made collective over the backend's ranks: an error on one
 /// rank is an error on all (`Error::OtherRank` where this rank's part was
 /// in order), so no rank goes on to a collective step the others left.
@@ -755,6 +738,8 @@ pub(crate) fn agreed<B: Backend + ?Sized, T>(backend: &B, result: Result<T>) -> 
     }
 }
 
+/// The host path of `Backend::import_spinor` (its default): the caller's
+/// array converted into a canonical host field, then uploaded.
 pub(crate) fn import_on_host<B: Backend + ?Sized>(
     backend: &B,
     dst: &mut B::Spinor,
@@ -826,16 +811,6 @@ pub(crate) fn import_in_turn<B: Backend + ?Sized>(
     Ok(())
 }
 
-/// Prefixes an import error with the source it concerns.
-pub(crate) fn name_source(e: crate::error::Error, k: usize) -> crate::error::Error {
-    match e {
-        crate::error::Error::InvalidArgument(m) => {
-            crate::error::Error::InvalidArgument(format!("sources[{k}]: {m}"))
-        }
-        other => other,
-    }
-}
-
 /// The host path of `Backend::check_export` (its default).
 pub(crate) fn check_export_on_host<B: Backend + ?Sized>(
     backend: &B,
@@ -854,55 +829,4 @@ fn download_on_host<B: Backend + ?Sized>(backend: &B, src: &B::Spinor) -> Result
     let mut field = HostSpinor::try_zeros_of(src.lattice().clone(), src.subset(), src.fermion())?;
     backend.download_spinor(src, &mut field)?;
     Ok(field)
-}
-
-pub(crate) fn check_many_precisions<S: SpinorField>(
-    what: &str,
-    coefficients: usize,
-    x: &[&S],
-    y: &S,
-) -> Result<()> {
-    let fail = |why: String| Err(crate::error::Error::Internal(format!("{what}: {why}")));
-    if coefficients != x.len() {
-        return fail(format!(
-            "{coefficients} coefficients for {} fields",
-            x.len()
-        ));
-    }
-    if y.precision().is_sloppy_only() {
-        return fail(format!("the sum is kept in {:?}", y.precision()));
-    }
-    if let Some(first) = x.first() {
-        let p = first.precision();
-        if x.iter().any(|f| f.precision() != p) {
-            return fail("fields of different precisions".into());
-        }
-    }
-    Ok(())
-}
-
-/// The check shared by the backends' `extract_parity`/`insert_parity`: a
-/// full field and a field of parity `p` on one lattice, in one precision.
-pub(crate) fn check_parity_pair<S: SpinorField>(
-    what: &str,
-    full: &S,
-    part: &S,
-    p: Parity,
-) -> Result<()> {
-    let ok = full.subset() == Subset::Full
-        && part.subset() == Subset::Single(p)
-        && full.fermion() == part.fermion()
-        && full.lattice().dims() == part.lattice().dims()
-        && full.precision() == part.precision();
-    if ok {
-        Ok(())
-    } else {
-        Err(crate::error::Error::Internal(format!(
-            "{what}: a full field ({:?}, {:?}) and a field of parity {p:?} ({:?}, {:?}) are needed",
-            full.subset(),
-            full.precision(),
-            part.subset(),
-            part.precision()
-        )))
-    }
 }
