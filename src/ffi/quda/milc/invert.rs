@@ -67,8 +67,9 @@ pub unsafe extern "C" fn qudaInvert(
     })
 }
 
-/// `qudaInvertMsrc(...)`: `qudaInvert` for `num_src` sources in turn;
-/// the residuals of the last, the iterations of all.
+/// `qudaInvertMsrc(...)`: `qudaInvert` for `num_src` sources in turn (or
+/// in blocks by block CG under `LATSOL_SOURCES_PER_BLOCK`); the residuals
+/// of the last, the iterations of all.
 ///
 /// # Safety
 /// As `qudaInvert`, with `num_src` source and solution pointers.
