@@ -937,6 +937,11 @@ typedef struct latsol_staggered_invert_param {
 #define LATSOL_SOLVER_GCR 2
 
 /**
+ * BiCGstab(l) with l = `gcr_nkrylov` (QUDA's `QUDA_BICGSTABL_INVERTER`).
+ */
+#define LATSOL_SOLVER_BICGSTABL 3
+
+/**
  * Black boxes on the residual, the residual updated, white boxes on it.
  */
 #define LATSOL_SCHWARZ_MULTIPLICATIVE 0

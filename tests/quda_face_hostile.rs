@@ -187,7 +187,6 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
     for (inv, name) in [
         (QUDA_CA_GCR_INVERTER, "QUDA_CA_GCR_INVERTER"),
         (QUDA_MR_INVERTER, "QUDA_MR_INVERTER"),
-        (QUDA_BICGSTABL_INVERTER, "QUDA_BICGSTABL_INVERTER"),
     ] {
         let mut ip = wilson_param();
         ip.inv_type = inv;
@@ -224,7 +223,24 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
         ip.omega = 0.9;
         ip
     };
-    let cases: [(QudaInvertParam, &[&str]); 8] = [
+    let bicgstab_l = |l: i32| QudaInvertParam {
+        inv_type: QUDA_BICGSTABL_INVERTER,
+        gcrNkrylov: l,
+        ..gcr()
+    };
+    let cases: [(QudaInvertParam, &[&str]); 11] = [
+        (
+            bicgstab_l(i32::MIN),
+            &["param->gcrNkrylov", "unset", "BICGSTABL"],
+        ),
+        (bicgstab_l(0), &["param->gcrNkrylov = 0", "l >= 1"]),
+        (
+            QudaInvertParam {
+                inv_type_precondition: QUDA_MR_INVERTER,
+                ..bicgstab_l(4)
+            },
+            &["param->inv_type_precondition", "without a preconditioner"],
+        ),
         (
             QudaInvertParam {
                 precondition_cycle: 3,
@@ -302,10 +318,13 @@ fn hostile_input_is_refused_or_given_quda_meaning() {
         ..gcr()
     });
     let bound = 2.0 * 49.0 * 1e-10;
+    // BiCGstab(l) with l from gcrNkrylov (mixed precision: tests/bicgstab_l.rs).
     for ip in [
         gcr(),
         mr(QUDA_ADDITIVE_SCHWARZ),
         mr(QUDA_MULTIPLICATIVE_SCHWARZ),
+        bicgstab_l(1),
+        bicgstab_l(4),
     ] {
         let x = solve(ip);
         let d: f64 = x.iter().zip(&want).map(|(a, b)| (a - b).powi(2)).sum();

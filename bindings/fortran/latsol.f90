@@ -98,6 +98,7 @@ module latsol
     enumerator :: LATSOL_SOLVER_CG = 0
     enumerator :: LATSOL_SOLVER_BICGSTAB = 1
     enumerator :: LATSOL_SOLVER_GCR = 2
+    enumerator :: LATSOL_SOLVER_BICGSTABL = 3
   end enum
 
   ! latsol_schwarz

@@ -246,6 +246,10 @@ pub enum SolverType {
     /// right-preconditioned by SAP in `precision_sloppy` where `sap` is
     /// set; its own vectors stay in `precision`.
     Gcr,
+    /// BiCGstab(l) (Sleijpen–Fokkema; QUDA's `QUDA_BICGSTABL_INVERTER`) with
+    /// `l = gcr_nkrylov` (as QUDA takes it from `gcrNkrylov`), mixed
+    /// precision by reliable updates; iterations counted l a cycle.
+    BiCgStabL,
 }
 
 /// Which system the solver iterates on; the answer is always of `M x = b`.
@@ -339,7 +343,7 @@ pub struct InvertParams {
     /// where `sources_per_block` is 1). `None` (the default): no SAP.
     pub sap: Option<SapParams>,
     /// GCR's Krylov space: steps between restarts (QUDA's `gcrNkrylov`),
-    /// at least 1.
+    /// at least 1; BiCGstab(l)'s l (QUDA takes it from the same field).
     pub gcr_nkrylov: usize,
 }
 
@@ -476,6 +480,27 @@ impl InvertParams {
             return Err(Error::InvalidArgument(
                 "gcr_nkrylov = 0: GCR needs a Krylov space of at least one vector".into(),
             ));
+        }
+        if self.solver == SolverType::BiCgStabL {
+            if self.gcr_nkrylov == 0 {
+                return Err(Error::InvalidArgument(
+                    "gcr_nkrylov = 0 with solver = BiCgStabL: BiCGstab(l) needs l >= 1".into(),
+                ));
+            }
+            if self.mixed != MixedScheme::ReliableUpdates {
+                return Err(Error::InvalidArgument(format!(
+                    "mixed = {:?} with solver = BiCgStabL: BiCGstab(l) is mixed by reliable \
+                     updates only",
+                    self.mixed
+                )));
+            }
+            if self.sources_per_block != 1 {
+                return Err(Error::InvalidArgument(format!(
+                    "sources_per_block = {} with solver = BiCgStabL: BiCGstab(l) solves sources \
+                     one at a time (block BiCGstab is solver = BiCgStab)",
+                    self.sources_per_block
+                )));
+            }
         }
         Ok(())
     }

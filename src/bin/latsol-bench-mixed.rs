@@ -609,6 +609,7 @@ fn iteration_tables(o: &Options, field: &GaugeField) -> latsol::Result<()> {
             SolverType::BiCgStab => "BiCGstab on M̂ (even-odd)",
             SolverType::Cg => "CG on M̂†M̂ (even-odd)",
             SolverType::Gcr => "GCR on M̂ (even-odd)",
+            SolverType::BiCgStabL => "BiCGstab(l) on M̂ (even-odd)",
         };
         header(o, lat, &format!("Iterations (overhead vs double), {what}"));
         table(&mut bench, &rows(o), solver);

@@ -479,6 +479,8 @@ fn choose<B: Backend>(
         // One operator application an iteration where BiCGstab makes two,
         // and about twice its iterations.
         SolverType::Gcr => 1.0,
+        // Two applications an iteration, as BiCGstab, in a few fewer.
+        SolverType::BiCgStabL => 1.0,
     };
     let cost_seq = SEQUENCE_ITERATION_RATIO * solver_ratio * (2.0 * t_eo + 8.0 * t_blas_eo);
     Ok(if cost_m < cost_seq {

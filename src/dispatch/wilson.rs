@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::field::HostSpinor;
 use crate::lattice::{Parity, Subset};
 use crate::solver::{
-    bicgstab, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, gcr, MixedParams,
-    Monitor, SolverParams, SolverStats,
+    bicgstab, bicgstab_l, bicgstab_reliable, cg, cg_reliable, cgnr, defect_correction, gcr,
+    MixedParams, Monitor, SolverParams, SolverStats,
 };
 
 use super::system::operator_scale;
@@ -371,6 +371,21 @@ fn solve_system<B: Backend>(
         || matches!(params.solve_type, SolveType::NormOp | SolveType::NormOpPc);
     let sp = mixed.progress();
 
+    if params.solver == SolverType::BiCgStabL {
+        // Its sloppy operator is a second one, also where lo == hi.
+        let m_lo = dirac(backend, fields_sloppy, kappa, lo, system)?;
+        let l = params.gcr_nkrylov;
+        if normal {
+            let mut bn = backend.alloc_spinor(&lat, m.subset(), hi)?;
+            m.apply(&mut bn, rhs, true)?;
+            let (mut a, mut a_lo) = (Normal::new(backend, m)?, Normal::new(backend, m_lo)?);
+            let stats = bicgstab_l::solve(backend, &mut a, &mut a_lo, x, &bn, l, mixed, monitor)?;
+            return Ok((stats, 2.0 * flops));
+        }
+        let (mut a, mut a_lo) = (Direct(m), Direct(m_lo));
+        let stats = bicgstab_l::solve(backend, &mut a, &mut a_lo, x, rhs, l, mixed, monitor)?;
+        return Ok((stats, flops));
+    }
     if lo == hi {
         return match (params.solver, normal) {
             // CG on a non-Hermitian M is CG on the normal equations (CGLS form).
@@ -401,6 +416,7 @@ fn solve_system<B: Backend>(
                 gcr_alone(backend, &mut Direct(m), x, rhs, params, &sp, monitor)?,
                 flops,
             )),
+            (SolverType::BiCgStabL, _) => Err(unreachable_bicgstab_l()),
         };
     }
 
@@ -427,6 +443,7 @@ fn solve_system<B: Backend>(
             (MixedScheme::ReliableUpdates, SolverType::Gcr) => {
                 gcr_alone(backend, &mut a, x, &bn, params, &sp, monitor)?
             }
+            (_, SolverType::BiCgStabL) => return Err(unreachable_bicgstab_l()),
             (MixedScheme::DefectCorrection, solver) => {
                 defect_correction::solve(backend, &mut a, lo, x, &bn, mixed, &mut |e, r, p| {
                     inner_solve(backend, params, solver, &mut a_lo, e, r, p, monitor)
@@ -496,7 +513,14 @@ fn inner_solve<B: Backend, A: LinearOperator<B>>(
         SolverType::Cg => cg::solve(backend, a, e, r, params, monitor),
         SolverType::BiCgStab => bicgstab::solve(backend, a, e, r, params, monitor),
         SolverType::Gcr => gcr_alone(backend, a, e, r, invert, params, monitor),
+        SolverType::BiCgStabL => Err(unreachable_bicgstab_l()),
     }
+}
+
+/// BiCGstab(l) has its own branch of `solve_system` (and no defect
+/// correction: `InvertParams::validate_solve`).
+fn unreachable_bicgstab_l() -> crate::error::Error {
+    crate::error::Error::Internal("BiCGstab(l) reached another solver's branch".into())
 }
 
 /// The subset of the fields `apply` takes for `op`: one parity for the

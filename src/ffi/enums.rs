@@ -112,6 +112,8 @@ pub const LATSOL_SOLVER_BICGSTAB: latsol_solver = 1;
 /// Flexible GCR restarted every `gcr_nkrylov` steps, right-preconditioned
 /// by SAP where `sap_cycles` > 0.
 pub const LATSOL_SOLVER_GCR: latsol_solver = 2;
+/// BiCGstab(l) with l = `gcr_nkrylov` (QUDA's `QUDA_BICGSTABL_INVERTER`).
+pub const LATSOL_SOLVER_BICGSTABL: latsol_solver = 3;
 
 /// How SAP's box solves combine within a cycle.
 pub type latsol_schwarz = i32;
@@ -460,6 +462,11 @@ pub(crate) static SOLVER: CEnum<SolverType> = CEnum {
             SolverType::BiCgStab,
         ),
         ("LATSOL_SOLVER_GCR", LATSOL_SOLVER_GCR, SolverType::Gcr),
+        (
+            "LATSOL_SOLVER_BICGSTABL",
+            LATSOL_SOLVER_BICGSTABL,
+            SolverType::BiCgStabL,
+        ),
     ],
 };
 

@@ -8,6 +8,7 @@
 //! convergence.
 
 pub mod bicgstab;
+pub mod bicgstab_l;
 pub mod bicgstab_m;
 pub mod bicgstab_reliable;
 pub mod block;

@@ -152,9 +152,10 @@ struct Options {
     /// multiplicative one.
     #[arg(long)]
     sap_additive: bool,
-    /// GCR's Krylov space between restarts.
-    #[arg(long, default_value_t = 16)]
-    gcr_nkrylov: usize,
+    /// GCR's Krylov space between restarts (default 16), or BiCGstab(l)'s
+    /// l (default 4, clark2022 §6.1's choice).
+    #[arg(long)]
+    gcr_nkrylov: Option<usize>,
     /// SAP's boxes X,Y,Z,T (even, dividing the local lattice); default 4
     /// where 4 divides the local extent, else 2.
     #[arg(long, value_parser = parse_dims)]
@@ -340,6 +341,8 @@ enum Solver {
     Cg,
     /// Flexible GCR(--gcr-nkrylov), preconditioned by SAP with --sap-cycles.
     Gcr,
+    /// BiCGstab(l) with l = --gcr-nkrylov (QUDA's BICGSTABL takes l there too).
+    Bicgstabl,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -374,6 +377,7 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
         Solver::Bicgstab => SolverType::BiCgStab,
         Solver::Cg => SolverType::Cg,
         Solver::Gcr => SolverType::Gcr,
+        Solver::Bicgstabl => SolverType::BiCgStabL,
     };
     let solve_type = match o.solve_type {
         Solve::Direct => SolveType::Direct,
@@ -527,7 +531,10 @@ fn run(mut o: Options) -> Result<bool, latsol::Error> {
                 SapBox::Mr => BoxSolver::Mr,
             },
         }),
-        gcr_nkrylov: o.gcr_nkrylov,
+        gcr_nkrylov: o.gcr_nkrylov.unwrap_or(match o.solver {
+            Solver::Bicgstabl => 4,
+            _ => 16,
+        }),
         dirac_order: DiracOrder::Dirac,
         gamma_basis: GammaBasis::DegrandRossi,
         progress_every: if verbosity >= Verbosity::Verbose {

@@ -169,9 +169,10 @@ pub(crate) fn dslash_type(v: QudaDslashType) -> Result<DslashType> {
 /// QUDA's Krylov solvers latsol runs: CG for QUDA's CG, CA_CG and CG3 (the
 /// same Krylov method: the same solution, iteration counts latsol's; PCG
 /// where no preconditioner is asked, see `wilson.rs`), BiCGstab for
-/// BICGSTAB, flexible GCR for GCR (its fields: `gcr.rs`). The others are
-/// refused by name rather than replaced by another method: CA_GCR, MR as
-/// the outer solver, BiCGstab(l) with its `l`, and the rest.
+/// BICGSTAB, flexible GCR for GCR (its fields: `gcr.rs`), BiCGstab(l) for
+/// BICGSTABL (l from `gcrNkrylov`, `gcr.rs`). The others are refused by
+/// name rather than replaced by another method: CA_GCR, MR as the outer
+/// solver, and the rest.
 pub(crate) fn solver(v: QudaInverterType) -> Result<SolverType> {
     Ok(match v {
         QUDA_CG_INVERTER | QUDA_CA_CG_INVERTER | QUDA_CG3_INVERTER | QUDA_PCG_INVERTER => {
@@ -179,13 +180,14 @@ pub(crate) fn solver(v: QudaInverterType) -> Result<SolverType> {
         }
         QUDA_BICGSTAB_INVERTER => SolverType::BiCgStab,
         QUDA_GCR_INVERTER => SolverType::Gcr,
+        QUDA_BICGSTABL_INVERTER => SolverType::BiCgStabL,
         _ => {
             // `refuse` names the enumerator.
             return Err(refuse(
                 "param->inv_type",
                 v as i64,
                 "not provided (latsol runs CG, CA_CG, CG3, PCG without a preconditioner, \
-                 BICGSTAB and GCR; it substitutes no other solver)",
+                 BICGSTAB, BICGSTABL and GCR; it substitutes no other solver)",
             ));
         }
     })

@@ -21,24 +21,56 @@ use super::convert::{self, INVALID_DOUBLE};
 use crate::api::{BoxSolver, SapParams, Schwarz};
 use crate::error::Result;
 
-/// GCR's Krylov space and its Schwarz preconditioner (None: GCR alone).
-pub(crate) fn gcr_setup(p: &QudaInvertParam) -> Result<(usize, Option<SapParams>)> {
+/// BiCGstab(l)'s l from `gcrNkrylov` (QUDA 9521952,
+/// lib/inv_bicgstabl_quda.cpp): unset refused as QUDA's check_params.h
+/// refuses it; 0 or less refused where QUDA would index `γ(l − 1)` out of
+/// its range. QUDA's BiCGstab(l) takes no preconditioner and ignores
+/// `inv_type_precondition`; latsol refuses one rather than ignore it.
+pub(crate) fn bicgstab_l(p: &QudaInvertParam) -> Result<usize> {
+    let l = gcr_nkrylov(
+        p,
+        "QUDA_BICGSTABL_INVERTER takes its l",
+        "BiCGstab(l) needs l >= 1",
+    )?;
+    if p.inv_type_precondition != QUDA_INVALID_INVERTER {
+        return Err(convert::refuse(
+            "param->inv_type_precondition",
+            p.inv_type_precondition as i64,
+            "QUDA_BICGSTABL_INVERTER runs without a preconditioner (leave it \
+             QUDA_INVALID_INVERTER)",
+        ));
+    }
+    Ok(l)
+}
+
+/// `gcrNkrylov`, set (`unset`: what the inverter needs it for, as QUDA
+/// checks it) and at least 1 (`zero`: why).
+fn gcr_nkrylov(p: &QudaInvertParam, unset: &str, zero: &str) -> Result<usize> {
     if p.gcrNkrylov == QUDA_INVALID_ENUM {
         return Err(convert::refuse(
             "param->gcrNkrylov",
             p.gcrNkrylov as i64,
-            "unset: QUDA_GCR_INVERTER needs the size of its Krylov space (as QUDA checks)",
+            &format!("unset: {unset} from gcrNkrylov (as QUDA checks)"),
         ));
     }
     if p.gcrNkrylov <= 0 {
-        // QUDA's GCR returns a zero solution here without an error.
         return Err(convert::refuse(
             "param->gcrNkrylov",
             p.gcrNkrylov as i64,
-            "GCR needs a Krylov space of at least one vector",
+            zero,
         ));
     }
-    let nkrylov = p.gcrNkrylov as usize;
+    Ok(p.gcrNkrylov as usize)
+}
+
+/// GCR's Krylov space and its Schwarz preconditioner (None: GCR alone).
+pub(crate) fn gcr_setup(p: &QudaInvertParam) -> Result<(usize, Option<SapParams>)> {
+    // QUDA's GCR returns a zero solution at gcrNkrylov = 0 without an error.
+    let nkrylov = gcr_nkrylov(
+        p,
+        "QUDA_GCR_INVERTER takes the size of its Krylov space",
+        "GCR needs a Krylov space of at least one vector",
+    )?;
     match p.inv_type_precondition {
         QUDA_INVALID_INVERTER => Ok((nkrylov, None)),
         QUDA_MR_INVERTER => Ok((nkrylov, Some(mr_schwarz(p)?))),

@@ -124,6 +124,9 @@ pub(crate) fn invert_params(p: &QudaInvertParam, solve: bool) -> Result<(InvertP
         if p.inv_type == QUDA_GCR_INVERTER {
             (ip.gcr_nkrylov, ip.sap) = super::gcr::gcr_setup(p)?;
         }
+        if p.inv_type == QUDA_BICGSTABL_INVERTER {
+            ip.gcr_nkrylov = super::gcr::bicgstab_l(p)?;
+        }
         ip.solve_type = convert::solve_type(p.solve_type)?;
         // QUDA's residual_type: the L2 target, the heavy-quark one, or both
         // (no bit: L2). The heavy-quark residual is MILC's.
