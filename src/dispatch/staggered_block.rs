@@ -48,18 +48,14 @@ pub fn invert_block<B: Backend>(
     };
     prepare(backend, params)?;
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
-    if m == 0.0 && matches!(params.solve, StaggeredSolve::EvenOdd(_)) {
-        // The single solve words the refusal.
-        return invert(
-            backend,
-            links,
-            links_sloppy,
-            params,
-            first,
-            &mut xs[0],
-            monitor,
-        )
-        .map(|r| vec![r]);
+    if m <= 0.0 {
+        // The block's tolerance `tol · 2m ‖b‖/‖b̂‖` needs m > 0: the sources
+        // go the single way (which also words the even-odd refusal at m = 0).
+        let mut results = Vec::with_capacity(sources.len());
+        for (b, x) in sources.iter().zip(xs.iter_mut()) {
+            results.push(invert(backend, links, links_sloppy, params, b, x, monitor)?);
+        }
+        return Ok(results);
     }
     for (b, x) in sources.iter().zip(xs.iter()) {
         check_field(b, Subset::Full, hi, "source")?;
@@ -143,8 +139,9 @@ pub fn invert_block<B: Backend>(
             }
         }
     }
+    let rest = left_over(params, stats.as_ref());
     finish(stats, start, sources, xs, |b, x| {
-        invert(backend, links, links_sloppy, params, b, x, monitor)
+        invert(backend, links, links_sloppy, &rest, b, x, monitor)
     })
 }
 
@@ -214,9 +211,21 @@ pub fn invert_block_parity<B: Backend>(
             backend.copy(x, g)?;
         }
     }
+    let rest = left_over(params, stats.as_ref());
     finish(stats, start, sources, xs, |b, x| {
-        invert_parity(backend, links, links_sloppy, params, b, x, monitor)
+        invert_parity(backend, links, links_sloppy, &rest, b, x, monitor)
     })
+}
+
+/// The parameters of the single solves that finish the columns: `maxiter`
+/// less the block's iterations (at least one: a column the block
+/// converged takes none), so that no column passes the caller's budget.
+fn left_over(params: &StaggeredInvertParams, stats: Option<&BlockStats>) -> StaggeredInvertParams {
+    let used = stats.map_or(0, |s| s.total.iterations);
+    StaggeredInvertParams {
+        maxiter: params.maxiter.saturating_sub(used).max(1),
+        ..*params
+    }
 }
 
 /// A block solve's statistics, or `None` where it broke down (dependent

@@ -156,10 +156,12 @@ fn iterate<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
                 stalled || rr <= stop || rr < delta2 * max_rr || k >= params.maxiter
             }
             None if fresh => {
+                // The work since the last update is kept in x.
+                partial.fold_into(backend, x)?;
                 return Err(Error::Breakdown(format!(
                     "{NAME}: the shadow inner products vanished right after a restart \
                      (iteration {k})"
-                )))
+                )));
             }
             None => {
                 stats.restarts += 1;
