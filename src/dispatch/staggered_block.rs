@@ -36,13 +36,7 @@ pub fn invert_block<B: Backend>(
     xs: &mut [B::Spinor],
     monitor: &dyn Monitor,
 ) -> Result<Vec<InvertResult>> {
-    if sources.len() != xs.len() {
-        return Err(Error::Internal(format!(
-            "a staggered block of {} sources and {} solutions",
-            sources.len(),
-            xs.len()
-        )));
-    }
+    check_columns(sources, xs, Subset::Full, params.precision)?;
     let Some(first) = sources.first() else {
         return Ok(Vec::new());
     };
@@ -56,10 +50,6 @@ pub fn invert_block<B: Backend>(
             results.push(invert(backend, links, links_sloppy, params, b, x, monitor)?);
         }
         return Ok(results);
-    }
-    for (b, x) in sources.iter().zip(xs.iter()) {
-        check_field(b, Subset::Full, hi, "source")?;
-        check_field(x, Subset::Full, hi, "solution")?;
     }
     let lat = first.lattice().clone();
     let alloc = |sub, prec| backend.alloc_field(&lat, sub, prec, Fermion::Staggered);
@@ -162,22 +152,12 @@ pub fn invert_block_parity<B: Backend>(
             "solve = Full: the parity system needs an even-odd solve".into(),
         ));
     };
-    if sources.len() != xs.len() {
-        return Err(Error::Internal(format!(
-            "a staggered block of {} sources and {} solutions",
-            sources.len(),
-            xs.len()
-        )));
-    }
+    check_columns(sources, xs, Subset::Single(p), params.precision)?;
     if sources.is_empty() {
         return Ok(Vec::new());
     }
     prepare(backend, params)?;
     let (hi, lo, m) = (params.precision, params.precision_sloppy, params.mass);
-    for (b, x) in sources.iter().zip(xs.iter()) {
-        check_field(b, Subset::Single(p), hi, "source")?;
-        check_field(x, Subset::Single(p), hi, "solution")?;
-    }
     let start = Instant::now();
     let mixed = MixedParams {
         tol: params.first_l2_tol(),
@@ -226,6 +206,27 @@ fn left_over(params: &StaggeredInvertParams, stats: Option<&BlockStats>) -> Stag
         maxiter: params.maxiter.saturating_sub(used).max(1),
         ..*params
     }
+}
+
+/// One solution a source, every field of `subset` in `precision`.
+fn check_columns<S: SpinorField>(
+    sources: &[S],
+    xs: &[S],
+    subset: Subset,
+    precision: crate::precision::Precision,
+) -> Result<()> {
+    if sources.len() != xs.len() {
+        return Err(Error::Internal(format!(
+            "a staggered block of {} sources and {} solutions",
+            sources.len(),
+            xs.len()
+        )));
+    }
+    for (b, x) in sources.iter().zip(xs) {
+        check_field(b, subset, precision, "source")?;
+        check_field(x, subset, precision, "solution")?;
+    }
+    Ok(())
 }
 
 /// A block solve's statistics, or `None` where it broke down (dependent

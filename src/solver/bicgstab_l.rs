@@ -230,8 +230,9 @@ fn cycle<B: Backend, S: LinearOperator<B>>(
     s.rho0 = -s.omega * s.rho0;
     for j in 0..l {
         // β = α ρ₁/ρ₀; u_i = r_i − β u_i (i ≤ j); u_{j+1} = A u_j.
-        let rho1 = backend.cdot(r_shadow, &r[j])?;
-        let rj2 = backend.norm2(&r[j])?;
+        // (r̃, r_j) and |r_j|² (for the breakdown test) in one pass.
+        let (r_shadow_j, rj2) = backend.cdot_norm2(&r[j], r_shadow)?;
+        let rho1 = r_shadow_j.conj();
         if rho1.norm() <= BREAKDOWN * (shadow2 * rj2).sqrt() || s.rho0.norm() == 0.0 {
             return Ok(None);
         }
@@ -243,8 +244,8 @@ fn cycle<B: Backend, S: LinearOperator<B>>(
         let (done, next) = u.split_at_mut(j + 1);
         a.apply(&mut next[0], &done[j])?;
         // α = ρ₀/(r̃, u_{j+1}); r_i −= α u_{i+1} (i ≤ j); r_{j+1} = A r_j.
-        let gamma = backend.cdot(r_shadow, &u[j + 1])?;
-        let u2 = backend.norm2(&u[j + 1])?;
+        let (u_shadow, u2) = backend.cdot_norm2(&u[j + 1], r_shadow)?;
+        let gamma = u_shadow.conj();
         if gamma.norm() <= BREAKDOWN * (shadow2 * u2).sqrt() {
             return Ok(None);
         }
