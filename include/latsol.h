@@ -771,6 +771,18 @@ typedef struct latsol_staggered_invert_param {
      * reported in `latsol_invert_result.true_residual_hq` either way.
      */
     double tol_hq;
+    /**
+     * `LATSOL_SOLVER_CG` (default: CG on the even-odd system, on the
+     * normal equations for FULL), `_BICGSTAB` or `_BICGSTABL` (on the
+     * even-odd system, or on `M` itself for FULL); GCR is refused. Several
+     * sources in blocks and multi-shift solves take CG only. (Added after
+     * the first version: a caller built before it gets CG.)
+     */
+    latsol_solver solver;
+    /**
+     * l of BiCGstab(l), at least 1; default 4.
+     */
+    int32_t bicgstab_l;
 } latsol_staggered_invert_param;
 
 /**

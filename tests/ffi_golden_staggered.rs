@@ -144,12 +144,18 @@ fn every_solve_form_meets_its_true_residual() {
         LATSOL_STAGGERED_SOLVE_ODD,
         LATSOL_STAGGERED_SOLVE_FULL,
     ] {
-        for sloppy in [LATSOL_PRECISION_DOUBLE, LATSOL_PRECISION_SINGLE] {
+        for (sloppy, solver) in [
+            (LATSOL_PRECISION_DOUBLE, LATSOL_SOLVER_CG),
+            (LATSOL_PRECISION_SINGLE, LATSOL_SOLVER_CG),
+            (LATSOL_PRECISION_SINGLE, LATSOL_SOLVER_BICGSTAB),
+            (LATSOL_PRECISION_SINGLE, LATSOL_SOLVER_BICGSTABL),
+        ] {
             let mut param = latsol_staggered_invert_param_default();
             param.mass = MASS;
             param.solve = solve;
             param.tol = 1e-10;
             param.precision_sloppy = sloppy;
+            param.solver = solver;
             let mut x = vec![0.0; chi.len()];
             let mut res = latsol_invert_result_default();
             ok(unsafe {
@@ -164,9 +170,13 @@ fn every_solve_form_meets_its_true_residual() {
             });
             assert!(
                 res.true_residual <= 1e-10,
-                "solve {solve} sloppy {sloppy}: {res:?}"
+                "solve {solve} sloppy {sloppy} solver {solver}: {res:?}"
             );
             assert!(rel_diff(&x, &chi) < 1e-6, "solve {solve}: x is not χ");
+            if solver == LATSOL_SOLVER_BICGSTABL {
+                // Counted l = 4 a cycle, as QUDA counts them.
+                assert_eq!(res.iterations % 4, 0, "{res:?}");
+            }
         }
     }
     ok(unsafe { latsol_staggered_free(links) });
@@ -206,6 +216,26 @@ fn bad_input_is_a_status_with_nothing_written() {
         LATSOL_ERROR_INVALID_ARGUMENT,
         &["param->solve"],
     );
+    for (solver, l, needle) in [
+        (9, 4, "param->solver"),
+        (LATSOL_SOLVER_GCR, 4, "Gcr"),
+        (LATSOL_SOLVER_BICGSTABL, 0, "bicgstab_l"),
+        (LATSOL_SOLVER_BICGSTABL, -2, "bicgstab_l"),
+    ] {
+        let mut p = latsol_staggered_invert_param_default();
+        (p.solver, p.bicgstab_l) = (solver, l);
+        expect_error(
+            invert(&p, &mut x, &chi),
+            LATSOL_ERROR_INVALID_ARGUMENT,
+            &[needle],
+        );
+    }
+    // A caller built against the first version (no solver fields): CG.
+    let mut p = latsol_staggered_invert_param_default();
+    p.struct_size = std::mem::offset_of!(latsol_staggered_invert_param, solver);
+    (p.solver, p.bicgstab_l) = (LATSOL_SOLVER_GCR, 0);
+    let mut first = vec![0.0; chi.len()];
+    assert_eq!(invert(&p, &mut first, &chi), LATSOL_SUCCESS);
     let mut bad = chi.clone();
     bad[5] = f64::INFINITY;
     let p = latsol_staggered_invert_param_default();

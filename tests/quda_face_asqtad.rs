@@ -44,6 +44,12 @@ fn load(links: &[f64], kind: QudaLinkType, order: QudaGaugeFieldOrder, single: b
 
 /// The MAT solution of `M x = M χ` (double host vectors).
 fn solve(m_chi: &[f64]) -> Vec<f64> {
+    solve_with(m_chi, |_| {}).unwrap()
+}
+
+/// The MAT solution of `M x = M χ` with `set` applied to the parameters,
+/// or the error message of a refusal.
+fn solve_with(m_chi: &[f64], set: impl Fn(&mut QudaInvertParam)) -> Result<Vec<f64>, String> {
     let mut ip = common::quda_staggered_param(
         unsafe { newQudaInvertParam() },
         QUDA_ASQTAD_DSLASH,
@@ -51,11 +57,17 @@ fn solve(m_chi: &[f64]) -> Vec<f64> {
         QUDA_MAT_SOLUTION,
         QUDA_DIRECT_PC_SOLVE,
     );
+    set(&mut ip);
     let mut b = m_chi.to_vec();
     let mut x = vec![0.0; V * 6];
     unsafe { invertQuda(x.as_mut_ptr().cast(), b.as_mut_ptr().cast(), &mut ip) };
-    assert_eq!(unsafe { latsol_quda_last_status() }, LATSOL_SUCCESS);
-    x
+    if unsafe { latsol_quda_last_status() } == LATSOL_SUCCESS {
+        Ok(x)
+    } else {
+        Err(unsafe { CStr::from_ptr(latsol_last_error()) }
+            .to_string_lossy()
+            .into_owned())
+    }
 }
 
 /// One test: the interface has one implicit context for the process.
@@ -106,6 +118,44 @@ fn asqtad_links_in_every_order_and_precision_solve_the_golden_system() {
     let x = solve(&m_chi);
     let err = rel_diff(&x, &chi);
     assert!(err < bound_single, "single links: {err:e}");
+    // BiCGstab and BiCGstab(l) (l from gcrNkrylov) on the even-odd system
+    // and on M itself (DIRECT), double and mixed single: the same solution
+    // to the same bound (single sloppy: the same tolerance, met by
+    // reliable updates). GCR is refused by name, and BICGSTABL without l.
+    load(&fat, QUDA_ASQTAD_FAT_LINKS, QUDA_MILC_GAUGE_ORDER, false);
+    load(&long, QUDA_ASQTAD_LONG_LINKS, QUDA_MILC_GAUGE_ORDER, false);
+    for (inv, l) in [
+        (QUDA_BICGSTAB_INVERTER, 0),
+        (QUDA_BICGSTABL_INVERTER, 1),
+        (QUDA_BICGSTABL_INVERTER, 4),
+    ] {
+        for solve_type in [QUDA_DIRECT_PC_SOLVE, QUDA_DIRECT_SOLVE] {
+            for sloppy in [QUDA_DOUBLE_PRECISION, QUDA_SINGLE_PRECISION] {
+                let what = format!("inv_type {inv} l {l} solve_type {solve_type} sloppy {sloppy}");
+                let x = solve_with(&m_chi, |ip| {
+                    ip.inv_type = inv;
+                    ip.gcrNkrylov = if l > 0 { l } else { QUDA_INVALID_ENUM };
+                    ip.solve_type = solve_type;
+                    ip.cuda_prec_sloppy = sloppy;
+                })
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let err = rel_diff(&x, &chi);
+                assert!(err < bound, "{what}: {err:e}");
+            }
+        }
+    }
+    for (inv, l, needle) in [
+        (QUDA_GCR_INVERTER, 8, "Gcr"),
+        (QUDA_BICGSTABL_INVERTER, QUDA_INVALID_ENUM, "gcrNkrylov"),
+        (QUDA_BICGSTABL_INVERTER, 0, "gcrNkrylov"),
+    ] {
+        let e = solve_with(&m_chi, |ip| {
+            ip.inv_type = inv;
+            ip.gcrNkrylov = l;
+        })
+        .expect_err("refused");
+        assert!(e.contains(needle), "inv_type {inv} gcrNkrylov {l}: {e}");
+    }
     // A NaN in the fat links: refused at the load, naming the link.
     let mut bad = fat.clone();
     bad[5 * 18 + 3] = f64::NAN;

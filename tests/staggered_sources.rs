@@ -53,23 +53,9 @@ fn links(ctx: &Context, precision_sloppy: Precision) -> StaggeredLinks {
     .unwrap()
 }
 
-fn norm(v: &[f64]) -> f64 {
-    v.iter().map(|x| x * x).sum::<f64>().sqrt()
-}
-
 /// ‖b − M x‖ / ‖b‖, measured with the library's M.
 fn residual(ctx: &Context, l: &StaggeredLinks, b: &[f64], x: &[f64]) -> f64 {
-    let mut mx = vec![0.0; b.len()];
-    ctx.apply_staggered(
-        l,
-        MASS,
-        StaggeredOp::M,
-        HostReals::F64(x),
-        HostRealsMut::F64(&mut mx),
-    )
-    .unwrap();
-    let r: Vec<f64> = b.iter().zip(&mx).map(|(b, m)| b - m).collect();
-    norm(&r) / norm(b)
+    common::staggered_residual(ctx, l, MASS, b, x)
 }
 
 fn solve(

@@ -309,6 +309,8 @@ module latsol
     integer(c_int32_t) :: cg_stabilised
     integer(c_int32_t) :: use_init_guess
     real(c_double) :: tol_hq                 ! heavy-quark stop criterion; 0: off
+    integer(c_int32_t) :: solver             ! LATSOL_SOLVER_CG, _BICGSTAB or _BICGSTABL
+    integer(c_int32_t) :: bicgstab_l         ! l of BiCGstab(l); default 4
   end type latsol_staggered_invert_param
 
   ! What a solve did.

@@ -465,6 +465,7 @@ impl Context {
             // Agreed over the ranks: a bad argument on one fails all.
             let checked = (|| {
                 params.validate()?;
+                params.require_cg("a multi-shift solve")?;
                 self.check_links(links)?;
                 multi::validate_systems(shifts, "shifts")?;
                 if let Some((i, s)) = shifts.iter().enumerate().find(|(_, s)| **s < 0.0) {

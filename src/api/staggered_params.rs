@@ -3,6 +3,7 @@
 //! staggered solve's system, operator and tolerances (`StaggeredInvertParams`,
 //! checked by `validate`; docs/conventions.md, "The staggered operator").
 
+use crate::api::SolverType;
 use crate::error::{Error, Result};
 use crate::lattice::Parity;
 use crate::layout::GaugeOrder;
@@ -110,6 +111,13 @@ pub struct StaggeredInvertParams {
     /// multi-shift phase (`ShiftResult::residual_after_multishift`; one
     /// more operator application a shift), as clark2022 Table 3 shows them.
     pub measure_multishift_phase: bool,
+    /// The Krylov solver: CG (default; on the normal equations for the
+    /// full system), BiCGstab or BiCGstab(l) on `M̂` (even-odd) or on the
+    /// non-Hermitian `M = 2m − D` itself (full); GCR is Wilson's (it needs
+    /// SAP). Multi-shift and block solves are CG.
+    pub solver: SolverType,
+    /// l of BiCGstab(l) (QUDA takes it from `gcrNkrylov`); default 4.
+    pub bicgstab_l: usize,
 }
 
 impl Default for StaggeredInvertParams {
@@ -127,6 +135,8 @@ impl Default for StaggeredInvertParams {
             use_init_guess: false,
             progress_every: 0,
             measure_multishift_phase: false,
+            solver: SolverType::Cg,
+            bicgstab_l: 4,
         }
     }
 }
@@ -212,6 +222,29 @@ impl StaggeredInvertParams {
             return Err(Error::InvalidArgument(format!(
                 "reliable_delta = {}: give 0 < δ < 1",
                 self.reliable_delta
+            )));
+        }
+        match self.solver {
+            SolverType::Gcr => Err(Error::InvalidArgument(
+                "solver = Gcr: staggered solves run CG, BiCGstab or BiCGstab(l) (GCR is \
+                 preconditioned by SAP, a Wilson method)"
+                    .into(),
+            )),
+            SolverType::BiCgStabL if self.bicgstab_l == 0 => Err(Error::InvalidArgument(
+                "bicgstab_l = 0 with solver = BiCgStabL: BiCGstab(l) needs l >= 1".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses a solver other than CG where only CG runs (`what`: the
+    /// multi-shift or block solve).
+    pub(crate) fn require_cg(&self, what: &str) -> Result<()> {
+        if self.solver != SolverType::Cg {
+            return Err(Error::InvalidArgument(format!(
+                "solver = {:?}: {what} runs CG (shifted and block Krylov spaces need a \
+                 Hermitian positive definite system)",
+                self.solver
             )));
         }
         Ok(())

@@ -74,6 +74,9 @@ impl Context {
             // Agreed over the ranks: a bad argument on one fails all.
             let checked = params.validate().and_then(|()| {
                 self.check_links(links)?;
+                if per_block != 1 && sources.len() > 1 {
+                    params.require_cg("a block of several sources")?;
+                }
                 if sources.len() != solutions.len() {
                     return Err(Error::InvalidArgument(format!(
                         "{} sources and {} solutions: one solution a source",

@@ -4,6 +4,10 @@
 //!   for `x_p`, then `x_q = (b_q + D_qp x_p)/2m`;
 //! - full: CG on `M† M` (CGNR; `M† M = 4m² − D²` is block diagonal).
 //!
+//! `params.solver` may instead be BiCGstab or BiCGstab(l) (seed clark2022
+//! §6.1's HISQ solves): on `M̂` even-odd, on the non-Hermitian `M` itself
+//! for the full system (`krylov`).
+//!
 //! With `tol_hq` set, MILC's heavy-quark residual is a second stop
 //! criterion: while it is above `tol_hq` the solve continues from its
 //! solution with a tighter L2 tolerance.
@@ -16,7 +20,7 @@
 //! residual `‖b − M x‖/‖b‖` of the full system is recomputed afterwards.
 
 use crate::api::multi::MultiResult;
-use crate::api::{InvertResult, StaggeredInvertParams, StaggeredOp, StaggeredSolve};
+use crate::api::{InvertResult, SolverType, StaggeredInvertParams, StaggeredOp, StaggeredSolve};
 use crate::backend::{Backend, OperatorFamily, SpinorField};
 use crate::dirac::staggered::{StaggeredEvenOdd, StaggeredFull, StaggeredSchur};
 use crate::dirac::{DiracOperator, Direct, LinearOperator, Normal};
@@ -25,7 +29,10 @@ use crate::field::Fermion;
 use crate::lattice::Subset;
 use crate::precision::Precision;
 use crate::solver::multishift_cg::{self, MultiShiftParams};
-use crate::solver::{cg, cg_reliable, cgnr, MixedParams, Monitor, SolverParams, SolverStats};
+use crate::solver::{
+    bicgstab, bicgstab_l, bicgstab_reliable, cg, cg_reliable, cgnr, MixedParams, Monitor,
+    SolverParams, SolverStats,
+};
 
 /// Readies the backend's code for solves in `params`' precisions
 /// (`Backend::prepare`).
@@ -145,18 +152,20 @@ fn solve_once<B: Backend>(
             backend.extract_parity(&mut xp, xd, p)?;
             let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
             let flops = a.0.flops();
-            let stats = if lo == hi {
-                let sp = mixed.progress();
-                cg::solve(backend, &mut a, &mut xp, &rhs, &sp, monitor)?
-            } else {
-                let mut a_lo = Direct(StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo)?);
-                let stabilised = params.cg_stabilised;
-                cg_reliable::solve(
-                    backend, &mut a, &mut a_lo, &mut xp, &rhs, &mixed, stabilised, monitor,
-                )?
-            };
+            let mut a_lo = Direct(StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo)?);
+            let stats = krylov(
+                backend, params, &mut a, &mut a_lo, &mut xp, &rhs, &mixed, monitor,
+            )?;
             backend.insert_parity(xd, p, &xp)?;
             StaggeredSchur::reconstruct(backend, links, m, p, b, xd)?;
+            (stats, flops)
+        }
+        StaggeredSolve::Full if params.solver != SolverType::Cg => {
+            // BiCGstab and BiCGstab(l) iterate on the non-Hermitian M itself.
+            let mut a = Direct(StaggeredFull::new(backend, links, m, hi));
+            let mut a_lo = Direct(StaggeredFull::new(backend, links_sloppy, m, lo));
+            let flops = a.0.flops();
+            let stats = krylov(backend, params, &mut a, &mut a_lo, xd, b, &mixed, monitor)?;
             (stats, flops)
         }
         StaggeredSolve::Full => {
@@ -217,9 +226,7 @@ pub fn invert_parity<B: Backend>(
     let alloc = || backend.alloc_field(&lat, Subset::Single(p), hi, Fermion::Staggered);
     let start = std::time::Instant::now();
     let mut a = Direct(StaggeredEvenOdd::new(backend, links, m, p, hi)?);
-    let mut a_lo = (lo != hi)
-        .then(|| StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo).map(Direct))
-        .transpose()?;
+    let mut a_lo = Direct(StaggeredEvenOdd::new(backend, links_sloppy, m, p, lo)?);
     let flops = a.0.flops();
     let bb = backend.norm2(b)?;
     let mut r = alloc()?;
@@ -231,19 +238,7 @@ pub fn invert_parity<B: Backend>(
             delta: params.reliable_delta,
             tol_inner: 0.1,
         };
-        let stats = match a_lo.as_mut() {
-            None => cg::solve(backend, &mut a, xp, b, &mixed.progress(), monitor)?,
-            Some(a_lo) => cg_reliable::solve(
-                backend,
-                &mut a,
-                a_lo,
-                xp,
-                b,
-                &mixed,
-                params.cg_stabilised,
-                monitor,
-            )?,
-        };
+        let stats = krylov(backend, params, &mut a, &mut a_lo, xp, b, &mixed, monitor)?;
         let rr = crate::solver::true_residual(backend, &mut a, xp, b, &mut r)?;
         let hq = backend.heavy_quark_residual2(xp, &r)?.sqrt();
         Ok((stats, rr, hq))
@@ -260,6 +255,50 @@ pub fn invert_parity<B: Backend>(
         reliable_updates: total.reliable_updates,
         true_residual_hq: hq,
     })
+}
+
+/// One solve of `a x = b` from the guess in `x` by `params.solver`, mixed
+/// by reliable updates on `a_sloppy` where the sloppy precision differs:
+/// CG (`a` Hermitian positive definite: `M̂` or `M†M`), BiCGstab or
+/// BiCGstab(l) (any `a`: `M̂` or `M` itself; seed clark2022 §6.1).
+#[allow(clippy::too_many_arguments)]
+fn krylov<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
+    backend: &B,
+    params: &StaggeredInvertParams,
+    a: &mut A,
+    a_sloppy: &mut S,
+    x: &mut B::Spinor,
+    b: &B::Spinor,
+    mixed: &MixedParams,
+    monitor: &dyn Monitor,
+) -> Result<SolverStats> {
+    let plain = params.precision_sloppy == params.precision;
+    match params.solver {
+        SolverType::Cg if plain => cg::solve(backend, a, x, b, &mixed.progress(), monitor),
+        SolverType::Cg => {
+            let stabilised = params.cg_stabilised;
+            cg_reliable::solve(backend, a, a_sloppy, x, b, mixed, stabilised, monitor)
+        }
+        SolverType::BiCgStab if plain => {
+            bicgstab::solve(backend, a, x, b, &mixed.progress(), monitor)
+        }
+        SolverType::BiCgStab => {
+            bicgstab_reliable::solve(backend, a, a_sloppy, x, b, mixed, monitor)
+        }
+        SolverType::BiCgStabL => bicgstab_l::solve(
+            backend,
+            a,
+            a_sloppy,
+            x,
+            b,
+            params.bicgstab_l,
+            mixed,
+            monitor,
+        ),
+        SolverType::Gcr => Err(Error::Internal(
+            "a staggered GCR solve passed validation".into(),
+        )),
+    }
 }
 
 /// The rounds of a solve with MILC's heavy-quark residual as a second stop

@@ -10,9 +10,9 @@ use super::boundary::{self, call, guard_value, Handle, HostPrecision, Versioned}
 use super::context::latsol_context;
 use super::enums::{
     flag, host_precision, host_precision_code, latsol_gauge_order, latsol_operator,
-    latsol_precision, latsol_reconstruct, latsol_t_boundary, CEnum, GAUGE_ORDER, LATSOL_OP_DSLASH,
-    LATSOL_OP_M, LATSOL_OP_MDAG, LATSOL_OP_MPC, LATSOL_RECONSTRUCT_13, LATSOL_RECONSTRUCT_18,
-    LATSOL_RECONSTRUCT_9, PRECISION, T_BOUNDARY,
+    latsol_precision, latsol_reconstruct, latsol_solver, latsol_t_boundary, CEnum, GAUGE_ORDER,
+    LATSOL_OP_DSLASH, LATSOL_OP_M, LATSOL_OP_MDAG, LATSOL_OP_MPC, LATSOL_RECONSTRUCT_13,
+    LATSOL_RECONSTRUCT_18, LATSOL_RECONSTRUCT_9, PRECISION, SOLVER, T_BOUNDARY,
 };
 use super::gauge::host_gauge_arrays;
 use super::invert::{latsol_invert_result, write_result};
@@ -311,11 +311,19 @@ pub struct latsol_staggered_invert_param {
     /// (QUDA's QUDA_HEAVY_QUARK_RESIDUAL); 0 (default): off. The residual is
     /// reported in `latsol_invert_result.true_residual_hq` either way.
     pub tol_hq: f64,
+    /// `LATSOL_SOLVER_CG` (default: CG on the even-odd system, on the
+    /// normal equations for FULL), `_BICGSTAB` or `_BICGSTABL` (on the
+    /// even-odd system, or on `M` itself for FULL); GCR is refused. Several
+    /// sources in blocks and multi-shift solves take CG only. (Added after
+    /// the first version: a caller built before it gets CG.)
+    pub solver: latsol_solver,
+    /// l of BiCGstab(l), at least 1; default 4.
+    pub bicgstab_l: i32,
 }
 
 unsafe impl Versioned for latsol_staggered_invert_param {
     const NAME: &'static str = "latsol_staggered_invert_param";
-    const V1_SIZE: usize = size_of::<latsol_staggered_invert_param>();
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_staggered_invert_param, solver);
     fn defaults() -> Self {
         let d = StaggeredInvertParams::default();
         latsol_staggered_invert_param {
@@ -331,6 +339,8 @@ unsafe impl Versioned for latsol_staggered_invert_param {
             cg_stabilised: 1,
             use_init_guess: 0,
             tol_hq: d.tol_hq,
+            solver: SOLVER.encode(d.solver),
+            bicgstab_l: d.bicgstab_l as i32,
         }
     }
 }
@@ -359,6 +369,9 @@ impl latsol_staggered_invert_param {
             use_init_guess: flag(self.use_init_guess, "param->use_init_guess")?,
             progress_every: 0,
             measure_multishift_phase: false,
+            solver: SOLVER.decode(self.solver, "param->solver")?,
+            // A negative l is refused as l = 0 is (validation).
+            bicgstab_l: usize::try_from(self.bicgstab_l).unwrap_or(0),
         };
         Ok((
             params,
@@ -385,6 +398,8 @@ pub extern "C" fn latsol_staggered_invert_param_default() -> latsol_staggered_in
             cg_stabilised: 0,
             use_init_guess: 0,
             tol_hq: 0.0,
+            solver: 0,
+            bicgstab_l: 0,
         },
         latsol_staggered_invert_param::defaults,
     )

@@ -160,6 +160,36 @@ pub fn golden_reals(set: &str, name: &str) -> Vec<f64> {
         .collect()
 }
 
+/// QDP host links: the four direction arrays of `v` (`4 V · 18` reals).
+pub fn qdp_quarters(v: &[f64]) -> [latsol::layout::HostReals<'_>; 4] {
+    let n = v.len() / 4;
+    std::array::from_fn(|mu| latsol::layout::HostReals::F64(&v[mu * n..(mu + 1) * n]))
+}
+
+/// ‖b − M x‖ / ‖b‖ of full colour-vector fields, measured with the
+/// library's `M = 2m − D` (`apply_staggered`).
+pub fn staggered_residual(
+    ctx: &Context,
+    links: &latsol::api::StaggeredLinks,
+    mass: f64,
+    b: &[f64],
+    x: &[f64],
+) -> f64 {
+    use latsol::layout::{HostReals, HostRealsMut};
+    let mut mx = vec![0.0; b.len()];
+    ctx.apply_staggered(
+        links,
+        mass,
+        latsol::api::StaggeredOp::M,
+        HostReals::F64(x),
+        HostRealsMut::F64(&mut mx),
+    )
+    .unwrap();
+    let r: Vec<f64> = b.iter().zip(&mx).map(|(b, m)| b - m).collect();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    norm(&r) / norm(b)
+}
+
 /// ‖a − b‖ / ‖b‖ of two arrays of reals.
 pub fn rel_diff_reals(a: &[f64], b: &[f64]) -> f64 {
     let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();

@@ -1,8 +1,9 @@
 //! Improved staggered solves on a real gauge field: asqtad fat and long
 //! links computed from it (`latsol::smearing`), then
-//! - `cg`: even-odd CG on `4m² − D_eo D_oe` in double, and mixed
-//!   double-single and double-half (reliable updates, clark2022 §3.1):
-//!   iterations, their overhead against double, time;
+//! - `cg`: even-odd CG on `4m² − D_eo D_oe` in double, and mixed with the
+//!   sloppy formats of `--schemes` (reliable updates, clark2022 §3.1):
+//!   iterations, their overhead against double, time; `--solver bicgstabl`
+//!   (and `--full`) for the seed's Table 2, BiCGstab(4) (on `M` itself);
 //! - `multishift`: the RHMC systems `(M̂ + σ_i) x_i = b` for `--shifts` shifts
 //!   (geometric between `--shift-min` and `--shift-max`, as the poles of an
 //!   optimal rational approximation are spread) by multi-shift CG, double
@@ -79,12 +80,34 @@ struct Options {
     /// Repetitions of each solve (the fastest is reported).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// Sloppy formats of the solves, each beside double (double, single,
+    /// packed30, packed20, half, quarter).
+    #[arg(long, default_value = "double,single,half", value_delimiter = ',', value_parser = parse_str::<Precision>)]
+    schemes: Vec<Precision>,
+    /// Krylov solver of the `cg` table (seed clark2022 Table 2 runs
+    /// BiCGstab(4)); the multi-shift table is CG whatever this says.
+    #[arg(long, value_enum, default_value = "cg")]
+    solver: Solver,
+    /// l of BiCGstab(l).
+    #[arg(long, default_value_t = 4)]
+    bicgstab_l: usize,
+    /// The `cg` table on the full system (BiCGstab on M itself, CG on M†M)
+    /// rather than on the even sites.
+    #[arg(long)]
+    full: bool,
     /// Multi-shift: a per-shift table of each scheme (iterations, the true
     /// residual after the multi-shift phase, refinement iterations), as
     /// clark2022 Table 3; the phase's residuals cost one more operator
     /// application a shift, outside the timed solves.
     #[arg(long)]
     per_shift: bool,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Solver {
+    Cg,
+    Bicgstab,
+    Bicgstabl,
 }
 
 fn parse_str<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
@@ -113,11 +136,22 @@ fn qdp(field: &latsol::field::GaugeField) -> latsol::Result<Vec<f64>> {
     Ok(out)
 }
 
-/// Even-odd CG on the even sites, double with a `sloppy` copy.
+/// The solve of the `cg` table (even-odd on the even sites unless
+/// `--full`), double with a `sloppy` copy.
 fn solve_params(mass: f64, sloppy: Precision, o: &Options) -> StaggeredInvertParams {
     StaggeredInvertParams {
         mass,
-        solve: StaggeredSolve::EvenOdd(Parity::Even),
+        solve: if o.full {
+            StaggeredSolve::Full
+        } else {
+            StaggeredSolve::EvenOdd(Parity::Even)
+        },
+        solver: match o.solver {
+            Solver::Cg => SolverType::Cg,
+            Solver::Bicgstab => SolverType::BiCgStab,
+            Solver::Bicgstabl => SolverType::BiCgStabL,
+        },
+        bicgstab_l: o.bicgstab_l,
         tol: o.tol,
         maxiter: 50_000,
         precision: Precision::Double,
@@ -125,6 +159,15 @@ fn solve_params(mass: f64, sloppy: Precision, o: &Options) -> StaggeredInvertPar
         reliable_delta: o.delta,
         cg_stabilised: !o.plain_cg,
         ..Default::default()
+    }
+}
+
+/// The multi-shift table's solve: CG on the even sites.
+fn multishift_params(mass: f64, sloppy: Precision, o: &Options) -> StaggeredInvertParams {
+    StaggeredInvertParams {
+        solve: StaggeredSolve::EvenOdd(Parity::Even),
+        solver: SolverType::Cg,
+        ..solve_params(mass, sloppy, o)
     }
 }
 
@@ -210,16 +253,19 @@ fn main() -> latsol::Result<()> {
             Some(&HostGauge::Qdp(quarters(&long))),
         )
     };
-    let schemes = [Precision::Double, Precision::Single, Precision::Half];
-    let all_links = schemes.map(|p| {
-        let t = std::time::Instant::now();
-        let links = load(p);
-        eprintln!(
-            "staggered links loaded (double, sloppy {p:?}) in {:.3} s",
-            t.elapsed().as_secs_f64()
-        );
-        links
-    });
+    let schemes = o.schemes.clone();
+    let all_links: Vec<_> = schemes
+        .iter()
+        .map(|&p| {
+            let t = std::time::Instant::now();
+            let links = load(p);
+            eprintln!(
+                "staggered links loaded (double, sloppy {p:?}) in {:.3} s",
+                t.elapsed().as_secs_f64()
+            );
+            links
+        })
+        .collect();
     // The same links given without their phases (`fold_phases` with
     // coefficient 1 is its own inverse) and folded back by the library as
     // it loads them: the load's cost with `PhaseFolding::Fold`.
@@ -278,7 +324,7 @@ fn main() -> latsol::Result<()> {
         println!("|---|---|---|---|---|---|---|---|");
         for &m in &o.masses {
             let mut base: Option<(usize, f64)> = None;
-            for (links, sloppy) in all_links.iter().zip(schemes) {
+            for (links, &sloppy) in all_links.iter().zip(&schemes) {
                 let links = match links {
                     Ok(l) => l,
                     Err(err) => {
@@ -331,7 +377,7 @@ fn main() -> latsol::Result<()> {
         println!("|---|---|---|---|---|---|");
         let mut base_t: Option<f64> = None;
         let mut per_shift = Vec::new();
-        for (links, sloppy) in all_links.iter().zip(schemes) {
+        for (links, &sloppy) in all_links.iter().zip(&schemes) {
             let links = match links {
                 Ok(l) => l,
                 Err(err) => {
@@ -344,7 +390,7 @@ fn main() -> latsol::Result<()> {
                 let mut xs = vec![vec![0.0; b.len()]; n];
                 let r = ctx.invert_multishift_staggered(
                     links,
-                    &solve_params(m, sloppy, &o),
+                    &multishift_params(m, sloppy, &o),
                     &shifts,
                     None,
                     HostReals::F64(b),
@@ -358,7 +404,7 @@ fn main() -> latsol::Result<()> {
             if o.per_shift {
                 per_shift.push((
                     name(sloppy),
-                    phase_residuals(&ctx, links, &solve_params(m, sloppy, &o), &shifts, b)?,
+                    phase_residuals(&ctx, links, &multishift_params(m, sloppy, &o), &shifts, b)?,
                     r.clone(),
                 ));
             }

@@ -25,7 +25,9 @@ use super::abi::*;
 use super::convert;
 use super::host::{host_gauge, host_reals, host_reals_mut, not_null};
 use super::state::{self, HostLinks, StaggeredHost};
-use crate::api::{PhaseFolding, StaggeredInvertParams, StaggeredParams, StaggeredSolve};
+use crate::api::{
+    PhaseFolding, SolverType, StaggeredInvertParams, StaggeredParams, StaggeredSolve,
+};
 use crate::error::{Error, Result};
 use crate::lattice::{Lattice, Parity};
 use crate::layout::{GaugeOrder, HostGauge, HostReals, HostRealsMut};
@@ -211,6 +213,15 @@ pub(crate) unsafe fn invert(
             "staggered solves with DAG_NO",
         ));
     }
+    // The Krylov solver: QUDA's multi-shift solver is CG whatever
+    // `inv_type` says; `invertQuda` runs CG (CGNR on the full system),
+    // BiCGstab or BiCGstab(l) (l from `gcrNkrylov`; both on M itself for
+    // the full system); GCR is refused (validation: it needs SAP).
+    let (solver, bicgstab_l) = match (multishift, convert::solver(p.inv_type)) {
+        (true, _) => (SolverType::Cg, StaggeredInvertParams::default().bicgstab_l),
+        (false, Ok(SolverType::BiCgStabL)) => (SolverType::BiCgStabL, super::gcr::bicgstab_l(p)?),
+        (false, s) => (s?, StaggeredInvertParams::default().bicgstab_l),
+    };
     let double = convert::host_is_double(p.cpu_prec, "param->cpu_prec")?;
     let precision = convert::precision(p.cuda_prec, "param->cuda_prec")?;
     let sloppy = convert::precision_or(p.cuda_prec_sloppy, "param->cuda_prec_sloppy", precision)?;
@@ -272,6 +283,8 @@ pub(crate) unsafe fn invert(
             use_init_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES && !multishift,
             progress_every: super::state::progress_every(),
             measure_multishift_phase: false,
+            solver,
+            bicgstab_l,
         };
         let mut outs: Vec<Vec<f64>> = xs
             .iter()
