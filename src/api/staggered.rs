@@ -120,13 +120,6 @@ impl StaggeredLinks {
                 "order = CpsWilson: staggered links are given in QDP or MILC order".into(),
             ));
         }
-        for p in [params.precision, params.precision_sloppy] {
-            if matches!(p, Precision::Packed20 | Precision::Packed30) {
-                return Err(Error::InvalidArgument(format!(
-                    "staggered links in {p:?}: double, single, half or quarter"
-                )));
-            }
-        }
         if params.precision.is_sloppy_only() {
             return Err(Error::InvalidArgument(format!(
                 "precision = {:?}: the precise links are double or single",

@@ -1,14 +1,16 @@
-//! The packed shared-exponent spinor formats of seed clark2022 (§4 and
-//! Appendix A), one site at a time: the 24 reals of a Wilson spinor as
-//! signed `B`-bit integers (B = 20 or 30) times one power-of-two scale `s`
-//! shared by the site, `x ≈ v · s`.
+//! The packed shared-exponent formats of seed clark2022 (§4 and Appendix
+//! A), one site at a time: the `n` reals of a site (24 of a Wilson spinor,
+//! 6 of a staggered colour vector) as signed `B`-bit integers (B = 20 or
+//! 30) times one power-of-two scale `s` shared by the site, `x ≈ v · s`.
 //!
 //! The scale is the seed's "rounded up exponent": `s = 2^(e+1)` where `2^e`
 //! is the power of two at or below `max|x| / M`, `M = 2^(B−1) − 1`, so every
 //! `|x|/s < M` fits and the rounding error is at most `s/2 < max|x| / M`.
 //! Storing only the 8-bit exponent (not an f32 norm as half does) frees the
-//! bits that widen every component: 20 bits in 16 words (64 bytes) per site,
-//! 30 bits in 23 words (92 bytes, less than single's 96).
+//! bits that widen every component: a Wilson spinor in 20 bits fills 16
+//! words (64 bytes), in 30 bits 23 words (92 bytes, less than single's 96);
+//! a colour vector (the seed's Listings 2 and 3) 4 words (16 bytes, half's
+//! size) and 6 words (24 bytes, single's).
 //!
 //! Layout of a site: one little-endian bit string over its words, component
 //! k in bits `[kB, (k+1)B)`, then the biased exponent `e + 1 + 127` in the
@@ -40,9 +42,9 @@ pub fn precision(bits: u32) -> Precision {
     }
 }
 
-/// 32-bit words per site: 24 components and the exponent byte.
-pub const fn words(bits: u32) -> usize {
-    (SITE * bits as usize + 8).div_ceil(32)
+/// 32-bit words per site of `reals` components and the exponent byte.
+pub const fn words(bits: u32, reals: usize) -> usize {
+    (reals * bits as usize + 8).div_ceil(32)
 }
 
 /// The largest magnitude stored, `2^(B−1) − 1`.
@@ -57,20 +59,20 @@ fn pow2(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
-/// The 24 reals of site `i`.
+/// The `reals` (≤ 24) reals of site `i`, the rest of the array zero.
 #[inline(always)]
-pub fn load(bits: u32, w: &[u32], i: usize) -> [f64; SITE] {
-    let n = words(bits);
+pub fn load(bits: u32, reals: usize, w: &[u32], i: usize) -> [f64; SITE] {
+    let n = words(bits, reals);
     let site = &w[i * n..(i + 1) * n];
     let mut out = [0.0; SITE];
-    let exp_bit = SITE * bits as usize;
+    let exp_bit = reals * bits as usize;
     let stored = read_bits(site, exp_bit, 8) as i32;
     if stored == 0 {
         return out;
     }
     let s = pow2(stored - BIAS);
     let shift = 32 - bits;
-    for (k, o) in out.iter_mut().enumerate() {
+    for (k, o) in out[..reals].iter_mut().enumerate() {
         let u = read_bits(site, k * bits as usize, bits);
         // Sign-extend the B-bit two's complement number.
         let v = ((u << shift) as i32) >> shift;
@@ -79,11 +81,11 @@ pub fn load(bits: u32, w: &[u32], i: usize) -> [f64; SITE] {
     out
 }
 
-/// Stores the 24 reals `x` at site `i`, rounding to the nearest multiple
-/// of the site's scale.
+/// Stores the reals `x` (as many as the site holds) at site `i`, rounding
+/// to the nearest multiple of the site's scale.
 #[inline(always)]
-pub fn store(bits: u32, w: &mut [u32], i: usize, x: &[f64; SITE]) {
-    let n = words(bits);
+pub fn store(bits: u32, w: &mut [u32], i: usize, x: &[f64]) {
+    let n = words(bits, x.len());
     let site = &mut w[i * n..(i + 1) * n];
     site.iter_mut().for_each(|v| *v = 0);
     let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -108,7 +110,7 @@ pub fn store(bits: u32, w: &mut [u32], i: usize, x: &[f64; SITE]) {
         let q = (v * inv).round().clamp(-m, m) as i32;
         write_bits(site, k * bits as usize, bits, q as u32 & mask);
     }
-    write_bits(site, SITE * bits as usize, 8, (e + BIAS) as u32);
+    write_bits(site, x.len() * bits as usize, 8, (e + BIAS) as u32);
 }
 
 /// The `len` bits at bit offset `at` of a little-endian word string.
@@ -139,18 +141,22 @@ mod tests {
 
     #[test]
     fn sizes_match_the_seed_budget() {
-        // 20-bit: 24·20 + 8 bits in 16 words; 30-bit: 24·30 + 8 in 23.
-        assert_eq!(words(20), 16);
-        assert_eq!(words(30), 23);
+        // Wilson, 20-bit: 24·20 + 8 bits in 16 words; 30-bit: 24·30 + 8 in 23.
+        assert_eq!(words(20, SITE), 16);
+        assert_eq!(words(30, SITE), 23);
+        // Colour vectors (the seed's Listings 2 and 3): 6·20 + 8 = 128 bits,
+        // half's 12 + 4 bytes; 6·30 + 8 = 188 bits in single's 24 bytes.
+        assert_eq!(words(20, 6), 4);
+        assert_eq!(words(30, 6), 6);
     }
 
     /// Extremes of the integer range and both signs survive the bit string
     /// (the words are shared between neighbouring components).
     #[test]
     fn extremes_and_signs_round_trip() {
-        for b in [20, 30] {
+        for (b, n) in [(20, SITE), (30, SITE), (20, 6), (30, 6)] {
             let m = max_int(b);
-            let mut x = [0.0; SITE];
+            let mut x = vec![0.0; n];
             for (k, v) in x.iter_mut().enumerate() {
                 *v = match k % 4 {
                     0 => 1.0,
@@ -159,11 +165,12 @@ mod tests {
                     _ => 1.0 / m,
                 };
             }
-            let mut w = vec![0u32; words(b) * 2];
+            let mut w = vec![0u32; words(b, n) * 2];
             store(b, &mut w, 1, &x);
-            let y = load(b, &w, 1);
-            assert_eq!(load(b, &w, 0), [0.0; SITE], "site 0 untouched");
-            for k in 0..SITE {
+            let y = load(b, n, &w, 1);
+            assert_eq!(load(b, n, &w, 0), [0.0; SITE], "site 0 untouched");
+            assert!(y[n..].iter().all(|&v| v == 0.0), "beyond the site's reals");
+            for k in 0..n {
                 // max = 1 → s = 2/M at most: error ≤ 1/M.
                 assert!(
                     (x[k] - y[k]).abs() <= 1.0 / m,
@@ -181,18 +188,18 @@ mod tests {
     /// 2^-126 · M a site underflows to zero (documented in `store`).
     #[test]
     fn dynamic_range() {
-        for b in [20, 30] {
-            let mut w = vec![0u32; words(b)];
-            store(b, &mut w, 0, &[1e-40; SITE]);
-            assert_eq!(load(b, &w, 0), [0.0; SITE], "{b} bits underflow");
+        for (b, n) in [(20, SITE), (30, SITE), (20, 6), (30, 6)] {
+            let mut w = vec![0u32; words(b, n)];
+            store(b, &mut w, 0, &vec![1e-40; n]);
+            assert_eq!(load(b, n, &w, 0), [0.0; SITE], "{b} bits underflow");
             for e in [-25, -8, 0, 8, 25] {
                 let scale = 10f64.powi(e);
-                let x: [f64; SITE] = std::array::from_fn(|k| scale * ((k as f64) * 0.37).sin());
-                let mut w = vec![0u32; words(b)];
+                let x: Vec<f64> = (0..n).map(|k| scale * ((k as f64) * 0.37).sin()).collect();
+                let mut w = vec![0u32; words(b, n)];
                 store(b, &mut w, 0, &x);
-                let y = load(b, &w, 0);
+                let y = load(b, n, &w, 0);
                 let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                for k in 0..SITE {
+                for k in 0..n {
                     assert!(
                         (x[k] - y[k]).abs() <= max / max_int(b),
                         "{b} bits, 1e{e}, k {k}"

@@ -222,13 +222,11 @@ impl StaggeredReals {
                 reals.iter().map(|&v| v as f32),
                 what,
             )?),
-            Precision::Half => LinkData::Half(to_fixed(&reals, scale, what)?),
+            // Beside 20-bit colour vectors 16-bit links, beside 30-bit ones
+            // 32-bit fixed point (seed clark2022 §4), as for Wilson fields.
+            Precision::Half | Precision::Packed20 => LinkData::Half(to_fixed(&reals, scale, what)?),
             Precision::Quarter => LinkData::Quarter(to_fixed(&reals, scale, what)?),
-            Precision::Packed20 | Precision::Packed30 => {
-                return Err(crate::error::Error::InvalidArgument(format!(
-                    "staggered links in {precision:?}: double, single, half or quarter"
-                )))
-            }
+            Precision::Packed30 => LinkData::Fixed32(to_fixed(&reals, scale, what)?),
         };
         Ok(Links {
             data,

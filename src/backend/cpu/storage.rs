@@ -46,7 +46,7 @@ pub enum Values {
         v: Vec<i8>,
         norm: Vec<f32>,
     },
-    /// `packed::words(bits)` 32-bit words per site (Wilson spinors only).
+    /// `packed::words(bits, site)` 32-bit words per site.
     Packed {
         bits: u32,
         w: Vec<u32>,
@@ -65,7 +65,6 @@ impl Data {
     }
 
     /// A zeroed field of `site` reals a site (24 or 6), or `OutOfMemory`.
-    /// The packed formats hold Wilson spinors only.
     pub fn try_zeros_of(
         precision: Precision,
         sites: usize,
@@ -87,15 +86,10 @@ impl Data {
                 norm: filled(sites, 0.0, what)?,
             },
             Precision::Packed20 | Precision::Packed30 => {
-                if site != SITE {
-                    return Err(crate::error::Error::InvalidArgument(format!(
-                        "{precision:?} stores Wilson spinors only, not fields of {site} reals a site"
-                    )));
-                }
                 let bits = packed::bits(precision);
                 Values::Packed {
                     bits,
-                    w: filled(sites * packed::words(bits), 0, what)?,
+                    w: filled(sites * packed::words(bits, site), 0, what)?,
                 }
             }
         };
@@ -143,7 +137,7 @@ impl Data {
                 part(norm, sn, to, from, sites, 1);
             }
             (Values::Packed { bits, w }, Values::Packed { bits: sb, w: sw }) if bits == sb => {
-                part(w, sw, to, from, sites, packed::words(*bits));
+                part(w, sw, to, from, sites, packed::words(*bits, site));
             }
             _ => return false,
         }
@@ -156,7 +150,7 @@ impl Data {
             Values::F32(v) => v.len() / self.site,
             Values::Half { norm, .. } => norm.len(),
             Values::Quarter { norm, .. } => norm.len(),
-            Values::Packed { bits, w } => w.len() / packed::words(*bits),
+            Values::Packed { bits, w } => w.len() / packed::words(*bits, self.site),
         }
     }
 
@@ -172,7 +166,7 @@ impl Data {
                 SiteValues::Quarter(&v[a..b], &norm[start..start + count])
             }
             Values::Packed { bits, w } => {
-                let n = packed::words(*bits);
+                let n = packed::words(*bits, site);
                 SiteValues::Packed(*bits, &w[start * n..(start + count) * n])
             }
         };
@@ -193,7 +187,7 @@ impl Data {
                 SiteValuesMut::Quarter(&mut v[a..b], &mut norm[start..start + count])
             }
             Values::Packed { bits, w } => {
-                let n = packed::words(*bits);
+                let n = packed::words(*bits, site);
                 SiteValuesMut::Packed(*bits, &mut w[start * n..(start + count) * n])
             }
         };
@@ -281,7 +275,7 @@ impl SiteValues<'_> {
             SiteValues::F32(v) => load_float(v, i, n),
             SiteValues::Half(v, m) => load_fixed(v, m[i], i, n),
             SiteValues::Quarter(v, m) => load_fixed(v, m[i], i, n),
-            SiteValues::Packed(bits, w) => packed::load(*bits, w, i),
+            SiteValues::Packed(bits, w) => packed::load(*bits, n, w, i),
         }
     }
 }
@@ -312,7 +306,7 @@ impl Sites<'_> {
             SiteValues::F64(v) => v.len() / self.site,
             SiteValues::F32(v) => v.len() / self.site,
             SiteValues::Half(_, n) | SiteValues::Quarter(_, n) => n.len(),
-            SiteValues::Packed(bits, w) => w.len() / packed::words(bits),
+            SiteValues::Packed(bits, w) => w.len() / packed::words(bits, self.site),
         }
     }
 }
@@ -342,7 +336,7 @@ impl SitesMut<'_> {
                 .enumerate()
                 .for_each(|(c, (s, m))| f(c, wrap(SiteValuesMut::Quarter(s, m)))),
             SiteValuesMut::Packed(bits, w) => w
-                .par_chunks_mut(n * packed::words(bits))
+                .par_chunks_mut(n * packed::words(bits, site))
                 .enumerate()
                 .for_each(|(c, s)| f(c, wrap(SiteValuesMut::Packed(bits, s)))),
         }
@@ -383,7 +377,7 @@ impl SitesMut<'_> {
                 .enumerate()
                 .for_each(|(c, ((s, m), p))| g(c, SiteValuesMut::Quarter(s, m), p)),
             SiteValuesMut::Packed(bits, w) => w
-                .par_chunks_mut(n * packed::words(bits))
+                .par_chunks_mut(n * packed::words(bits, site))
                 .zip(parts)
                 .enumerate()
                 .for_each(|(c, (s, p))| g(c, SiteValuesMut::Packed(bits, s), p)),
@@ -399,7 +393,7 @@ impl SitesMut<'_> {
             SiteValuesMut::F32(v) => load_float(v, i, n),
             SiteValuesMut::Half(v, m) => load_fixed(v, m[i], i, n),
             SiteValuesMut::Quarter(v, m) => load_fixed(v, m[i], i, n),
-            SiteValuesMut::Packed(bits, w) => packed::load(*bits, w, i),
+            SiteValuesMut::Packed(bits, w) => packed::load(*bits, n, w, i),
         }
     }
 
@@ -418,9 +412,7 @@ impl SitesMut<'_> {
             }
             SiteValuesMut::Half(v, m) => store_fixed(v, &mut m[i], i, n, x),
             SiteValuesMut::Quarter(v, m) => store_fixed(v, &mut m[i], i, n, x),
-            SiteValuesMut::Packed(bits, w) => {
-                packed::store(*bits, w, i, x.try_into().expect("Wilson sites"))
-            }
+            SiteValuesMut::Packed(bits, w) => packed::store(*bits, w, i, x),
         }
     }
 
@@ -460,7 +452,7 @@ impl SitesMut<'_> {
             SiteValuesMut::F64(v) => v.len() / self.site,
             SiteValuesMut::F32(v) => v.len() / self.site,
             SiteValuesMut::Half(_, n) | SiteValuesMut::Quarter(_, n) => n.len(),
-            SiteValuesMut::Packed(bits, w) => w.len() / packed::words(*bits),
+            SiteValuesMut::Packed(bits, w) => w.len() / packed::words(*bits, self.site),
         }
     }
 }

@@ -113,13 +113,13 @@ fn device_accessors_store_and_load_as_the_cpu() {
             let loaded: Vec<f64> = parts[2].split_whitespace().map(hex64).collect();
             let pairs: Vec<f64> = parts[3].split_whitespace().map(hex64).collect();
             let x: [f64; SPINOR_REALS] = x.try_into().unwrap();
-            let mut cpu = vec![0u32; packed::words(bits)];
+            let mut cpu = vec![0u32; packed::words(bits, SPINOR_REALS)];
             packed::store(bits, &mut cpu, 0, &x);
             assert_eq!(
                 cpu, words,
                 "{bits}-bit, arithmetic {arith}, site {i}: words"
             );
-            let values = packed::load(bits, &words, 0);
+            let values = packed::load(bits, SPINOR_REALS, &words, 0);
             assert!(
                 same_bits(&values, &loaded),
                 "{bits}-bit site {i}: loaded {loaded:?}, cpu {values:?}"

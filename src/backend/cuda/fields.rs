@@ -75,7 +75,9 @@ pub(crate) fn per_site(p: Precision) -> bool {
 pub(crate) fn spinor_block_len(p: Precision, stride: usize) -> usize {
     match p {
         Precision::Half | Precision::Quarter => stride * (SPINOR_REALS + 4 / p.bytes_per_real()),
-        Precision::Packed20 | Precision::Packed30 => stride * packed::words(packed::bits(p)),
+        Precision::Packed20 | Precision::Packed30 => {
+            stride * packed::words(packed::bits(p), SPINOR_REALS)
+        }
         _ => stride * SPINOR_REALS,
     }
 }
