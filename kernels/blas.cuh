@@ -313,33 +313,43 @@ struct Cdot4 {
   }
 };
 
+/// The single-precision format of x̂ beside fields of format S in
+/// `BicgstabUpdateWide`: Wilson spinors in single (staggered_blas.cuh
+/// gives colour vectors theirs).
+template <typename S> struct SingleOf {
+  typedef float T;
+};
+
 /// `BicgstabUpdate` with x̂ kept in single while the other four fields are
 /// half, quarter or packed 20-bit (the widened partial solution of
 /// src/solver/bicgstab_reliable.rs): one thread per site, x̂ read and written
-/// as the site's six float4 (core.cuh), the rest as `Items<Float>` sites. One
+/// as a site of `SingleOf<Float>` (the six float4 of a Wilson spinor, the
+/// three float2 of a colour vector), the rest as `Items<Float>` sites. One
 /// pass instead of a conversion to single and a single `caxpy` per term.
 struct BicgstabUpdateWide {
   static constexpr bool five = true;
   static constexpr int nred = 3;
   template <typename Float> static __device__ __forceinline__ void item(const BlasParams &P, long long i, double *r) {
     typedef Items<Float> A;
-    static_assert(A::nc == 12, "the narrow fields must be site items");
-    z64 p[12], s[12], x[12], t[12], h[12];
+    constexpr int n = SiteNc<Float>::n;
+    static_assert(A::nc == n, "the narrow fields must be site items");
+    typedef typename SingleOf<Float>::T X;
+    z64 p[n], s[n], x[n], t[n], h[n];
     A::load(P, P.x, i, p);
     A::load(P, P.y, i, s);
     A::load(P, P.w, i, t);
     A::load(P, P.v, i, h);
-    load_site<float>(P, P.z, i, x);
+    load_site<X>(P, P.z, i, x);
     const z64 alpha = mk(P.a_re, P.a_im), omega = mk(P.b_re, P.b_im);
 #pragma unroll
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < n; k++) {
       x[k] = x[k] + cmul(alpha, p[k]) + cmul(omega, s[k]);
       s[k] = s[k] - cmul(omega, t[k]);
     }
-    store_site<float>(P, P.z, i, x);
+    store_site<X>(P, P.z, i, x);
     A::store(P, P.y, i, s);
 #pragma unroll
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < n; k++) {
       r[0] += h[k].re * s[k].re + h[k].im * s[k].im;
       r[1] += h[k].re * s[k].im - h[k].im * s[k].re;
       r[2] += norm(s[k]);

@@ -482,6 +482,9 @@ __device__ __forceinline__ int exponent_(double x) { return int((__double_as_lon
 /// words; the sign is restored by an arithmetic shift (seed Appendix A).
 /// Every word index is a compile-time constant once the loops unroll, so
 /// the words stay in registers.
+template <int B, int NC, typename R> __device__ __forceinline__ void pack_site(cplx<R> *z, unsigned *w);
+template <int B, int NC, int c0, int n, typename T>
+__device__ __forceinline__ void unpack_site(const unsigned *w, cplx<T> *z);
 template <int B> struct PackedSpinorSoA {
   typedef PackedWords<B> P;
   typedef typename P::Vec Vec;
@@ -529,48 +532,66 @@ template <int B> struct PackedSpinorSoA {
         for (int k = 0; k < P::per_vec; k++) w[first + k] = 0;
       }
     }
-    const int stored = (w[we] >> (exp_bit & 31)) & 0xff;
-    // A zero site has stored == 0 and all components 0.
-    const T s = stored == 0 ? T(0) : pow2_(T(0), stored - BIAS);
-#pragma unroll
-    for (int c = 0; c < n; c++)
-      z[c] = mk(s * T(component(w, 2 * (c0 + c))), s * T(component(w, 2 * (c0 + c) + 1)));
+    unpack_site<B, 12, c0, n>(w, z);
   }
 
-  /// Stores the 12 complex numbers of site cb by the rule of
-  /// src/format/packed.rs `store` (arithmetic in R), and leaves in z the
-  /// values as stored (what a norm of the stored field sees): the scale is
-  /// 2^e with 2^(e−1) ≤ max|z| / MAX < 2^e (e ≤ BIAS), each real rounded
-  /// half away from zero and clamped to ±MAX; a site whose max/MAX is below
-  /// 2^−126 or not finite is stored as zero; NaN components as 0.
+  /// Stores the 12 complex numbers of site cb (`pack_site`) and leaves in
+  /// z the values as stored.
   template <typename R> static __device__ __forceinline__ void store(Vec *p, int stride, int cb, cplx<R> *z) {
-    R m = 0;
-#pragma unroll
-    for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
-    const R ratio = m / R(MAX);
-    const bool ok = ratio >= pow2_(R(0), 1 - BIAS) && isfinite(ratio);
-    const int e = ok ? min(exponent_(ratio) + 1, BIAS) : 0;
-    const R inv = ok ? pow2_(R(0), -e) : R(0), back = ok ? pow2_(R(0), e) : R(0);
     unsigned w[words];
-#pragma unroll
-    for (int k = 0; k < words; k++) w[k] = 0;
-#pragma unroll
-    for (int k = 0; k < 24; k++) {
-      R &v = (k & 1) ? z[k >> 1].im : z[k >> 1].re;
-      R q = round(v * inv);
-      // Comparisons, not fmin/fmax, so that NaN stays NaN; stored as 0 (as
-      // Rust's `as i32` does).
-      if (q > R(MAX)) q = R(MAX);
-      if (q < -R(MAX)) q = -R(MAX);
-      const int qi = q == q ? int(q) : 0;
-      put(w, k * B, B, unsigned(qi) & ((1u << B) - 1));
-      v = R(qi) * back;
-    }
-    if (ok) put(w, exp_bit, 8, unsigned(e + BIAS));
+    pack_site<B, 12>(z, w);
 #pragma unroll
     for (int j = 0; j < vecs; j++) st_stream(p + j * stride + cb, P::pack(w + j * P::per_vec));
   }
 };
+
+/// The words of one packed site of NC complex numbers z (NC = 12: a Wilson
+/// spinor, 3: a colour vector; `words` = ceil((2 NC B + 8)/32)), by the rule
+/// of src/format/packed.rs `store` (arithmetic in R), leaving in z the
+/// values as stored (what a norm of the stored field sees): the scale is
+/// 2^e with 2^(e−1) ≤ max|z| / MAX < 2^e (e ≤ BIAS), each real rounded half
+/// away from zero and clamped to ±MAX; a site whose max/MAX is below 2^−126
+/// or not finite is stored as zero; NaN components as 0.
+template <int B, int NC, typename R> __device__ __forceinline__ void pack_site(cplx<R> *z, unsigned *w) {
+  typedef PackedSpinorSoA<B> A;
+  constexpr int n_words = (2 * NC * B + 8 + 31) / 32, exp_bit = 2 * NC * B;
+  R m = 0;
+#pragma unroll
+  for (int c = 0; c < NC; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
+  const R ratio = m / R(A::MAX);
+  const bool ok = ratio >= pow2_(R(0), 1 - A::BIAS) && isfinite(ratio);
+  const int e = ok ? min(exponent_(ratio) + 1, A::BIAS) : 0;
+  const R inv = ok ? pow2_(R(0), -e) : R(0), back = ok ? pow2_(R(0), e) : R(0);
+#pragma unroll
+  for (int k = 0; k < n_words; k++) w[k] = 0;
+#pragma unroll
+  for (int k = 0; k < 2 * NC; k++) {
+    R &v = (k & 1) ? z[k >> 1].im : z[k >> 1].re;
+    R q = round(v * inv);
+    // Comparisons, not fmin/fmax, so that NaN stays NaN; stored as 0 (as
+    // Rust's `as i32` does).
+    if (q > R(A::MAX)) q = R(A::MAX);
+    if (q < -R(A::MAX)) q = -R(A::MAX);
+    const int qi = q == q ? int(q) : 0;
+    A::put(w, k * B, B, unsigned(qi) & ((1u << B) - 1));
+    v = R(qi) * back;
+  }
+  if (ok) A::put(w, exp_bit, 8, unsigned(e + A::BIAS));
+}
+
+/// Complex numbers [c0, c0 + n) of one packed site of NC complex numbers
+/// (its words w), in T: exact (as on the CPU) unless T = float overflows.
+template <int B, int NC, int c0, int n, typename T>
+__device__ __forceinline__ void unpack_site(const unsigned *w, cplx<T> *z) {
+  typedef PackedSpinorSoA<B> A;
+  constexpr int exp_bit = 2 * NC * B;
+  const int stored = (w[exp_bit / 32] >> (exp_bit & 31)) & 0xff;
+  // A zero site has stored == 0 and all components 0.
+  const T s = stored == 0 ? T(0) : pow2_(T(0), stored - A::BIAS);
+#pragma unroll
+  for (int c = 0; c < n; c++)
+    z[c] = mk(s * T(A::component(w, 2 * (c0 + c))), s * T(A::component(w, 2 * (c0 + c) + 1)));
+}
 template <> struct SpinorSoA<packed20> : PackedSpinorSoA<20> {};
 template <> struct SpinorSoA<packed30> : PackedSpinorSoA<30> {};
 

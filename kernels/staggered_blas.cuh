@@ -59,12 +59,34 @@ template <typename T> struct FixedColourItems {
 };
 template <> struct Items<ColourSite<short>> : FixedColourItems<short> {};
 template <> struct Items<ColourSite<signed char>> : FixedColourItems<signed char> {};
+/// The packed formats: one site an item likewise, exact in double.
+template <> struct Items<ColourSite<packed20>> : FixedColourItems<packed20> {};
+template <> struct Items<ColourSite<packed30>> : FixedColourItems<packed30> {};
+/// x̂ of the widened BiCGstab update beside colour vectors: single ones.
+template <typename S> struct SingleOf<ColourSite<S>> {
+  typedef ColourSite<float> T;
+};
 
 /// The sums of fields of format `l` into double (`s64`) and single (`s32`)
 /// colour vectors.
 #define LATSOL_STAGGERED_AXPY_MANY(l, L)               \
   LATSOL_AXPY_MANY(s64, ColourSite<double>, l, L)      \
   LATSOL_AXPY_MANY(s32, ColourSite<float>, l, L)
+
+/// The vector algebra of a packed colour-vector format `s` (tag T): every
+/// op and reduction, the sums of its fields into double and single, and the
+/// conversions to and from the IEEE and fixed-point colour formats.
+#define LATSOL_STAGGERED_PACKED_BLAS(s, T)                            \
+  LATSOL_BLAS_OPS(s, ColourSite<T>)                                   \
+  LATSOL_STAGGERED_AXPY_MANY(s, ColourSite<T>)                        \
+  LATSOL_CONVERT(s, ColourSite<T>, s64, ColourSite<double>)           \
+  LATSOL_CONVERT(s, ColourSite<T>, s32, ColourSite<float>)            \
+  LATSOL_CONVERT(s, ColourSite<T>, s16, ColourSite<short>)            \
+  LATSOL_CONVERT(s, ColourSite<T>, s8, ColourSite<signed char>)       \
+  LATSOL_CONVERT(s64, ColourSite<double>, s, ColourSite<T>)           \
+  LATSOL_CONVERT(s32, ColourSite<float>, s, ColourSite<T>)            \
+  LATSOL_CONVERT(s16, ColourSite<short>, s, ColourSite<T>)            \
+  LATSOL_CONVERT(s8, ColourSite<signed char>, s, ColourSite<T>)
 
 /// MILC's heavy-quark residual sum Σ_x |r(x)|²/|x(x)|² (QUDA's
 /// HeavyQuarkResidualNorm; a site with x = 0 adds nothing) over double or

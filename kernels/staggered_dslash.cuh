@@ -47,30 +47,57 @@ static_assert(sizeof(StaggeredParams) == 120, "StaggeredParams layout changed: u
 /// field (`fat_fixed`, `long_fixed`: the largest stored magnitude over MAX,
 /// as the CPU backend's src/backend/cpu/links.rs stores them). Arithmetic in
 /// R: double for double, single otherwise.
+///
+/// The packed formats (tags packed20, packed30; seed clark2022 §4, Listings
+/// 2 and 3) store a site's 6 reals and one shared exponent in 4 or 6 words
+/// (`ColourVector` below) beside links of another type (`Link`): 16-bit
+/// fixed point (short) beside 20-bit vectors, arithmetic in single; 32-bit
+/// fixed point (int) beside 30-bit ones, arithmetic in double.
 template <typename S> struct Stag;
 template <> struct Stag<double> {
   typedef double R;
   typedef double2 V;
+  typedef double Link;
   static constexpr bool fixed = false;
   static constexpr float MAX = 1.0f;
 };
 template <> struct Stag<float> {
   typedef float R;
   typedef float2 V;
+  typedef float Link;
   static constexpr bool fixed = false;
   static constexpr float MAX = 1.0f;
 };
 template <> struct Stag<short> {
   typedef float R;
   typedef short2 V;
+  typedef short Link;
   static constexpr bool fixed = true;
   static constexpr float MAX = 32767.0f;
 };
 template <> struct Stag<signed char> {
   typedef float R;
   typedef char2 V;
+  typedef signed char Link;
   static constexpr bool fixed = true;
   static constexpr float MAX = 127.0f;
+};
+/// 32-bit fixed-point links (beside 30-bit colour vectors only).
+template <> struct Stag<int> {
+  typedef double R;
+  typedef int2 V;
+  typedef int Link;
+  static constexpr bool fixed = true;
+};
+template <> struct Stag<packed20> {
+  typedef float R;
+  typedef uint4 V;
+  typedef short Link;
+};
+template <> struct Stag<packed30> {
+  typedef double R;
+  typedef uint2 V;
+  typedef int Link;
 };
 
 /// Colour vectors of storage S: load and store site cb of a parity block.
@@ -133,6 +160,57 @@ template <typename S> struct ColourVector {
   }
 };
 
+/// Packed colour vectors (`Stag<packed20>`, `Stag<packed30>`): a site's
+/// words as the CPU stores them (src/format/packed.rs, 6 components of B
+/// bits and the exponent byte), transposed vector by vector: 20-bit one
+/// uint4 a site at `cb`, 30-bit three uint2 at `j stride + cb`; values and
+/// rounding the CPU's (`pack_site`, `unpack_site` of core.cuh).
+template <int B> struct PackedColourVec;
+template <> struct PackedColourVec<20> {
+  typedef uint4 V;
+};
+template <> struct PackedColourVec<30> {
+  typedef uint2 V;
+};
+template <int B> struct PackedColour {
+  typedef typename PackedColourVec<B>::V V;
+  static constexpr int words = (6 * B + 8 + 31) / 32, per_vec = sizeof(V) / 4, vecs = words / per_vec;
+  static constexpr long long site_bytes = 4LL * words;
+  template <typename A> static __device__ __forceinline__ void load(const V *p, int stride, int cb, cplx<A> *v) {
+    unsigned w[words];
+#pragma unroll
+    for (int j = 0; j < vecs; j++) unpack(__ldg(p + j * stride + cb), w + j * per_vec);
+    unpack_site<B, 3, 0, 3>(w, v);
+  }
+  template <typename A> static __device__ __forceinline__ void store(V *p, int stride, int cb, cplx<A> *v) {
+    unsigned w[words];
+    pack_site<B, 3>(v, w);
+#pragma unroll
+    for (int j = 0; j < vecs; j++) LATSOL_STS(p + j * stride + cb, pack(w + j * per_vec));
+  }
+  static __device__ __forceinline__ void unpack(uint4 t, unsigned *w) {
+    w[0] = t.x;
+    w[1] = t.y;
+    w[2] = t.z;
+    w[3] = t.w;
+  }
+  static __device__ __forceinline__ void unpack(uint2 t, unsigned *w) {
+    w[0] = t.x;
+    w[1] = t.y;
+  }
+  static __device__ __forceinline__ V pack(const unsigned *w) {
+    V t;
+    if constexpr (B == 20) {
+      t = make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+      t = make_uint2(w[0], w[1]);
+    }
+    return t;
+  }
+};
+template <> struct ColourVector<packed20> : PackedColour<20> {};
+template <> struct ColourVector<packed30> : PackedColour<30> {};
+
 /// The wide loads of compressed long links: W reals a vector (16 bytes in
 /// double and single, 8 in half, 4 in quarter).
 template <typename S> struct LongVec;
@@ -162,6 +240,17 @@ template <typename T> struct FixedLongVec {
   static __device__ __forceinline__ void unpack(V t, float *v) { Fixed<T>::to_float(t, v); }
 };
 template <> struct LongVec<float> : FourLongVec<float4> {};
+/// Four 32-bit fixed-point reals, converted to double (exact).
+template <> struct LongVec<int> {
+  typedef int4 V;
+  static constexpr int W = 4;
+  static __device__ __forceinline__ void unpack(V t, double *v) {
+    v[0] = double(t.x);
+    v[1] = double(t.y);
+    v[2] = double(t.z);
+    v[3] = double(t.w);
+  }
+};
 template <> struct LongVec<short> : FixedLongVec<short> {};
 template <> struct LongVec<signed char> : FixedLongVec<signed char> {};
 
@@ -174,10 +263,11 @@ template <> struct LongVec<signed char> : FixedLongVec<signed char> {};
 template <typename S>
 __device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
                                           cplx<typename Stag<S>::R> *u) {
-  typedef typename Stag<S>::V V;
+  typedef typename Stag<S>::Link Ls;
+  typedef typename Stag<Ls>::V V;
   typedef typename Stag<S>::R R;
-  typedef LongVec<S> L;
-  const S *base = reinterpret_cast<const S *>(links) + ((parity * 4 + mu) * 18) * gs;
+  typedef LongVec<Ls> L;
+  const Ls *base = reinterpret_cast<const Ls *>(links) + ((parity * 4 + mu) * 18) * gs;
   const typename L::V *vecs = reinterpret_cast<const typename L::V *>(base);
   R v[18];
 #pragma unroll
@@ -185,7 +275,7 @@ __device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu,
   const V t = LATSOL_LDS(reinterpret_cast<const V *>(base + 16 * gs) + cb);
   v[16] = R(t.x);
   v[17] = R(t.y);
-  if constexpr (Stag<S>::fixed) {
+  if constexpr (Stag<Ls>::fixed) {
 #pragma unroll
     for (int k = 0; k < 18; k++) v[k] *= fixed;
   }
@@ -201,15 +291,16 @@ __device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu,
 template <typename S, int LR>
 __device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
                                           typename Stag<S>::R scale, cplx<typename Stag<S>::R> *u) {
+  typedef typename Stag<S>::Link Ls;
   typedef typename Stag<S>::R R;
-  typedef LongVec<S> L;
-  const S *base = reinterpret_cast<const S *>(links) + ((parity * 4 + mu) * LR) * gs;
+  typedef LongVec<Ls> L;
+  const Ls *base = reinterpret_cast<const Ls *>(links) + ((parity * 4 + mu) * LR) * gs;
   const typename L::V *vecs = reinterpret_cast<const typename L::V *>(base);
   R v[LR];
 #pragma unroll
   for (int j = 0; j < (LR - 1) / L::W; j++) L::unpack(LATSOL_LDS(vecs + j * gs + cb), v + j * L::W);
   v[LR - 1] = R(LATSOL_LDS(base + (LR - 1) * gs + cb));
-  if constexpr (Stag<S>::fixed) {
+  if constexpr (Stag<Ls>::fixed) {
 #pragma unroll
     for (int k = 0; k < LR; k++) v[k] *= fixed;
   }

@@ -226,7 +226,7 @@ impl StaggeredLinks {
                     continue;
                 }
                 let scale = long_links::scale_of(l.links());
-                let tolerance = 10.0 * p.epsilon().max(1e-12);
+                let tolerance = 10.0 * p.link_epsilon().max(1e-12);
                 let (d, i) = long_links::check(l.links(), r, scale);
                 if d > tolerance || d.is_nan() {
                     let (site, mu) = (i / 4, i % 4);

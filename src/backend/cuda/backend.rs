@@ -259,14 +259,13 @@ impl CudaBackend {
                     names.push(format!("wilson_dslash_{f}_r{r}"));
                     names.push(format!("wilson_clover_{f}_r{r}"));
                 }
-                OperatorFamily::Staggered => names.push(
-                    match p {
-                        Precision::Half => "staggered_f16",
-                        Precision::Quarter => "staggered_f8",
-                        _ => "staggered_dslash",
-                    }
-                    .to_string(),
-                ),
+                OperatorFamily::Staggered => {
+                    names.push(super::staggered::module_name(p).to_string());
+                    // The mixed solvers' partial solution beside fields
+                    // coarser than single is single.
+                    let partial = p.partial_solution();
+                    names.push(super::staggered::module_name(partial).to_string());
+                }
             }
             if family != OperatorFamily::Staggered {
                 names.push("host_spinor".to_string());

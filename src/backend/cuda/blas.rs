@@ -171,7 +171,7 @@ pub(super) fn vectors(x: &CudaSpinor) -> usize {
 /// half and quarter (a norm scales 3 complex numbers there, not 12).
 pub(super) fn format_of(x: &CudaSpinor) -> &'static str {
     match (x.fermion(), x.precision()) {
-        (Fermion::Staggered, p @ (Precision::Half | Precision::Quarter)) => colour_suffix(p),
+        (Fermion::Staggered, p) if per_site(p) => colour_suffix(p),
         (_, p) => suffix(p),
     }
 }
@@ -212,18 +212,12 @@ impl std::ops::Deref for Blas<'_> {
 }
 
 /// The colour-vector kernels of a staggered module (`Double` names
-/// `kernels/staggered_dslash.cu`, `Half` and `Quarter` `staggered_f16.cu`
-/// and `staggered_f8.cu`): the conversions, the heavy-quark residual, and
+/// `kernels/staggered_dslash.cu`, `Half`, `Quarter`, `Packed20` and
+/// `Packed30` `staggered_f16.cu`, `staggered_f8.cu`, `staggered_p20.cu`
+/// and `staggered_p30.cu`): the conversions, the heavy-quark residual, and
 /// the vector algebra of its formats (kernels/staggered_blas.cuh); the
 /// hopping terms' names are `staggered::kernel_names`.
 pub fn colour_kernel_names(module: Precision) -> Vec<String> {
-    let formats: &[Precision] = match module {
-        Precision::Double => &[Precision::Double, Precision::Single],
-        p => std::slice::from_ref(match p {
-            Precision::Half => &Precision::Half,
-            _ => &Precision::Quarter,
-        }),
-    };
     let mut v = Vec::new();
     if module == Precision::Double {
         v.push("staggered_convert_f64_to_f32".into());
@@ -238,26 +232,37 @@ pub fn colour_kernel_names(module: Precision) -> Vec<String> {
                 .map(|op| format!("blas_{op}_{s}")),
         );
     }
-    for &p in formats {
+    let formats = match module {
+        Precision::Double => vec![Precision::Double, Precision::Single],
+        p => vec![p],
+    };
+    for p in formats {
         let s = colour_suffix(p);
         v.push(format!("blas_axpy_many_s64_{s}"));
         v.push(format!("blas_axpy_many_s32_{s}"));
-        for q in COLOUR_FORMATS {
+        if WIDE_FORMATS.contains(&suffix(p)) {
+            v.push(format!("blas_bicgstab_update_wide_{s}"));
+        }
+        for q in Precision::ALL {
             let fixed = |p: Precision| matches!(p, Precision::Half | Precision::Quarter);
-            if q != p && (fixed(p) || fixed(q)) {
+            let packed = |p: Precision| matches!(p, Precision::Packed20 | Precision::Packed30);
+            // A packed module holds every conversion to and from its format
+            // (the other packed one's: from it only).
+            let held = if packed(p) {
+                true
+            } else {
+                !packed(q) && (fixed(p) || fixed(q))
+            };
+            if q != p && held {
                 v.push(format!("convert_{s}_to_{}", colour_suffix(q)));
+            }
+            if q != p && packed(p) && !packed(q) {
+                v.push(format!("convert_{}_to_{s}", colour_suffix(q)));
             }
         }
     }
     v
 }
-
-const COLOUR_FORMATS: [Precision; 4] = [
-    Precision::Double,
-    Precision::Single,
-    Precision::Half,
-    Precision::Quarter,
-];
 
 /// Where an element-wise op writes: the kernel's y or z slot.
 pub(crate) enum Out<'a> {

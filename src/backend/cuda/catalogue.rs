@@ -81,11 +81,21 @@ pub fn rhs_kernel_names(p: Precision) -> Vec<String> {
         .collect()
 }
 
+/// The staggered modules, by the format that names them (`Double` holds
+/// single too).
+const STAGGERED_MODULES: [Precision; 5] = [
+    Precision::Double,
+    Precision::Half,
+    Precision::Quarter,
+    Precision::Packed20,
+    Precision::Packed30,
+];
+
 /// The kernels of kernels/staggered_edges.cu: every staggered hopping
 /// term on the edge sites of a cut lattice, named as the one-device kernel
 /// + "_edges".
 fn staggered_edge_kernel_names() -> Vec<String> {
-    [Precision::Double, Precision::Half, Precision::Quarter]
+    STAGGERED_MODULES
         .iter()
         .flat_map(|&p| staggered::kernel_names(p))
         .map(|n| format!("{n}_edges"))
@@ -96,7 +106,7 @@ fn staggered_edge_kernel_names() -> Vec<String> {
 /// for several right-hand sides in one launch, named as the one-field
 /// kernel + "_rhs".
 pub fn staggered_rhs_kernel_names() -> Vec<String> {
-    [Precision::Double, Precision::Half, Precision::Quarter]
+    STAGGERED_MODULES
         .iter()
         .flat_map(|&p| staggered::kernel_names(p))
         .map(|n| format!("{n}_rhs"))
@@ -242,6 +252,18 @@ pub const SOURCES: &[Source] = &[
         name: "staggered_f8",
         text: include_str!("../../../kernels/staggered_f8.cu"),
         kernels: || staggered_module_kernels(Precision::Quarter),
+        reconstructs: &[],
+    },
+    Source {
+        name: "staggered_p20",
+        text: include_str!("../../../kernels/staggered_p20.cu"),
+        kernels: || staggered_module_kernels(Precision::Packed20),
+        reconstructs: &[],
+    },
+    Source {
+        name: "staggered_p30",
+        text: include_str!("../../../kernels/staggered_p30.cu"),
+        kernels: || staggered_module_kernels(Precision::Packed30),
         reconstructs: &[],
     },
     Source {
@@ -642,22 +664,21 @@ mod tests {
     #[test]
     fn staggered_kernel_names_exist_in_the_sources() {
         let mut all = Vec::new();
-        for (module, p) in [
-            ("staggered_dslash", Precision::Double),
-            ("staggered_f16", Precision::Half),
-            ("staggered_f8", Precision::Quarter),
-        ] {
+        for p in STAGGERED_MODULES {
+            let module = staggered::module_name(p);
             let src = SOURCES.iter().find(|s| s.name == module).unwrap();
             assert_eq!((src.kernels)(), staggered_module_kernels(p), "{module}");
-            let ops = format!(
-                "LATSOL_BLAS_OPS({}, ",
-                crate::backend::cuda::fields::colour_suffix(p)
-            );
+            let s = crate::backend::cuda::fields::colour_suffix(p);
+            let ops = format!("LATSOL_BLAS_OPS({s}, ");
+            // A packed module's ops, sums and conversions in one macro.
+            let packed = format!("LATSOL_STAGGERED_PACKED_BLAS({s}, ");
             for n in staggered_module_kernels(p) {
                 let declared = src.text.contains(&format!("void {n}("))
                     || src.text.contains(&format!("LATSOL_STAGGERED({n},"))
                     || src.text.contains(&format!("LATSOL_HEAVY_QUARK({n},"))
+                    || src.text.contains(&format!("LATSOL_REDUCE_ONE({n},"))
                     || (n.starts_with("blas_") && !n.contains("many") && src.text.contains(&ops))
+                    || (n.contains(&format!("_{s}")) && src.text.contains(&packed))
                     || n.strip_prefix("blas_axpy_many_").is_some_and(|rest| {
                         let lo = &rest[4..];
                         src.text

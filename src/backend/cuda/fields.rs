@@ -37,18 +37,22 @@ pub(crate) fn colour_suffix(p: Precision) -> &'static str {
         Precision::Double => "s64",
         Precision::Single => "s32",
         Precision::Half => "s16",
-        _ => "s8",
+        Precision::Quarter => "s8",
+        Precision::Packed20 => "sp20",
+        Precision::Packed30 => "sp30",
     }
 }
 
 /// Stored elements of one parity block of colour vectors: 6 reals a site,
-/// then (half, quarter) one f32 norm a site.
+/// then (half, quarter) one f32 norm a site; packed, a site's 32-bit words
+/// (4 for 20-bit, 6 for 30-bit).
 pub(crate) fn colour_block_len(p: Precision, stride: usize) -> usize {
-    let norm = match p {
-        Precision::Half | Precision::Quarter => 4 / p.bytes_per_real(),
-        _ => 0,
-    };
-    stride * (Fermion::Staggered.reals() + norm)
+    let reals = Fermion::Staggered.reals();
+    match p {
+        Precision::Half | Precision::Quarter => stride * (reals + 4 / p.bytes_per_real()),
+        Precision::Packed20 | Precision::Packed30 => stride * packed::words(packed::bits(p), reals),
+        _ => stride * reals,
+    }
 }
 
 /// Reals per vector load of a spinor field (double2 / float4 / short4 / char4).
@@ -82,13 +86,18 @@ pub(crate) fn spinor_block_len(p: Precision, stride: usize) -> usize {
     }
 }
 
-/// Bytes of one spinor parity block of `stride` sites.
-pub(crate) fn spinor_block_bytes(p: Precision, stride: usize) -> usize {
-    let elem = match p {
+/// Bytes of one stored element of a field in `p`: a real, or a packed
+/// format's 32-bit word.
+pub(crate) fn element_bytes(p: Precision) -> usize {
+    match p {
         Precision::Packed20 | Precision::Packed30 => 4,
         p => p.bytes_per_real(),
-    };
-    spinor_block_len(p, stride) * elem
+    }
+}
+
+/// Bytes of one spinor parity block of `stride` sites.
+pub(crate) fn spinor_block_bytes(p: Precision, stride: usize) -> usize {
+    spinor_block_len(p, stride) * element_bytes(p)
 }
 
 /// A spinor field in device memory (layout: `kernels/core.cuh`).
@@ -140,7 +149,7 @@ impl CudaSpinor {
 
     /// Bytes of one parity block.
     pub(crate) fn block_bytes(&self) -> usize {
-        self.block_len() * self.precision().bytes_per_real()
+        self.block_len() * element_bytes(self.precision())
     }
 
     /// Where the structure-of-arrays layout puts a site's reals (double and
@@ -234,13 +243,6 @@ pub(crate) fn alloc_spinor(
     precision: Precision,
     fermion: Fermion,
 ) -> Result<CudaSpinor> {
-    if fermion == Fermion::Staggered
-        && matches!(precision, Precision::Packed20 | Precision::Packed30)
-    {
-        return Err(Error::Unsupported(format!(
-            "staggered fields in {precision:?}: double, single, half or quarter"
-        )));
-    }
     check_lattice(lattice)?;
     let stride = layout::padded_stride(lattice.half_volume());
     let blocks = lattice.sites(subset) / lattice.half_volume();
@@ -311,14 +313,9 @@ mod tests {
             let r = SiteRows::of_field(p, Fermion::Wilson);
             assert_eq!(r.face_bytes(stride), spinor_block_bytes(p, stride), "{p:?}");
         }
-        for p in [
-            Precision::Double,
-            Precision::Single,
-            Precision::Half,
-            Precision::Quarter,
-        ] {
+        for p in Precision::ALL {
             let r = SiteRows::of_field(p, Fermion::Staggered);
-            let bytes = colour_block_len(p, stride) * p.bytes_per_real();
+            let bytes = colour_block_len(p, stride) * element_bytes(p);
             assert_eq!(r.face_bytes(stride), bytes, "{p:?}");
         }
     }
@@ -329,5 +326,8 @@ mod tests {
         assert_eq!(colour_block_len(Precision::Double, 32), 192);
         assert_eq!(colour_block_len(Precision::Half, 32), 256);
         assert_eq!(colour_block_len(Precision::Quarter, 32), 320);
+        // Packed (clark2022 Listings 2, 3): 4 and 6 words a site, 16 and 24 bytes.
+        assert_eq!(colour_block_len(Precision::Packed20, 32), 128);
+        assert_eq!(colour_block_len(Precision::Packed30, 32), 192);
     }
 }

@@ -149,7 +149,11 @@ impl SiteRows {
             (Fermion::Staggered, Precision::Double) => (16, 3, false),
             (Fermion::Staggered, Precision::Single) => (8, 3, false),
             (Fermion::Staggered, Precision::Half) => (4, 3, true),
-            (Fermion::Staggered, _) => (2, 3, true),
+            (Fermion::Staggered, Precision::Quarter) => (2, 3, true),
+            // The packed words of a colour vector: one uint4 (20-bit), three
+            // uint2 (30-bit; kernels/staggered_dslash.cuh, `PackedColour`).
+            (Fermion::Staggered, Precision::Packed20) => (16, 1, false),
+            (Fermion::Staggered, Precision::Packed30) => (8, 3, false),
         };
         SiteRows { elem, rows, norm }
     }

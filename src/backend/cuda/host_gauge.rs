@@ -373,14 +373,6 @@ impl HostOrder<'_> {
         formats: &[(Precision, LongReconstruct)],
     ) -> Result<Option<Vec<CudaStaggeredLinks>>> {
         check_lattice(lattice)?;
-        if let Some((p, _)) = formats
-            .iter()
-            .find(|(p, _)| matches!(p, Precision::Packed20 | Precision::Packed30))
-        {
-            return Err(Error::Unsupported(format!(
-                "staggered links in {p:?}: double, single, half or quarter"
-            )));
-        }
         let modules: Vec<_> = self.module_named("host_gauge").into_iter().collect();
         self.prepare_modules(&modules)?;
         let vh = lattice.half_volume();
@@ -432,8 +424,8 @@ impl HostOrder<'_> {
                     }
                 };
                 // `api::staggered`'s rule: within 10 units of the stored
-                // precision (at least 1e-12) of |s|, and every link a number.
-                let tolerance = 10.0 * precision.epsilon().max(1e-12);
+                // links' precision (at least 1e-12) of |s|, and every link a number.
+                let tolerance = 10.0 * precision.link_epsilon().max(1e-12);
                 if scan[2] > 0.0 || scan[1] > tolerance || !scale.is_finite() || scale == 0.0 {
                     return Ok(None);
                 }

@@ -84,26 +84,44 @@ struct StaggeredRhsParams {
 unsafe impl DeviceRepr for StaggeredRhsParams {}
 
 /// The hopping terms of a staggered module: `Double` names
-/// `kernels/staggered_dslash.cu` (double and single), `Half` and `Quarter`
-/// `kernels/staggered_f16.cu` and `staggered_f8.cu`, each with long links
-/// of 18, 13 or 9 reals (the module's other kernels:
+/// `kernels/staggered_dslash.cu` (double and single), the others
+/// `kernels/staggered_<f16, f8, p20, p30>.cu` (`module_name`), each with
+/// long links of 18, 13 or 9 reals (the module's other kernels:
 /// `blas::colour_kernel_names`).
 pub fn kernel_names(module: Precision) -> Vec<String> {
-    let formats: &[Precision] = match module {
-        Precision::Double => &[Precision::Double, Precision::Single],
-        p => std::slice::from_ref(match p {
-            Precision::Half => &Precision::Half,
-            _ => &Precision::Quarter,
-        }),
+    let formats = match module {
+        Precision::Double => vec![Precision::Double, Precision::Single],
+        p => vec![p],
     };
     let mut v = Vec::new();
-    for &p in formats {
+    for p in formats {
         let f = suffix(p);
         v.push(format!("staggered_dslash_{f}"));
         v.push(format!("staggered_dslash_{f}_l13"));
         v.push(format!("staggered_dslash_{f}_l9"));
     }
     v
+}
+
+/// The module of the staggered kernels of format `p`.
+pub(crate) fn module_name(p: Precision) -> &'static str {
+    match p {
+        Precision::Double | Precision::Single => "staggered_dslash",
+        Precision::Half => "staggered_f16",
+        Precision::Quarter => "staggered_f8",
+        Precision::Packed20 => "staggered_p20",
+        Precision::Packed30 => "staggered_p30",
+    }
+}
+
+/// Bytes of one stored link real beside fields of format `p`: beside the
+/// packed formats 16- and 32-bit fixed point (seed clark2022 §4).
+pub(crate) fn link_real_bytes(p: Precision) -> usize {
+    match p {
+        Precision::Packed20 => 2,
+        Precision::Packed30 => 4,
+        p => p.bytes_per_real(),
+    }
 }
 
 /// Reals a wide load of compressed long links takes (`LongVec` in
@@ -173,7 +191,7 @@ pub(crate) fn link_faces(
     precision: Precision,
     depth: usize,
 ) -> LinkFaces {
-    let (rb, w) = (precision.bytes_per_real(), long_vec(precision));
+    let (rb, w) = (link_real_bytes(precision), long_vec(precision));
     let (vectors, last) = if reals == 18 { (16, 2) } else { (reals - 1, 1) };
     LinkFaces {
         ptr,
@@ -220,8 +238,8 @@ pub(crate) enum DeviceLong {
     },
 }
 
-/// Links in device memory, any precision: in half and quarter,
-/// `value = stored · fixed` (the largest stored magnitude over the
+/// Links in device memory, any precision: in half and quarter (and the
+/// 16- and 32-bit fixed point beside packed fields), `value = stored · fixed` (the largest stored magnitude over the
 /// fixed-point maximum, as `cpu/links.rs` stores staggered links).
 pub(crate) struct FixedLinks {
     data: DeviceData,
@@ -233,8 +251,9 @@ impl FixedLinks {
     /// stored magnitude: fixed point's unit is `max / MAX`.
     pub(crate) fn new(data: DeviceData, precision: Precision, max: f64) -> FixedLinks {
         let fixed = match precision {
-            Precision::Half => max / <i16 as crate::format::Fixed>::MAX,
+            Precision::Half | Precision::Packed20 => max / <i16 as crate::format::Fixed>::MAX,
             Precision::Quarter => max / <i8 as crate::format::Fixed>::MAX,
+            Precision::Packed30 => max / <i32 as crate::format::Fixed>::MAX,
             _ => 1.0,
         };
         FixedLinks { data, fixed }
@@ -294,11 +313,6 @@ impl StaggeredKernels<'_> {
         precision: Precision,
         long_reconstruct: LongReconstruct,
     ) -> Result<CudaStaggeredLinks> {
-        if matches!(precision, Precision::Packed20 | Precision::Packed30) {
-            return Err(Error::Unsupported(format!(
-                "staggered links in {precision:?}: double, single, half or quarter"
-            )));
-        }
         let lat = fat.lattice();
         let mut checked = check_lattice(lat);
         if let Some(r) = self.ranks {
@@ -456,9 +470,14 @@ impl StaggeredKernels<'_> {
                 let v = layout::place_links(field, block_len, stored, index, conv)?;
                 self.upload_bytes(at, bytemuck::cast_slice(&v))?
             }
-            _ => {
+            DeviceData::I32(_) => {
+                let conv = fixed_point::<i32>(max);
+                let v = layout::place_links(field, block_len, stored, index, conv)?;
+                self.upload_bytes(at, bytemuck::cast_slice(&v))?
+            }
+            DeviceData::P20(_) | DeviceData::P30(_) => {
                 return Err(Error::Internal(
-                    "staggered links are double, single, half or quarter".into(),
+                    "staggered links stored as packed colour vectors".into(),
                 ))
             }
         }

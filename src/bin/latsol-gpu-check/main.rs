@@ -115,7 +115,7 @@ use crate::blas::{bench_blas, check_blas, check_solution_updates};
 #[cfg(feature = "cuda")]
 use crate::clover::{bench_clover, check_clover};
 #[cfg(feature = "cuda")]
-use crate::common::{e, is_packed, Pair, ALL_PRECISIONS, ALL_RECONSTRUCTS, R};
+use crate::common::{e, Pair, ALL_PRECISIONS, ALL_RECONSTRUCTS, R};
 #[cfg(feature = "cuda")]
 use crate::host_orders::check_host_orders;
 #[cfg(feature = "cuda")]
@@ -445,9 +445,6 @@ fn run() -> R<usize> {
             };
             for &dims in &sizes {
                 if has("--staggered") {
-                    if is_packed(prec) {
-                        continue;
-                    }
                     let r = staggered::bench(&gpu, prec, dims, roof, &mut rep, &mut rows);
                     rep.flag(
                         &format!(

@@ -32,12 +32,7 @@ use crate::timing::time_ms;
 
 type Spinor = <CudaBackend as Backend>::Spinor;
 
-const FORMATS: [Precision; 4] = [
-    Precision::Double,
-    Precision::Single,
-    Precision::Half,
-    Precision::Quarter,
-];
+const FORMATS: [Precision; 6] = Precision::ALL;
 
 /// The improved term with long links in 18, 13 and 9 reals, and the naive one.
 const LINKS: [(bool, LongReconstruct); 4] = [
