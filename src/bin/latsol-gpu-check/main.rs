@@ -27,6 +27,8 @@
 //!                  [--dims X,Y,Z,T] [--prec P] [--check-prec P,P,...] [--tag T] [--blas]
 //! latsol-gpu-check --rhs [--no-bench] [--dims X,Y,Z,T]   (the several-field hopping terms, rhs.rs,
 //!                  and the block algebra, block_blas.rs)
+//! latsol-gpu-check --staggered --staggered-solves-only --no-bench --no-solve   (the staggered
+//!     solve pairs alone)
 //! latsol-gpu-check --staggered-rhs [--no-bench] [--dims X,Y,Z,T]   (the staggered part of --rhs,
 //!                  staggered_rhs.rs)
 //! latsol-gpu-check --sap   (the Schwarz preconditioner's pieces against the CPU, sap.rs)
@@ -314,10 +316,12 @@ fn run() -> R<usize> {
         None => ALL_PRECISIONS.to_vec(),
     };
 
-    // 1. Correctness against the CPU backend.
+    // 1. Correctness against the CPU backend (`--staggered-solves-only`:
+    // none but the staggered solve pairs below).
+    let checks = !bench_only && !has("--staggered-solves-only");
     let lat = Arc::new(Lattice::new([6, 4, 8, 10]).map_err(e)?);
     let gauge = random::hot_gauge(&lat, 3);
-    if !bench_only {
+    if checks {
         let r = check_host_orders(&cpu, &gpu, &lat, &mut rep);
         rep.flag(
             &format!(
@@ -327,7 +331,7 @@ fn run() -> R<usize> {
             r.is_ok(),
         );
     }
-    if !bench_only {
+    if checks {
         match crate::gauge_import::colour_vectors(&cpu, &gpu, &lat) {
             Ok(checks) => checks.iter().for_each(|c| rep.check(&c.what, c.err, c.tol)),
             Err(err) => rep.flag(&format!("colour vectors ran {err}"), false),
@@ -353,7 +357,7 @@ fn run() -> R<usize> {
         }
     }
     for prec in ALL_PRECISIONS.into_iter().filter(|p| checked.contains(p)) {
-        if bench_only {
+        if !checks {
             break;
         }
         let pair = Pair {
@@ -391,14 +395,17 @@ fn run() -> R<usize> {
     }
 
     if has("--staggered") && !bench_only {
-        let r = staggered::check(&cpu, &gpu, &mut rep);
-        rep.flag(
-            &format!(
-                "staggered checks ran {}",
-                r.as_ref().err().cloned().unwrap_or_default()
-            ),
-            r.is_ok(),
-        );
+        // `--staggered-solves-only`: the CPU/CUDA solve pairs alone.
+        if !has("--staggered-solves-only") {
+            let r = staggered::check(&cpu, &gpu, &mut rep);
+            rep.flag(
+                &format!(
+                    "staggered checks ran {}",
+                    r.as_ref().err().cloned().unwrap_or_default()
+                ),
+                r.is_ok(),
+            );
+        }
         let r = staggered::check_solve(&mut rep);
         rep.flag(
             &format!(
