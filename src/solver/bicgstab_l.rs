@@ -51,16 +51,16 @@ const BREAKDOWN: f64 = 1e-14;
 /// double too, and both a watch on the iterated residual (the rule of
 /// `bicgstab_reliable`) and QUDA's count of true residuals above the last
 /// one handed every mixed solve of seed clark2022's Table 2 over to double
-/// (docs/numerics.md, "BiCGstab(l) at a light staggered mass"). QUDA's
+/// (docs/numerics.md, "When a sloppy recurrence hands over to the precise
+/// one"). QUDA's
 /// BiCGstab(l) (9521952, lib/inv_bicgstabl_quda.cpp) has no handover.
+///
+/// A sloppy iterated `|r|²` `DIVERGED` times the lowest true one forces
+/// the update that judges it (a diverging recurrence makes no δ-drop to
+/// trigger one; near κ_c a single-precision BiCGstab(1) grew to 1e18:
+/// docs/numerics.md, "BiCGstab(l)").
 const LOST: f64 = 1e4;
 const DIVERGED: f64 = 1e6;
-
-/// A sloppy iterated `|r|²` this many times the lowest true one forces an
-/// update (a diverging recurrence makes no δ-drop to trigger one; near κ_c
-/// a single-precision BiCGstab(1) grew to 1e18: docs/numerics.md,
-/// "BiCGstab(l)"), which `DIVERGED` then judges.
-const DIVERGENCE: f64 = DIVERGED;
 
 /// The normal equations of the MR part are refused (a breakdown) when a
 /// pivot falls below this share of the largest.
@@ -180,7 +180,7 @@ fn iterate<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
                 rr <= stop
                     || rr < delta2 * max_rr
                     || k >= params.maxiter
-                    || (mixed && rr > DIVERGENCE * best_true)
+                    || (mixed && rr > DIVERGED * best_true)
             }
             None if fresh => {
                 // The work since the last update is kept in x.
