@@ -85,6 +85,22 @@ template <typename T> __device__ __forceinline__ cplx<T> cjmadd(cplx<T> a, cplx<
   return acc;
 }
 
+/// a b
+template <typename T> __device__ __forceinline__ cplx<T> cprod(cplx<T> a, cplx<T> b) {
+  return mk(fma(-a.im, b.im, a.re * b.re), fma(a.im, b.re, a.re * b.im));
+}
+/// conj(a) b
+template <typename T> __device__ __forceinline__ cplx<T> cjprod(cplx<T> a, cplx<T> b) {
+  return mk(fma(a.im, b.im, a.re * b.re), fma(-a.im, b.re, a.re * b.im));
+}
+
+/// n / d for the multiplier m and shift s of d (hopping_params.rs, `division_magic`:
+/// the round-up method of Granlund and Montgomery, exact for every 32-bit n).
+__device__ __forceinline__ unsigned divide(unsigned n, unsigned m, unsigned s) {
+  const unsigned t = __umulhi(n, m);
+  return (t + ((n - t) >> 1)) >> s;
+}
+
 // ---- loads and stores with cache hints ------------------------------------
 // Neighbour spinors are read by up to eight sites: ordinary read-only loads
 // (L1 and L2 keep them). Links and outputs are touched once: streaming
@@ -684,8 +700,19 @@ template <> struct LinkElem<short> : NarrowLinkElem<short> {};
 template <> struct LinkElem<signed char> : NarrowLinkElem<signed char> {};
 template <> struct LinkElem<int> : FixedLinkElem<int, int2, int4, double> {};
 
-__device__ __forceinline__ void sincospi_(double x, double *s, double *c) { sincospi(x, s, c); }
-__device__ __forceinline__ void sincospi_(float x, float *s, float *c) { sincospif(x, s, c); }
+/// sin(π x), cos(π x) for |x| ≤ 1 where `approx`: in single by the special
+/// function unit (absolute error about 2^-21, beside 2^-16 of a 16-bit
+/// link's own rounding, in a few instructions), else exact.
+template <bool approx> __device__ __forceinline__ void sincospi_link(float x, float *s, float *c) {
+  if constexpr (approx) {
+    __sincosf(3.14159265358979f * x, s, c);
+  } else {
+    sincospif(x, s, c);
+  }
+}
+template <bool approx> __device__ __forceinline__ void sincospi_link(double x, double *s, double *c) {
+  sincospi(x, s, c);
+}
 
 /// The unit a link is loaded in: a pair of stored complex numbers where
 /// the format pairs them (`LinkElem::Pair`), else one (`Vec`).
@@ -699,15 +726,17 @@ template <typename E> struct LinkWord<E, true> {
 /// The link from its 8 stored numbers z = (a2, a3, b1, (θ_a1, θ_c1)/π), in
 /// the arithmetic of `src/reconstruct.rs` (seed clark2010 Appendix A, with
 /// its fix for a negative square-root argument).
-template <typename F> __device__ __forceinline__ void rebuild8(const cplx<F> *z, Link<F> &u) {
+/// `approx`: the phases by `sincospi_link`'s approximation (links of 16
+/// bits or fewer).
+template <typename F, bool approx = false> __device__ __forceinline__ void rebuild8(const cplx<F> *z, Link<F> &u) {
   const cplx<F> a2 = z[0], a3 = z[1], b1 = z[2];
   const F n2 = a2.re * a2.re + a2.im * a2.im + a3.re * a3.re + a3.im * a3.im;
   F s, c;
-  sincospi_(z[3].re, &s, &c);
+  sincospi_link<approx>(z[3].re, &s, &c);
   const F a1_abs = sqrt(fmax(F(1) - n2, F(0)));
   const cplx<F> a1 = mk(a1_abs * c, a1_abs * s);
   const F c1_abs = sqrt(fmax(F(1) - a1_abs * a1_abs - (b1.re * b1.re + b1.im * b1.im), F(0)));
-  sincospi_(z[3].im, &s, &c);
+  sincospi_link<approx>(z[3].im, &s, &c);
   const cplx<F> c1 = mk(c1_abs * c, c1_abs * s);
   const F n = sqrt(n2), inv_n = F(1) / n;
   // b' = (0, −a3*, a2*)/N, c' = (N, −a1* a2/N, −a1* a3/N).

@@ -36,8 +36,10 @@ struct StaggeredParams {
   int gauge_stride;
   int interior_cut;  // on a cut lattice, bit mu where mu is cut: the launch computes the interior sites only
   int depth;         // the longest hop (1, or 3 with long links): sites within it of a cut face are edges
+  unsigned div_magic[3];  // n / dims[mu] = divide(n, div_magic[mu], div_shift[mu]), mu < 3 (core.cuh)
+  unsigned div_shift[3];
 };
-static_assert(sizeof(StaggeredParams) == 120, "StaggeredParams layout changed: update staggered.rs");
+static_assert(sizeof(StaggeredParams) == 144, "StaggeredParams layout changed: update staggered.rs");
 
 /// The storage formats of colour vectors and staggered links, by storage
 /// type S: double2 / float2 per complex number in double and single; short2
@@ -93,11 +95,13 @@ template <> struct Stag<packed20> {
   typedef float R;
   typedef uint4 V;
   typedef short Link;
+  static constexpr bool fixed = false;  // the vectors: values, each site's exponent shared
 };
 template <> struct Stag<packed30> {
   typedef double R;
   typedef uint2 V;
   typedef int Link;
+  static constexpr bool fixed = false;
 };
 
 /// Colour vectors of storage S: load and store site cb of a parity block.
@@ -110,9 +114,20 @@ template <typename S> struct ColourVector {
     return reinterpret_cast<const float *>(p + 3 * stride);
   }
   /// Neighbours are read by up to 16 sites: read-only loads that L1 and L2 keep.
+  /// In double (the vector algebra, bit for bit the CPU's) the scale is
+  /// norm / MAX; in single (the hopping term) norm · (1 / MAX), a multiply
+  /// where a division would cost more than the rest of the load.
   template <typename A> static __device__ __forceinline__ void load(const V *p, int stride, int cb, cplx<A> *v) {
-    A s = A(1);
-    if constexpr (Stag<S>::fixed) s = A(__ldg(norms(p, stride) + cb)) / A(Stag<S>::MAX);
+    const A s = load_deferred(p, stride, cb, v);
+    if constexpr (Stag<S>::fixed) {
+#pragma unroll
+      for (int c = 0; c < 3; c++) v[c] = s * v[c];
+    }
+  }
+  /// Site cb as stored (the integers of the fixed-point formats, the values
+  /// otherwise) and the factor that makes them values (the site's norm / MAX,
+  /// or 1): the hopping term applies it once to a hop's result (`add_hop`).
+  template <typename A> static __device__ __forceinline__ A load_deferred(const V *p, int stride, int cb, cplx<A> *v) {
 #pragma unroll
     for (int c = 0; c < 3; c++) {
       if constexpr (Stag<S>::fixed && same_type<A, float>::value) {
@@ -120,11 +135,18 @@ template <typename S> struct ColourVector {
         typedef typename Fixed<S>::Raw2 W;
         float f[2];
         Fixed<S>::to_float(__ldg(reinterpret_cast<const W *>(p + c * stride + cb)), f);
-        v[c] = mk<A>(s * f[0], s * f[1]);
+        v[c] = mk<A>(f[0], f[1]);
       } else {
         const V t = __ldg(p + c * stride + cb);
-        v[c] = mk<A>(s * A(t.x), s * A(t.y));
+        v[c] = mk<A>(A(t.x), A(t.y));
       }
+    }
+    if constexpr (!Stag<S>::fixed) {
+      return A(1);
+    } else if constexpr (same_type<A, float>::value) {
+      return __ldg(norms(p, stride) + cb) * (1.0f / Stag<S>::MAX);
+    } else {
+      return A(__ldg(norms(p, stride) + cb)) / A(Stag<S>::MAX);
     }
   }
   /// Stores site cb (the norm computed in A, rounding to nearest as the CPU
@@ -181,6 +203,11 @@ template <int B> struct PackedColour {
 #pragma unroll
     for (int j = 0; j < vecs; j++) unpack(__ldg(p + j * stride + cb), w + j * per_vec);
     unpack_site<B, 3, 0, 3>(w, v);
+  }
+  /// The values, and 1 (`ColourVector::load_deferred`).
+  template <typename A> static __device__ __forceinline__ A load_deferred(const V *p, int stride, int cb, cplx<A> *v) {
+    load(p, stride, cb, v);
+    return A(1);
   }
   template <typename A> static __device__ __forceinline__ void store(V *p, int stride, int cb, cplx<A> *v) {
     unsigned w[words];
@@ -254,15 +281,26 @@ template <> struct LongVec<int> {
 template <> struct LongVec<short> : FixedLongVec<short> {};
 template <> struct LongVec<signed char> : FixedLongVec<signed char> {};
 
-/// A link of 18 reals, times `fixed` in fixed point. Layout of one (parity,
+/// Whether the hopping term of storage S defers scales: in the fixed-point
+/// formats (links, and half and quarter vectors) a hop is computed on the
+/// stored numbers and the link's and the vector's scales are applied once,
+/// to the hop's 6 reals, rather than to the link's 18 and the vector's 6
+/// (the product is bilinear; QUDA defers the same way, and the Wilson term's
+/// `DeferredScale`, wilson_dslash.cuh).
+template <typename S> struct Deferred {
+  static constexpr bool value = Stag<S>::fixed || Stag<typename Stag<S>::Link>::fixed;
+};
+
+/// A link of 18 reals as stored, and the factor that makes them values
+/// (`fixed` in fixed point, 1 otherwise). Layout of one (parity,
 /// mu) block: reals 0 .. 15 in vectors of W (`LongVec`), vector j of site
 /// cb at `j gauge_stride + cb`, then the last complex number (reals 16, 17)
 /// as one V at `16 gauge_stride + 2 cb`, counted in reals
 /// (src/backend/cuda/staggered.rs, `fat_index`): wide loads in single,
 /// half and quarter; in double the layout of reconstruct-18 gauge links.
 template <typename S>
-__device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
-                                          cplx<typename Stag<S>::R> *u) {
+__device__ __forceinline__ typename Stag<S>::R load_link(u64 links, int gs, int parity, int mu, int cb,
+                                                         typename Stag<S>::R fixed, cplx<typename Stag<S>::R> *u) {
   typedef typename Stag<S>::Link Ls;
   typedef typename Stag<Ls>::V V;
   typedef typename Stag<S>::R R;
@@ -275,21 +313,20 @@ __device__ __forceinline__ void load_link(u64 links, int gs, int parity, int mu,
   const V t = LATSOL_LDS(reinterpret_cast<const V *>(base + 16 * gs) + cb);
   v[16] = R(t.x);
   v[17] = R(t.y);
-  if constexpr (Stag<Ls>::fixed) {
-#pragma unroll
-    for (int k = 0; k < 18; k++) v[k] *= fixed;
-  }
 #pragma unroll
   for (int k = 0; k < 9; k++) u[k] = mk<R>(v[2 * k], v[2 * k + 1]);
+  return Stag<Ls>::fixed ? fixed : R(1);
 }
 
-/// A long link stored in LR = 13 or 9 reals, rebuilt and scaled by `scale`.
-/// Layout of one (parity, mu) block: reals 0 .. LR−1 (12 or 8) in vectors
+/// A long link stored in LR = 13 or 9 reals, rebuilt; returns the factor
+/// still to apply (`Deferred`: `fixed · scale` for 13 reals, whose first two
+/// rows stay as stored, `scale` for 9, whose rebuild wants the values), or
+/// 1 with the link scaled here. Layout of one (parity, mu) block: reals 0 .. LR−1 (12 or 8) in vectors
 /// of W, vector j of site cb at `j gauge_stride + cb`, then the last real
 /// (the phase) at `(LR − 1) gauge_stride + cb`, counted in reals
 /// (src/backend/cuda/staggered.rs, `long_index`).
 template <typename S, int LR>
-__device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
+__device__ __forceinline__ typename Stag<S>::R load_long(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
                                           typename Stag<S>::R scale, cplx<typename Stag<S>::R> *u) {
   typedef typename Stag<S>::Link Ls;
   typedef typename Stag<S>::R R;
@@ -300,34 +337,48 @@ __device__ __forceinline__ void load_long(u64 links, int gs, int parity, int mu,
 #pragma unroll
   for (int j = 0; j < (LR - 1) / L::W; j++) L::unpack(LATSOL_LDS(vecs + j * gs + cb), v + j * L::W);
   v[LR - 1] = R(LATSOL_LDS(base + (LR - 1) * gs + cb));
-  if constexpr (Stag<Ls>::fixed) {
-#pragma unroll
-    for (int k = 0; k < LR; k++) v[k] *= fixed;
-  }
+  constexpr bool deferred = Deferred<S>::value;
+  // Links of 16 bits or fewer: their phases need no more than the special
+  // function unit's sine and cosine.
+  constexpr bool approx = same_type<Ls, short>::value || same_type<Ls, signed char>::value;
+  if (!Stag<Ls>::fixed) fixed = R(1);
   R s, c;
   if (LR == 13) {
+    // The phase is stored as a value; rows 0 and 1 are fixed · (a, b).
+    const R phase = Stag<Ls>::fixed ? v[12] * fixed : v[12];
 #pragma unroll
     for (int k = 0; k < 6; k++) u[k] = mk<R>(v[2 * k], v[2 * k + 1]);
-    sincospi_(v[12], &s, &c);
-    const cplx<R> e = mk<R>(c, s), zero = mk<R>(0, 0);
+    sincospi_link<approx>(phase, &s, &c);
+    // Row 2 = e conj(a × b) = (fixed e) conj(A × B) for the stored rows A, B:
+    // with the factor fixed deferred, (fixed e) conj(A × B) beside A, B.
+    const cplx<R> e = mk<R>(fixed * c, fixed * s);
 #pragma unroll
     for (int k = 0; k < 3; k++) {
       const int i = (k + 1) % 3, j = (k + 2) % 3;
-      // (row0 × row1)*_k = conj(a_i b_j − a_j b_i)
-      const cplx<R> x = cmadd(u[i], u[3 + j], zero) - cmadd(u[j], u[3 + i], zero);
-      const cplx<R> cx = mk<R>(x.re, -x.im);
-      u[6 + k] = cmadd(e, cx, zero);
+      const cplx<R> x = cmadd(mk<R>(-u[j].re, -u[j].im), u[3 + i], cprod(u[i], u[3 + j]));
+      u[6 + k] = cprod(e, mk<R>(x.re, -x.im));
     }
+    if constexpr (deferred) {
+      return fixed * scale;
+    } else {
 #pragma unroll
-    for (int k = 0; k < 9; k++) u[k] = scale * u[k];
+      for (int k = 0; k < 9; k++) u[k] = scale * u[k];
+      return R(1);
+    }
   } else {
+    if constexpr (Stag<Ls>::fixed) {
+#pragma unroll
+      for (int k = 0; k < LR; k++) v[k] *= fixed;
+    }
     const cplx<R> z[4] = {mk<R>(v[0], v[1]), mk<R>(v[2], v[3]), mk<R>(v[4], v[5]), mk<R>(v[6], v[7])};
     Link<R> w;
-    rebuild8<R>(z, w);
-    sincospi_(v[8] / R(3), &s, &c);
-    const cplx<R> e = mk<R>(scale * c, scale * s), zero = mk<R>(0, 0);
+    rebuild8<R, approx>(z, w);
+    sincospi_link<approx>(v[8] / R(3), &s, &c);
+    const R f = deferred ? R(1) : scale;
+    const cplx<R> e = mk<R>(f * c, f * s);
 #pragma unroll
-    for (int k = 0; k < 9; k++) u[k] = cmadd(e, w.m[k], zero);
+    for (int k = 0; k < 9; k++) u[k] = cprod(e, w.m[k]);
+    return deferred ? scale : R(1);
   }
 }
 
@@ -349,18 +400,70 @@ __device__ __forceinline__ void hop(const cplx<R> *u, const cplx<R> *v, cplx<R> 
   }
 }
 
+/// acc + k U v (sign +1) or acc − k U† v (sign −1), U and v as stored and k
+/// their factors (`Deferred`): the 3×3 product on the stored numbers, then
+/// one fused multiply-add a real.
+template <typename R, int sign>
+__device__ __forceinline__ void hop_deferred(const cplx<R> *u, const cplx<R> *v, R k, cplx<R> *acc) {
+  const R ks = sign > 0 ? k : -k;
+#pragma unroll
+  for (int r = 0; r < 3; r++) {
+    cplx<R> t;
+    if (sign > 0) {
+      t = cmadd(u[3 * r + 2], v[2], cmadd(u[3 * r + 1], v[1], cprod(u[3 * r], v[0])));
+    } else {
+      t = cjmadd(u[6 + r], v[2], cjmadd(u[3 + r], v[1], cjprod(u[r], v[0])));
+    }
+    acc[r] = mk<R>(fma(ks, t.re, acc[r].re), fma(ks, t.im, acc[r].im));
+  }
+}
+
+/// One hop: the link at `lcb` of block (lp, mu) of `links` (a long link in
+/// LR reals where `compressed`; `fixed`, `scale`: their factors) and the
+/// neighbour at n of the colour vectors `in`, added to acc (`hop`, or
+/// `hop_deferred` for the fixed-point formats).
+template <typename S, int LR, int sign>
+__device__ __forceinline__ void add_hop(u64 links, int gs, int lp, int mu, int lcb, bool compressed,
+                                        typename Stag<S>::R fixed, typename Stag<S>::R scale,
+                                        const typename Stag<S>::V *in, int stride, int n,
+                                        cplx<typename Stag<S>::R> *acc) {
+  typedef typename Stag<S>::R R;
+  cplx<R> u[9], v[3];
+  R k = compressed ? load_long<S, LR>(links, gs, lp, mu, lcb, fixed, scale, u)
+                   : load_link<S>(links, gs, lp, mu, lcb, fixed, u);
+  if constexpr (Deferred<S>::value) {
+    k *= ColourVector<S>::load_deferred(in, stride, n, v);
+    hop_deferred<R, sign>(u, v, k, acc);
+  } else {
+    ColourVector<S>::load(in, stride, n, v);
+    hop<R, sign>(u, v, acc);
+  }
+}
+
 __device__ __forceinline__ int cb_index(const int *d, int x0, int x1, int x2, int x3) {
   return (x0 + d[0] * (x1 + d[1] * (x2 + d[2] * x3))) >> 1;
 }
 
-/// Coordinates of checkerboard site cb of the output parity.
+/// x + h wrapped into [0, d), for 0 ≤ x < d and |h| ≤ 3: compares and
+/// subtractions, not a division (d may be 2, so a loop).
+__device__ __forceinline__ int wrap(int y, int d) {
+  while (y >= d) y -= d;
+  while (y < 0) y += d;
+  return y;
+}
+
+/// Coordinates of checkerboard site cb of the output parity (the
+/// divisions by multiplication, `divide`; lattice.rs, `coords`).
 __device__ __forceinline__ void site_coords(const StaggeredParams &P, int cb, int *x) {
-  const int *d = P.dims;
-  const int lex = 2 * cb;
-  x[1] = (lex / d[0]) % d[1];
-  x[2] = (lex / (d[0] * d[1])) % d[2];
-  x[3] = lex / (d[0] * d[1] * d[2]);
-  x[0] = lex % d[0] + ((x[1] + x[2] + x[3] + P.parity) & 1);
+  const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+  const unsigned lex = 2u * unsigned(cb);
+  const unsigned q1 = divide(lex, P.div_magic[0], P.div_shift[0]);
+  const unsigned q2 = divide(q1, P.div_magic[1], P.div_shift[1]);
+  const unsigned x3 = divide(q2, P.div_magic[2], P.div_shift[2]);
+  x[1] = int(q1 - q2 * Y);
+  x[2] = int(q2 - x3 * Z);
+  x[3] = int(x3);
+  x[0] = int(lex - q1 * X) + ((x[1] + x[2] + x[3] + P.parity) & 1);
 }
 
 /// out[cb] = a · acc (+ b · x[cb]).
@@ -385,7 +488,6 @@ template <typename S, int LR>
 __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, int block) {
   typedef typename Stag<S>::R R;
   typedef typename Stag<S>::V V;
-  typedef ColourVector<S> CV;
   const int cb = block * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   const int *d = P.dims;
@@ -401,7 +503,6 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, 
   const V *in = reinterpret_cast<const V *>(P.in);
   const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);
   cplx<R> acc[3] = {mk<R>(0, 0), mk<R>(0, 0), mk<R>(0, 0)};
-  cplx<R> u[9], v[3];
 #pragma unroll
   for (int mu = 0; mu < 4; mu++) {
 #pragma unroll
@@ -409,24 +510,14 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, 
       const u64 links = hops == 1 ? P.fat : P.lng;
       if (links == 0) continue;
       const R fixed = hops == 1 ? fat_fixed : long_fixed;
+      const bool compressed = hops == 3 && LR != 18;
       int y[4] = {x[0], x[1], x[2], x[3]};
-      y[mu] = (x[mu] + hops) % d[mu];
-      if (hops == 3 && LR != 18) {
-        load_long<S, LR>(links, P.gauge_stride, P.parity, mu, cb, fixed, long_scale, u);
-      } else {
-        load_link<S>(links, P.gauge_stride, P.parity, mu, cb, fixed, u);
-      }
-      CV::load(in, P.stride, cb_index(d, y[0], y[1], y[2], y[3]), v);
-      hop<R, 1>(u, v, acc);
-      y[mu] = (x[mu] - hops + 3 * d[mu]) % d[mu];
+      y[mu] = wrap(x[mu] + hops, d[mu]);
+      const int f = cb_index(d, y[0], y[1], y[2], y[3]);
+      add_hop<S, LR, 1>(links, P.gauge_stride, P.parity, mu, cb, compressed, fixed, long_scale, in, P.stride, f, acc);
+      y[mu] = wrap(x[mu] - hops, d[mu]);
       const int b = cb_index(d, y[0], y[1], y[2], y[3]);
-      if (hops == 3 && LR != 18) {
-        load_long<S, LR>(links, P.gauge_stride, q, mu, b, fixed, long_scale, u);
-      } else {
-        load_link<S>(links, P.gauge_stride, q, mu, b, fixed, u);
-      }
-      CV::load(in, P.stride, b, v);
-      hop<R, -1>(u, v, acc);
+      add_hop<S, LR, -1>(links, P.gauge_stride, q, mu, b, compressed, fixed, long_scale, in, P.stride, b, acc);
     }
   }
   store_site<S>(P, cb, acc);
@@ -450,7 +541,6 @@ template <typename S, int LR>
 __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &E) {
   typedef typename Stag<S>::R R;
   typedef typename Stag<S>::V V;
-  typedef ColourVector<S> CV;
   const StaggeredParams &P = E.d;
   const HaloView &H = E.h;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -463,7 +553,6 @@ __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &
   const V *in = reinterpret_cast<const V *>(P.in);
   const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);
   cplx<R> acc[3] = {mk<R>(0, 0), mk<R>(0, 0), mk<R>(0, 0)};
-  cplx<R> u[9], v[3];
 #pragma unroll
   for (int mu = 0; mu < 4; mu++) {
     const bool cut = (H.cut >> mu) & 1;
@@ -483,20 +572,14 @@ __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &
       if (links == 0) continue;
       const R fixed = hops == 1 ? fat_fixed : long_fixed;
       const int set = hops == 1 ? 0 : 1;
+      const bool compressed = hops == 3 && LR != 18;
       int y[4] = {x[0], x[1], x[2], x[3]};
-      if (hops == 3 && LR != 18) {
-        load_long<S, LR>(links, P.gauge_stride, P.parity, mu, cb, fixed, long_scale, u);
-      } else {
-        load_link<S>(links, P.gauge_stride, P.parity, mu, cb, fixed, u);
-      }
       const int f = x[mu] + hops;
-      if (cut && f >= d[mu]) {
-        CV::load(reinterpret_cast<const V *>(H.ahead[mu]), H.face_stride[mu], (f - d[mu]) * n + fi, v);
-      } else {
-        y[mu] = f % d[mu];
-        CV::load(in, P.stride, cb_index(d, y[0], y[1], y[2], y[3]), v);
-      }
-      hop<R, 1>(u, v, acc);
+      const bool across = cut && f >= d[mu];
+      y[mu] = wrap(f, d[mu]);
+      add_hop<S, LR, 1>(links, P.gauge_stride, P.parity, mu, cb, compressed, fixed, long_scale,
+                        across ? reinterpret_cast<const V *>(H.ahead[mu]) : in, across ? H.face_stride[mu] : P.stride,
+                        across ? (f - d[mu]) * n + fi : cb_index(d, y[0], y[1], y[2], y[3]), acc);
       const int b = x[mu] - hops;
       // The link behind: from the links' face where it lies on the rank
       // behind (a face is one block: parity and direction 0).
@@ -508,20 +591,12 @@ __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &
       if (ghost) {
         lcb = (hops == 1 ? 0 : x[mu]) * n + fi;
       } else {
-        y[mu] = (b + 3 * d[mu]) % d[mu];
+        y[mu] = wrap(b, d[mu]);
         lcb = cb_index(d, y[0], y[1], y[2], y[3]);
       }
-      if (hops == 3 && LR != 18) {
-        load_long<S, LR>(lb, gs, lp, lmu, lcb, fixed, long_scale, u);
-      } else {
-        load_link<S>(lb, gs, lp, lmu, lcb, fixed, u);
-      }
-      if (ghost) {
-        CV::load(reinterpret_cast<const V *>(H.behind[mu]), H.face_stride[mu], (-b - 1) * n + fi, v);
-      } else {
-        CV::load(in, P.stride, lcb, v);
-      }
-      hop<R, -1>(u, v, acc);
+      add_hop<S, LR, -1>(lb, gs, lp, lmu, lcb, compressed, fixed, long_scale,
+                         ghost ? reinterpret_cast<const V *>(H.behind[mu]) : in, ghost ? H.face_stride[mu] : P.stride,
+                         ghost ? (-b - 1) * n + fi : lcb, acc);
     }
   }
   store_site<S>(P, cb, acc);
@@ -559,7 +634,7 @@ struct StaggeredRhsParams {
   int count;
   int pad;
 };
-static_assert(sizeof(StaggeredRhsParams) == 120 + 3 * 8 * LATSOL_STAGGERED_MAX_RHS + 8,
+static_assert(sizeof(StaggeredRhsParams) == 144 + 3 * 8 * LATSOL_STAGGERED_MAX_RHS + 8,
               "StaggeredRhsParams layout changed: update staggered.rs");
 template <typename S, int LR>
 __device__ __forceinline__ void staggered_dslash_rhs(const StaggeredRhsParams &M) {

@@ -56,13 +56,6 @@ struct DslashParams {
 };
 static_assert(sizeof(DslashParams) == 144, "DslashParams layout changed: update hopping_params.rs");
 
-/// n / d for the multiplier m and shift s of d (hopping_params.rs, `division_magic`:
-/// the round-up method of Granlund and Montgomery, exact for every 32-bit n).
-__device__ __forceinline__ unsigned divide(unsigned n, unsigned m, unsigned s) {
-  const unsigned t = __umulhi(n, m);
-  return (t + ((n - t) >> 1)) >> s;
-}
-
 /// Half spinor h of (1 + s γ_mu) ψ for a spatial mu (0, 1, 2).
 template <int mu, int s, typename F>
 __device__ __forceinline__ void project(const cplx<F> *psi, cplx<F> *h) {

@@ -18,7 +18,7 @@ use super::driver::launch;
 use super::driver::memory::DeviceData;
 use super::fields::{check_lattice, same_lattice, suffix, CudaSpinor};
 use super::halo::{Block, DeferredFailure, GaugeHalo, HaloView, LinkFaces, LinkPart, SiteRows};
-use super::hopping_params::{block_of, MAX_RHS, RHS_BLOCK};
+use super::hopping_params::{block_of, division_magic, MAX_RHS, RHS_BLOCK};
 use super::layout;
 use crate::backend::{SpinorField, StaggeredStorage};
 use crate::comm::Ranks;
@@ -53,6 +53,9 @@ pub struct StaggeredParams {
     pub interior_cut: i32,
     /// The longest hop (1, or 3 with long links).
     pub depth: i32,
+    /// n / dims[mu] by multiplication (`division_magic`), mu < 3.
+    pub div_magic: [u32; 3],
+    pub div_shift: [u32; 3],
 }
 // SAFETY: plain old data with the C layout of `StaggeredParams`.
 unsafe impl DeviceRepr for StaggeredParams {}
@@ -517,6 +520,7 @@ impl StaggeredKernels<'_> {
         };
         let d = lat.dims();
         let vh = lat.half_volume();
+        let magic = [0, 1, 2].map(|mu| division_magic(d[mu] as u32));
         let params = StaggeredParams {
             out: at(out, parity, "the output")?,
             inp: at(inp, parity.other(), "the input")?,
@@ -551,6 +555,8 @@ impl StaggeredKernels<'_> {
             gauge_stride: links.stride as i32,
             interior_cut: 0,
             depth: if links.long.is_some() { 3 } else { 1 },
+            div_magic: magic.map(|(m, _)| m),
+            div_shift: magic.map(|(_, s)| s),
         };
         let base = format!("staggered_dslash_{}", suffix(prec));
         let name = match &links.long {
@@ -665,16 +671,18 @@ mod tests {
     #[test]
     fn parameter_structs_match_the_kernels() {
         // staggered_dslash.cuh static_asserts the same sizes.
-        assert_eq!(std::mem::size_of::<StaggeredParams>(), 120);
+        assert_eq!(std::mem::size_of::<StaggeredParams>(), 144);
         assert_eq!(std::mem::offset_of!(StaggeredParams, interior_cut), 112);
-        assert_eq!(std::mem::size_of::<StaggeredEdgeParams>(), 120 + 288);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, div_magic), 120);
+        assert_eq!(std::mem::offset_of!(StaggeredParams, div_shift), 132);
+        assert_eq!(std::mem::size_of::<StaggeredEdgeParams>(), 144 + 288);
         assert_eq!(std::mem::offset_of!(StaggeredParams, a), 40);
         assert_eq!(std::mem::offset_of!(StaggeredParams, long_fixed), 72);
         assert_eq!(std::mem::offset_of!(StaggeredParams, dims), 80);
         assert_eq!(std::mem::offset_of!(StaggeredParams, gauge_stride), 108);
         assert_eq!(
             std::mem::size_of::<StaggeredRhsParams>(),
-            120 + 3 * 8 * MAX_RHS + 8
+            144 + 3 * 8 * MAX_RHS + 8
         );
         let text = include_str!("../../../kernels/staggered_dslash.cuh");
         assert!(text.contains(&format!("#define LATSOL_STAGGERED_MAX_RHS {MAX_RHS}\n")));
