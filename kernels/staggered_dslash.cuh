@@ -319,15 +319,17 @@ __device__ __forceinline__ typename Stag<S>::R load_link(u64 links, int gs, int 
 }
 
 /// A long link stored in LR = 13 or 9 reals, rebuilt; returns the factor
-/// still to apply (`Deferred`: `fixed · scale` for 13 reals, whose first two
-/// rows stay as stored, `scale` for 9, whose rebuild wants the values), or
-/// 1 with the link scaled here. Layout of one (parity, mu) block: reals 0 .. LR−1 (12 or 8) in vectors
-/// of W, vector j of site cb at `j gauge_stride + cb`, then the last real
-/// (the phase) at `(LR − 1) gauge_stride + cb`, counted in reals
+/// still to apply (`Deferred`: `fixed · scale` for 13 reals, whose first
+/// two rows stay as stored, `scale` for 9, whose rebuild wants the values),
+/// or 1 with the link scaled here. Layout of one (parity, mu) block: reals
+/// 0 .. LR−1 (12 or 8) in vectors of W, vector j of site cb at
+/// `j gauge_stride + cb`, then the last real (the phase) at
+/// `(LR − 1) gauge_stride + cb`, counted in reals
 /// (src/backend/cuda/staggered.rs, `long_index`).
 template <typename S, int LR>
-__device__ __forceinline__ typename Stag<S>::R load_long(u64 links, int gs, int parity, int mu, int cb, typename Stag<S>::R fixed,
-                                          typename Stag<S>::R scale, cplx<typename Stag<S>::R> *u) {
+__device__ __forceinline__ typename Stag<S>::R load_long(u64 links, int gs, int parity, int mu, int cb,
+                                                         typename Stag<S>::R fixed, typename Stag<S>::R scale,
+                                                         cplx<typename Stag<S>::R> *u) {
   typedef typename Stag<S>::Link Ls;
   typedef typename Stag<S>::R R;
   typedef LongVec<Ls> L;
