@@ -346,7 +346,8 @@ __device__ __forceinline__ typename Stag<S>::R load_long(u64 links, int gs, int 
   if (!Stag<Ls>::fixed) fixed = R(1);
   R s, c;
   if (LR == 13) {
-    // The phase is stored as a value; rows 0 and 1 are fixed · (a, b).
+    // Stored in fixed point like the rows: phase = fixed · v[12]; the
+    // rows' values are fixed · (A, B).
     const R phase = Stag<Ls>::fixed ? v[12] * fixed : v[12];
 #pragma unroll
     for (int k = 0; k < 6; k++) u[k] = mk<R>(v[2 * k], v[2 * k + 1]);

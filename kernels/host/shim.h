@@ -66,6 +66,7 @@ inline float __fmul_rn(float a, float b) { return a * b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 // Exact for the 16-bit integers the kernels convert.
 inline float __int2float_rn(int i) { return (float)i; }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
 // Byte k of the result is byte (s >> 4k) & 7 of the eight bytes {y, x}
 // (PTX prmt, default mode; the sign-replicating mode is not emulated).
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {

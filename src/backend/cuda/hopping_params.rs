@@ -207,7 +207,7 @@ fn launch_on_cut(
     )
 }
 
-/// The multiplier m and shift s with which kernels/wilson_dslash.cuh
+/// The multiplier m and shift s with which kernels/core.cuh
 /// `divide` gives n / d for every 32-bit n (d ≥ 2): t = umulhi(n, m),
 /// n / d = (t + ((n − t) >> 1)) >> s. The round-up method of Granlund and
 /// Montgomery (1994, "Division by invariant integers using
