@@ -355,7 +355,7 @@ mod tests {
             }
         }
         // The kernel's text does what `divide` does.
-        let text = include_str!("../../../kernels/wilson_dslash.cuh");
+        let text = include_str!("../../../kernels/core.cuh");
         assert!(text.contains("const unsigned t = __umulhi(n, m);"));
         assert!(text.contains("return (t + ((n - t) >> 1)) >> s;"));
     }
