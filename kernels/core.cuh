@@ -101,6 +101,24 @@ __device__ __forceinline__ unsigned divide(unsigned n, unsigned m, unsigned s) {
   return (t + ((n - t) >> 1)) >> s;
 }
 
+/// Coordinates x of checkerboard site cb of the parity `P.parity`, and its
+/// lexicographic index: two lexicographic sites share each cb index and the
+/// parity picks x0 (lattice.rs, `coords`). The divisions by X, Y and Z by
+/// multiplication (`divide`, the constants `P.div_magic`, `P.div_shift`);
+/// the indices are never negative. For any hopping term's parameters.
+template <typename Params> __device__ __forceinline__ int checkerboard_coords(const Params &P, int cb, int *x) {
+  const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
+  const unsigned lex2 = 2u * unsigned(cb);
+  const unsigned q1 = divide(lex2, P.div_magic[0], P.div_shift[0]);
+  const unsigned q2 = divide(q1, P.div_magic[1], P.div_shift[1]);
+  const unsigned x3 = divide(q2, P.div_magic[2], P.div_shift[2]);
+  x[1] = int(q1 - q2 * Y);
+  x[3] = int(x3);
+  x[2] = int(q2 - x3 * Z);
+  x[0] = int(lex2 - q1 * X) + ((x[1] + x[2] + x[3] + P.parity) & 1);
+  return int(q1 * X) + x[0];
+}
+
 // ---- loads and stores with cache hints ------------------------------------
 // Neighbour spinors are read by up to eight sites: ordinary read-only loads
 // (L1 and L2 keep them). Links and outputs are touched once: streaming

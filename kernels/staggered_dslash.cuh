@@ -455,20 +455,6 @@ __device__ __forceinline__ int wrap(int y, int d) {
   return y;
 }
 
-/// Coordinates of checkerboard site cb of the output parity (the
-/// divisions by multiplication, `divide`; lattice.rs, `coords`).
-__device__ __forceinline__ void site_coords(const StaggeredParams &P, int cb, int *x) {
-  const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
-  const unsigned lex = 2u * unsigned(cb);
-  const unsigned q1 = divide(lex, P.div_magic[0], P.div_shift[0]);
-  const unsigned q2 = divide(q1, P.div_magic[1], P.div_shift[1]);
-  const unsigned x3 = divide(q2, P.div_magic[2], P.div_shift[2]);
-  x[1] = int(q1 - q2 * Y);
-  x[2] = int(q2 - x3 * Z);
-  x[3] = int(x3);
-  x[0] = int(lex - q1 * X) + ((x[1] + x[2] + x[3] + P.parity) & 1);
-}
-
 /// out[cb] = a · acc (+ b · x[cb]).
 template <typename S>
 __device__ __forceinline__ void store_site(const StaggeredParams &P, int cb, const cplx<typename Stag<S>::R> *acc) {
@@ -495,7 +481,7 @@ __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, 
   if (cb >= P.vh) return;
   const int *d = P.dims;
   int x[4];
-  site_coords(P, cb, x);
+  checkerboard_coords(P, cb, x);
   if (P.interior_cut) {
     // Sites whose hops leave the rank are the edges' launch's.
 #pragma unroll
@@ -551,7 +537,7 @@ __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &
   const int cb = reinterpret_cast<const unsigned *>(H.edges)[i];
   const int *d = P.dims;
   int x[4];
-  site_coords(P, cb, x);
+  checkerboard_coords(P, cb, x);
   const int q = 1 - P.parity;
   const V *in = reinterpret_cast<const V *>(P.in);
   const R fat_fixed = R(P.fat_fixed), long_fixed = R(P.long_fixed), long_scale = R(P.long_scale);

@@ -289,21 +289,10 @@ struct DslashSite {
   int lex;
 };
 
-/// Two lexicographic sites share each cb index, and the parity picks x0
-/// (lattice.rs, `coords`). The divisions by X, Y and Z by multiplication
-/// (`divide`); the indices are never negative.
+/// Coordinates and lexicographic index of site cb (`checkerboard_coords`).
 __device__ __forceinline__ DslashSite dslash_site(const DslashParams &P, int cb) {
-  const unsigned X = P.dims[0], Y = P.dims[1], Z = P.dims[2];
-  const unsigned lex2 = 2u * unsigned(cb);
-  const unsigned q1 = divide(lex2, P.div_magic[0], P.div_shift[0]);
-  const unsigned q2 = divide(q1, P.div_magic[1], P.div_shift[1]);
-  const unsigned x3 = divide(q2, P.div_magic[2], P.div_shift[2]);
   DslashSite s;
-  s.x[1] = int(q1 - q2 * Y);
-  s.x[3] = int(x3);
-  s.x[2] = int(q2 - x3 * Z);
-  s.x[0] = int(lex2 - q1 * X) + ((s.x[1] + s.x[2] + s.x[3] + P.parity) & 1);
-  s.lex = int(q1 * X) + s.x[0];
+  s.lex = checkerboard_coords(P, cb, s.x);
   return s;
 }
 
