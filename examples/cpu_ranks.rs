@@ -295,6 +295,7 @@ fn main() {
         delta: 0.1,
         stabilised: false,
         measure_phase1: false,
+        refinement: Default::default(),
     };
     let multishift_on = |backend: &CpuBackend, gauge, lat: &Arc<Lattice>, b: &HostSpinor| {
         let mut bb = backend.alloc_spinor(lat, EVEN, double).unwrap();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::layout::{DiracOrder, GammaBasis, GaugeOrder};
 use crate::precision::{Precision, Reconstruct, TBoundary};
+pub use crate::solver::multishift_cg::Refinement as ShiftRefinement;
 pub use crate::solver::sap::{BoxSolver, SapParams, Schwarz};
 
 /// Which backend a context runs on.

@@ -9,6 +9,7 @@ use crate::lattice::Parity;
 use crate::layout::GaugeOrder;
 use crate::long_links::LongReconstruct;
 use crate::precision::{Precision, TBoundary};
+use crate::solver::multishift_cg::Refinement as ShiftRefinement;
 
 /// Who folds the staggered phases and the boundary signs into the links.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,6 +114,10 @@ pub struct StaggeredInvertParams {
     /// multi-shift phase (`ShiftResult::residual_after_multishift`; one
     /// more operator application a shift), as clark2022 Table 3 shows them.
     pub measure_multishift_phase: bool,
+    /// Multi-shift: how the shifts are refined after a mixed-precision
+    /// multi-shift phase: all together, one block application of the
+    /// operator an iteration (default), or one after another as clark2022.
+    pub multishift_refinement: ShiftRefinement,
     /// The Krylov solver: CG (default; on the normal equations for the
     /// full system), BiCGstab or BiCGstab(l) on `M̂` (even-odd) or on the
     /// non-Hermitian `M = 2m − D` itself (full); GCR is Wilson's (it needs
@@ -137,6 +142,7 @@ impl Default for StaggeredInvertParams {
             use_init_guess: false,
             progress_every: 0,
             measure_multishift_phase: false,
+            multishift_refinement: ShiftRefinement::Together,
             solver: SolverType::Cg,
             bicgstab_l: 4,
         }

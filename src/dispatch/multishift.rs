@@ -77,6 +77,7 @@ pub fn invert_multishift<B: Backend>(
         delta: params.reliable_delta,
         stabilised: params.cg_stabilised,
         measure_phase1,
+        refinement: Default::default(),
     };
     let stats = if lo == hi {
         let mut a2 = Normal::new(backend, dirac(backend, fields, params.kappa, hi, system)?)?;

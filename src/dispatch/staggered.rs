@@ -388,6 +388,7 @@ pub fn invert_multishift<B: Backend>(
         delta: params.reliable_delta,
         stabilised: params.cg_stabilised,
         measure_phase1: params.measure_multishift_phase,
+        refinement: params.multishift_refinement,
     };
     let mut a_lo_box = hpd_operator(
         backend,

@@ -369,6 +369,7 @@ impl latsol_staggered_invert_param {
             use_init_guess: flag(self.use_init_guess, "param->use_init_guess")?,
             progress_every: 0,
             measure_multishift_phase: false,
+            multishift_refinement: Default::default(),
             solver: SOLVER.decode(self.solver, "param->solver")?,
             // A negative l is refused as l = 0 is (validation).
             bicgstab_l: usize::try_from(self.bicgstab_l).unwrap_or(0),

@@ -19,8 +19,9 @@
 //! fixed-point formats, as in `bicgstab_reliable`); after a cycle whose
 //! residual has fallen by δ below its largest since the last update (or
 //! below the target), the partial solution is added to the precise one and
-//! the residual replaced by the true `b − A x`. Convergence is judged on
-//! that true residual. A vanishing `(r̃, r_j)` or `(r̃, u_{j+1})` restarts
+//! the residual replaced by the true `b − A x`, and the shadow space
+//! restarted from it (docs/numerics.md, "The shadow space restarted at
+//! every update"). Convergence is judged on that true residual. A vanishing `(r̃, r_j)` or `(r̃, u_{j+1})` restarts
 //! the shadow space from the true residual; right after a restart it is
 //! `Error::Breakdown`. A sloppy recurrence that lost track of the true
 //! residual or diverged (`LOST`, `DIVERGED`) hands over to the precise one,
@@ -220,8 +221,15 @@ fn iterate<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             backend.copy(&mut r[0], &r_true)?;
             max_rr = rr;
             best_true = best_true.min(rr);
-            if cycle.is_none() {
-                // A restart: the shadow space and the directions anew.
+            if cycle.is_none() || mixed {
+                // A restart: the shadow space and the directions anew. In
+                // mixed precision at every update too: the sloppy
+                // recurrence's shadow products (r̃, r_j) lose their
+                // biorthogonality with the replaced residual, and on long
+                // plateaus of a light staggered mass it then loses track
+                // of the true residual (docs/numerics.md, "Why the narrow
+                // recurrences diverge": double-single 15040 → 9496
+                // iterations on the H200 Table 2 field).
                 backend.copy(&mut r_shadow, &r[0])?;
                 backend.zero(&mut u[0])?;
                 (scalars, shadow2, fresh) = (Scalars::fresh(), rr, true);

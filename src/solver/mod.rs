@@ -22,6 +22,7 @@ pub mod dense;
 pub mod gcr;
 pub mod multishift_cg;
 pub mod sap;
+pub mod shift_refinement;
 
 use crate::backend::Backend;
 use crate::dirac::LinearOperator;

@@ -27,16 +27,20 @@
 //!    sloppy unit roundoff, below which that estimate carries no
 //!    information; the phase ends when every shifted system is dropped;
 //! 2. the base system goes on with its Krylov space (the last direction
-//!    and `r†r` are handed to `cg_reliable`), then every shift is refined
-//!    by mixed-precision CG (`cg_reliable`) from its multi-shift solution
-//!    with a fresh Krylov space, each to its own tolerance.
+//!    and `r†r` are handed over), and every shift is refined by
+//!    mixed-precision CG from its multi-shift solution with a fresh Krylov
+//!    space, each to its own tolerance: all together, one block application
+//!    of the operator an iteration (`Refinement::Together`,
+//!    `shift_refinement`), or one after another (`Refinement::OneByOne`,
+//!    `cg_reliable`, as clark2022 does).
 //!
 //! In pure precision the iteration runs until every system meets its
 //! tolerance; a shift whose true residual then misses it (rounding drift)
 //! is finished by CG from its solution.
 
 use super::cg_reliable::{self, Continuation};
-use super::{cg, report, true_residual, MixedParams, Monitor, SolverParams};
+use super::shift_refinement::{self, ShiftedSystem};
+use super::{cg, report, true_residual, MixedParams, Monitor, SolverParams, SolverStats};
 use crate::backend::Backend;
 use crate::dirac::{LinearOperator, Shifted};
 use crate::error::{Error, Result};
@@ -57,6 +61,20 @@ pub struct MultiShiftParams<'t> {
     /// Recompute each shift's true residual after the multi-shift phase
     /// (one high-precision application per shift; for clark2022 Table 3).
     pub measure_phase1: bool,
+    /// How the shifts are refined after a mixed-precision phase.
+    pub refinement: Refinement,
+}
+
+/// How the shifts of a mixed-precision multi-shift solve are refined after
+/// the multi-shift phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Refinement {
+    /// All at once, each system's CG in lockstep with one block application
+    /// of the operator an iteration (`shift_refinement`).
+    #[default]
+    Together,
+    /// One after another, the base system first (clark2022 §3.2).
+    OneByOne,
 }
 
 /// What a multi-shift solve did for one shift.
@@ -339,36 +357,72 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         }
     }
 
-    // Refinement: the base system first (going on from its Krylov space),
-    // then the shifts in increasing order (the lighter ones gain most from
-    // the iterations still left).
+    // The stabilisations of clark2022 §3.1 accumulate the solution in high
+    // precision (a pass over a precise field per four iterations). A
+    // refinement starts near the target and needs few iterations; with a
+    // single-precision sloppy format plain reliable updates take the same
+    // iterations (docs/numerics.md) at less cost, so the stabilisations are
+    // kept for the coarser formats only.
+    let stabilised = params.stabilised && lo.epsilon() > Precision::Single.epsilon();
+    let cont = |i: usize| {
+        (i == base && base_p_valid).then_some(Continuation {
+            p: &p0,
+            rr: rr_prev,
+        })
+    };
+    let mp = |tol: f64, maxiter: usize| MixedParams {
+        tol,
+        maxiter,
+        progress_every: params.progress_every,
+        delta: params.delta,
+        tol_inner: 0.1,
+    };
+    let left = params.maxiter.saturating_sub(k);
+    if mixed && params.refinement == Refinement::Together {
+        let systems: Vec<ShiftedSystem<'_, B::Spinor>> = (0..n)
+            .map(|i| ShiftedSystem {
+                sigma: shifts[i],
+                tol: params.tols[i],
+                cont: cont(i),
+            })
+            .collect();
+        let per_system = shift_refinement::solve(
+            backend,
+            &mut *a,
+            &mut *a_sloppy,
+            &systems,
+            xs,
+            b,
+            &mp(params.tols[base], left),
+            stabilised,
+            monitor,
+        )?;
+        for (i, st) in per_system.iter().enumerate() {
+            record(&mut stats, i, st);
+        }
+        return Ok(stats);
+    }
+    // One after another: the base system first (going on from its Krylov
+    // space), then the shifts in increasing order (the lighter ones gain
+    // most from the iterations still left).
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&i, &j| shifts[i].total_cmp(&shifts[j]));
     let mut used = k;
-    // The stabilisations of clark2022 §3.1 accumulate the solution in high
-    // precision (a pass over a precise field per four iterations). A refinement starts near the target and needs few
-    // iterations; with a single-precision sloppy format plain reliable
-    // updates take the same iterations (docs/numerics.md) at less cost, so
-    // the stabilisations are kept for the coarser formats only.
-    let stabilised = params.stabilised && lo.epsilon() > Precision::Single.epsilon();
     for &i in &order {
         let left = params.maxiter.saturating_sub(used);
         let mut ai = Shifted::new(backend, &mut *a, shifts[i]);
         let st = if mixed {
-            let mp = MixedParams {
-                tol: params.tols[i],
-                maxiter: left,
-                progress_every: params.progress_every,
-                delta: params.delta,
-                tol_inner: 0.1,
-            };
-            let cont = (i == base && base_p_valid).then_some(Continuation {
-                p: &p0,
-                rr: rr_prev,
-            });
             let mut ai_lo = Shifted::new(backend, &mut *a_sloppy, shifts[i]);
             cg_reliable::solve_continued(
-                backend, &mut ai, &mut ai_lo, &mut xs[i], b, &mp, stabilised, cont, monitor,
+                backend,
+                &mut ai,
+                &mut ai_lo,
+                &mut xs[i],
+                b,
+                &mp(params.tols[i], left),
+                stabilised,
+                cont(i),
+                monitor,
             )?
         } else {
             let sp = SolverParams {
@@ -380,12 +434,17 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             cg::solve(backend, &mut ai, &mut xs[i], b, &sp, monitor)?
         };
         used += st.iterations;
-        stats.matvecs += st.matvecs;
-        stats.reliable_updates += st.reliable_updates;
-        stats.shifts[i].refinement_iterations = st.iterations;
-        stats.shifts[i].converged = st.converged;
+        record(&mut stats, i, &st);
     }
     Ok(stats)
+}
+
+/// Adds shift `i`'s refinement to the statistics.
+fn record(stats: &mut MultiShiftStats, i: usize, st: &SolverStats) {
+    stats.matvecs += st.matvecs;
+    stats.reliable_updates += st.reliable_updates;
+    stats.shifts[i].refinement_iterations = st.iterations;
+    stats.shifts[i].converged = st.converged;
 }
 
 /// Adds a sloppy partial solution to the precise one and clears it.

@@ -283,6 +283,7 @@ pub(crate) unsafe fn invert(
             use_init_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES && !multishift,
             progress_every: super::state::progress_every(),
             measure_multishift_phase: false,
+            multishift_refinement: Default::default(),
             solver,
             bicgstab_l,
         };

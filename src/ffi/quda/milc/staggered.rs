@@ -88,6 +88,7 @@ pub(crate) fn solve_params(
         use_init_guess,
         progress_every: crate::ffi::quda::state::progress_every(),
         measure_multishift_phase: false,
+        multishift_refinement: Default::default(),
         // MILC's QUDA interface solves with CG (QUDA's milc_interface.cpp).
         solver: crate::api::SolverType::Cg,
         bicgstab_l: StaggeredInvertParams::default().bicgstab_l,

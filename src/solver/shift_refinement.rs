@@ -1,0 +1,213 @@
+//! The refinement after a mixed-precision multi-shift phase, every shifted
+//! system `(A + σ_i) x_i = b` at once: one reliable-update CG per system
+//! (each with its own scalars, residual, direction and reliable updates, as
+//! `cg_reliable`), advanced in lockstep so that each iteration applies `A`
+//! to the directions of all systems still refining in one block
+//! application (`LinearOperator::apply_block`: one pass over the links for
+//! all of them, the several-field hopping terms of issue 37). Seed
+//! clark2022 §3.2 refines the shifts one after another, each with a fresh
+//! Krylov space and its own passes over the links; here the light shifts'
+//! refinements ride along the base system's continuation.
+//!
+//! The systems are independent: the block only shares the operator's
+//! passes, so each system takes the iterations its own CG would (to the
+//! rounding of its sloppy fields), and a system leaves the block when its
+//! true residual meets its target. The base system keeps its Krylov space
+//! from the multi-shift phase (`Continuation`).
+//!
+//! Each system's solution since its last reliable update is summed in
+//! `Precision::partial_solution` (single for the fixed-point formats, so
+//! the sloppy format never truncates it); `stabilised` adds the other two
+//! cures of clark2022 §3.1 (Polak–Ribière β, the direction re-projected at
+//! each update), as `cg_reliable`'s stabilised form.
+
+use super::cg_reliable::Continuation;
+use super::{report, true_residual, MixedParams, Monitor, SolverStats};
+use crate::backend::{Backend, SpinorField};
+use crate::dirac::{LinearOperator, Shifted};
+use crate::error::{Error, Result};
+
+const NAME: &str = "CG (shifts refined together)";
+
+/// One shifted system of the refinement.
+pub struct ShiftedSystem<'p, S> {
+    pub sigma: f64,
+    /// Relative residual target `‖b − (A + σ) x‖ / ‖b‖`.
+    pub tol: f64,
+    /// The Krylov state the system goes on from (the multi-shift phase's
+    /// base system); `None` starts with `p = r`.
+    pub cont: Option<Continuation<'p, S>>,
+}
+
+/// One system's fields and scalars.
+struct Column<F> {
+    /// Residual and direction, sloppy.
+    r: F,
+    p: F,
+    /// The solution since the last reliable update.
+    partial: F,
+    /// `|r|²` now and at its largest since the last update, the target.
+    rr: f64,
+    max_rr: f64,
+    stop: f64,
+    stats: SolverStats,
+}
+
+/// Refines every system from its initial guess `xs[i]` (precise) to its
+/// target; `a` acts in the precise precision, `a_sloppy` on the sloppy
+/// fields, both unshifted. `params.tol` is not used (each system has its
+/// own); `params.maxiter` bounds every system's iterations. Returns each
+/// system's statistics.
+#[allow(clippy::too_many_arguments)]
+pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
+    backend: &B,
+    a: &mut A,
+    a_sloppy: &mut S,
+    systems: &[ShiftedSystem<'_, B::Spinor>],
+    xs: &mut [B::Spinor],
+    b: &B::Spinor,
+    params: &MixedParams,
+    stabilised: bool,
+    monitor: &dyn Monitor,
+) -> Result<Vec<SolverStats>> {
+    let n = systems.len();
+    if xs.len() != n {
+        return Err(Error::Internal(format!(
+            "{NAME}: {n} systems, {} solutions",
+            xs.len()
+        )));
+    }
+    let (lat, subset, fermion) = (a.lattice().clone(), a.subset(), a.fermion());
+    let (hi, lo) = (a.precision(), a_sloppy.precision());
+    let alloc = |p| backend.alloc_field(&lat, subset, p, fermion);
+    let b2 = backend.norm2(b)?;
+    let mut r_true = alloc(hi)?;
+    let delta2 = params.delta * params.delta;
+
+    // Every system's true residual, its sloppy copy and first direction.
+    let mut cols = Vec::with_capacity(n);
+    for (sys, x) in systems.iter().zip(xs.iter()) {
+        let mut stats = SolverStats::default();
+        let mut a_i = Shifted::new(backend, &mut *a, sys.sigma);
+        let rr = true_residual(backend, &mut a_i, x, b, &mut r_true)?;
+        stats.matvecs += 1;
+        let (mut r, mut p) = (alloc(lo)?, alloc(lo)?);
+        backend.copy(&mut r, &r_true)?;
+        match &sys.cont {
+            Some(c) if c.rr > 0.0 && rr > 0.0 => {
+                backend.copy(&mut p, c.p)?;
+                if stabilised {
+                    let rp = backend.cdot(&r, &p)?;
+                    backend.caxpy(-rp / rr, &r, &mut p)?;
+                }
+                backend.xpay(&r, rr / c.rr, &mut p)?;
+            }
+            _ => backend.copy(&mut p, &r)?,
+        }
+        let stop = sys.tol * sys.tol * b2;
+        stats.converged = rr <= stop;
+        stats.iterated_residual = if b2 > 0.0 { (rr / b2).sqrt() } else { 0.0 };
+        cols.push(Column {
+            r,
+            p,
+            partial: alloc(lo.partial_solution())?,
+            rr,
+            max_rr: rr,
+            stop,
+            stats,
+        });
+    }
+    // The images `A p` of the systems still refining, in block order.
+    let mut ap = Vec::new();
+    let mut k = 0;
+    loop {
+        let active: Vec<usize> = (0..n).filter(|&i| !cols[i].stats.converged).collect();
+        if active.is_empty() || k >= params.maxiter {
+            break;
+        }
+        while ap.len() < active.len() {
+            ap.push(alloc(lo)?);
+        }
+        // A p for every active system in one block application, then each
+        // system's shift and curvature (p, (A + σ) p).
+        let dirs: Vec<&B::Spinor> = active.iter().map(|&i| &cols[i].p).collect();
+        let mut curvatures = Vec::with_capacity(active.len());
+        if let [i] = active[..] {
+            let mut a_i = Shifted::new(backend, &mut *a_sloppy, systems[i].sigma);
+            curvatures.push(a_i.apply_with_curvature(backend, &mut ap[0], &cols[i].p)?);
+        } else {
+            a_sloppy.apply_block(&mut ap[..active.len()], &dirs)?;
+            for (j, &i) in active.iter().enumerate() {
+                if systems[i].sigma != 0.0 {
+                    backend.axpy(systems[i].sigma, &cols[i].p, &mut ap[j])?;
+                }
+                curvatures.push(backend.cdot(&cols[i].p, &ap[j])?.re);
+            }
+        }
+        k += 1;
+        for (j, &i) in active.iter().enumerate() {
+            let col = &mut cols[i];
+            col.stats.matvecs += 1;
+            let pap = curvatures[j];
+            if pap.is_nan() || pap <= 0.0 {
+                return Err(Error::Breakdown(format!(
+                    "{NAME}: (p, (A + σ) p) = {pap:e} for σ = {:e} at iteration {k}: the \
+                     operator is not positive definite",
+                    systems[i].sigma
+                )));
+            }
+            let alpha = col.rr / pap;
+            if col.partial.precision() == lo {
+                backend.axpy(alpha, &col.p, &mut col.partial)?;
+            } else {
+                backend.axpy_many(&[alpha], &[&col.p], &mut col.partial)?;
+            }
+            let (rr_new, pr_num) = backend.axpy_norm2_pr(-alpha, &ap[j], &mut col.r)?;
+            col.stats.iterations += 1;
+            let beta = if rr_new <= col.stop || rr_new < delta2 * col.max_rr {
+                // Reliable update: x += x̂, r = b − (A + σ) x in high precision.
+                backend.axpy_many(&[1.0], &[&col.partial], &mut xs[i])?;
+                backend.zero(&mut col.partial)?;
+                let mut a_i = Shifted::new(backend, &mut *a, systems[i].sigma);
+                let rr_true = true_residual(backend, &mut a_i, &xs[i], b, &mut r_true)?;
+                col.stats.matvecs += 1;
+                col.stats.reliable_updates += 1;
+                backend.copy(&mut col.r, &r_true)?;
+                if stabilised {
+                    let rp = backend.cdot(&col.r, &col.p)?;
+                    backend.caxpy(-rp / rr_true, &col.r, &mut col.p)?;
+                }
+                let beta = rr_true / col.rr;
+                (col.rr, col.max_rr) = (rr_true, rr_true);
+                col.stats.converged = rr_true <= col.stop;
+                beta
+            } else {
+                let beta = if stabilised {
+                    (pr_num / col.rr).max(0.0)
+                } else {
+                    rr_new / col.rr
+                };
+                col.rr = rr_new;
+                col.max_rr = col.max_rr.max(rr_new);
+                beta
+            };
+            col.stats.iterated_residual = (col.rr / b2).sqrt();
+            if !col.stats.converged {
+                backend.xpay(&col.r, beta, &mut col.p)?;
+            }
+        }
+        // Progress: the worst relative residual of the block.
+        let worst = active
+            .iter()
+            .map(|&i| cols[i].stats.iterated_residual)
+            .fold(0.0, f64::max);
+        report(monitor, &params.progress(), NAME, k, worst);
+    }
+    // A system that ran out of iterations keeps what it reached.
+    for (col, x) in cols.iter_mut().zip(xs.iter_mut()) {
+        if !col.stats.converged {
+            backend.axpy_many(&[1.0], &[&col.partial], x)?;
+        }
+    }
+    Ok(cols.into_iter().map(|c| c.stats).collect())
+}
