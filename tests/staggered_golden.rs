@@ -277,10 +277,11 @@ fn multishift_solves_every_shifted_even_odd_system() {
             },
         );
         // Mixed: the shifts refined together (one block application an
-        // iteration) and one after another; each system runs the same CG
-        // either way, so its iterations agree to a step or two (the
-        // curvature's rounding in the sloppy format may move the crossing
-        // of a reliable-update threshold).
+        // iteration) and one after another; each system runs the same
+        // recurrence either way, so its iterations agree to a step or two
+        // (the solution's partial sums are rounded differently: in single
+        // together, cg_reliable's buffered directions into double alone,
+        // which may move the crossing of a reliable-update threshold).
         let mut per_refinement = Vec::new();
         for refinement in [ShiftRefinement::Together, ShiftRefinement::OneByOne] {
             let p = StaggeredInvertParams {

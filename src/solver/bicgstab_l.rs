@@ -21,11 +21,13 @@
 //! below the target), the partial solution is added to the precise one and
 //! the residual replaced by the true `b − A x`, and the shadow space
 //! restarted from it (docs/numerics.md, "The shadow space restarted at
-//! every update"). Convergence is judged on that true residual. A vanishing `(r̃, r_j)` or `(r̃, u_{j+1})` restarts
-//! the shadow space from the true residual; right after a restart it is
-//! `Error::Breakdown`. A sloppy recurrence that lost track of the true
-//! residual or diverged (`LOST`, `DIVERGED`) hands over to the precise one,
-//! which goes on from the solution reached.
+//! every update"). Convergence is judged on that true residual. A
+//! vanishing `(r̃, r_j)` or `(r̃, u_{j+1})` restarts the shadow space from
+//! the true residual; right after a restart it is `Error::Breakdown` in one
+//! precision and a handover to the precise recurrence in mixed precision.
+//! A sloppy recurrence that lost track of the true residual or diverged
+//! (`LOST`, `DIVERGED`) hands over to the precise one, which goes on from
+//! the solution reached.
 
 use num_complex::Complex64 as C64;
 
@@ -183,6 +185,14 @@ fn iterate<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
                     || k >= params.maxiter
                     || (mixed && rr > DIVERGED * best_true)
             }
+            None if fresh && mixed => {
+                // Right after a restart (each update restarts a mixed
+                // solve's shadow space) the sloppy recurrence has nothing
+                // left to try: the precise one goes on from x.
+                partial.fold_into(backend, x)?;
+                stalled = true;
+                break;
+            }
             None if fresh => {
                 // The work since the last update is kept in x.
                 partial.fold_into(backend, x)?;
@@ -223,13 +233,12 @@ fn iterate<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             best_true = best_true.min(rr);
             if cycle.is_none() || mixed {
                 // A restart: the shadow space and the directions anew. In
-                // mixed precision at every update too: the sloppy
-                // recurrence's shadow products (r̃, r_j) lose their
-                // biorthogonality with the replaced residual, and on long
-                // plateaus of a light staggered mass it then loses track
-                // of the true residual (docs/numerics.md, "Why the narrow
-                // recurrences diverge": double-single 15040 → 9496
-                // iterations on the H200 Table 2 field).
+                // mixed precision at every update too: a shadow vector
+                // grown orthogonal to the residual stalls the sloppy
+                // recurrence on the plateaus of a light staggered mass and
+                // near κ_c (docs/numerics.md, "The shadow space restarted
+                // at every update"; double-single 15040 → 9496 iterations
+                // on the H200 Table 2 field, docs/performance.md).
                 backend.copy(&mut r_shadow, &r[0])?;
                 backend.zero(&mut u[0])?;
                 (scalars, shadow2, fresh) = (Scalars::fresh(), rr, true);

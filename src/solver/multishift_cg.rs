@@ -357,9 +357,9 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         }
     }
 
-    // The stabilisations of clark2022 §3.1 accumulate the solution in high
-    // precision (a pass over a precise field per four iterations). A
-    // refinement starts near the target and needs few iterations; with a
+    // The stabilisations of clark2022 §3.1 (cg_reliable's, and
+    // shift_refinement's Polak–Ribière β and re-projection). A refinement
+    // starts near the target and needs few iterations; with a
     // single-precision sloppy format plain reliable updates take the same
     // iterations (docs/numerics.md) at less cost, so the stabilisations are
     // kept for the coarser formats only.
@@ -377,8 +377,9 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         delta: params.delta,
         tol_inner: 0.1,
     };
-    let left = params.maxiter.saturating_sub(k);
     if mixed && params.refinement == Refinement::Together {
+        // The iterations left, shared by every system as one after another.
+        let left = params.maxiter.saturating_sub(k);
         let systems: Vec<ShiftedSystem<'_, B::Spinor>> = (0..n)
             .map(|i| ShiftedSystem {
                 sigma: shifts[i],
