@@ -95,17 +95,7 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     let mut rr = true_residual(backend, a, x, b, &mut r)?;
     stats.matvecs += 1;
     backend.copy(&mut rs, &r)?;
-    match cont {
-        Some(c) if c.rr > 0.0 && rr > 0.0 => {
-            backend.copy(&mut ps[0], c.p)?;
-            if stabilised {
-                let rp = backend.cdot(&rs, &ps[0])?;
-                backend.caxpy(-rp / rr, &rs, &mut ps[0])?;
-            }
-            backend.xpay(&rs, rr / c.rr, &mut ps[0])?;
-        }
-        _ => backend.copy(&mut ps[0], &rs)?,
-    }
+    first_direction(backend, cont.as_ref(), &rs, rr, stabilised, &mut ps[0])?;
     let mut cur = 0;
     let mut max_rr = rr;
 
@@ -150,9 +140,7 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
             stats.reliable_updates += 1;
             backend.copy(&mut rs, &r)?;
             if stabilised {
-                // Re-project the gradient onto the new residual's complement.
-                let rp = backend.cdot(&rs, &ps[cur])?;
-                backend.caxpy(-rp / rr_true, &rs, &mut ps[cur])?;
+                reproject(backend, &rs, rr_true, &mut ps[cur])?;
             }
             let beta = rr_true / rr;
             rr = rr_true;
@@ -186,6 +174,42 @@ pub fn solve_continued<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     stats.iterations = k;
     stats.iterated_residual = (rr_true / b2).sqrt();
     Ok(stats)
+}
+
+/// The first search direction from the residual `r` (`|r|² = rr`):
+/// `p = r`, or going on from `cont`: its direction, re-projected onto the
+/// complement of `r` when `stabilised`, then `p = r + (rr / cont.rr) p`.
+pub(crate) fn first_direction<B: Backend>(
+    backend: &B,
+    cont: Option<&Continuation<'_, B::Spinor>>,
+    r: &B::Spinor,
+    rr: f64,
+    stabilised: bool,
+    p: &mut B::Spinor,
+) -> Result<()> {
+    match cont {
+        Some(c) if c.rr > 0.0 && rr > 0.0 => {
+            backend.copy(p, c.p)?;
+            if stabilised {
+                reproject(backend, r, rr, p)?;
+            }
+            backend.xpay(r, rr / c.rr, p)
+        }
+        _ => backend.copy(p, r),
+    }
+}
+
+/// Re-projects the direction `p` onto the complement of the residual `r`
+/// (`|r|² = rr`), `p −= (r, p)/(r, r) r`: clark2022 §3.1's second cure,
+/// after a reliable update.
+pub(crate) fn reproject<B: Backend>(
+    backend: &B,
+    r: &B::Spinor,
+    rr: f64,
+    p: &mut B::Spinor,
+) -> Result<()> {
+    let rp = backend.cdot(r, p)?;
+    backend.caxpy(-rp / rr, r, p)
 }
 
 /// `x += Σ α_j p_j` over the buffered directions, the last of which is in

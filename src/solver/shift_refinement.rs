@@ -27,7 +27,7 @@
 //!   when one system is left. A curvature that rounding makes negative is
 //!   a breakdown, as in `cg_reliable`.
 
-use super::cg_reliable::Continuation;
+use super::cg_reliable::{first_direction, reproject, Continuation};
 use super::{report, true_residual, MixedParams, Monitor, SolverStats};
 use crate::backend::{Backend, SpinorField};
 use crate::dirac::{LinearOperator, Shifted};
@@ -112,17 +112,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         stats.matvecs += 1;
         let (mut r, mut p) = (alloc(lo)?, alloc(lo)?);
         backend.copy(&mut r, &r_true)?;
-        match &sys.cont {
-            Some(c) if c.rr > 0.0 && rr > 0.0 => {
-                backend.copy(&mut p, c.p)?;
-                if stabilised {
-                    let rp = backend.cdot(&r, &p)?;
-                    backend.caxpy(-rp / rr, &r, &mut p)?;
-                }
-                backend.xpay(&r, rr / c.rr, &mut p)?;
-            }
-            _ => backend.copy(&mut p, &r)?,
-        }
+        first_direction(backend, sys.cont.as_ref(), &r, rr, stabilised, &mut p)?;
         let stop = sys.tol * sys.tol * b2;
         stats.converged = rr <= stop;
         stats.iterated_residual = (rr / b2).sqrt();
@@ -196,8 +186,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
                 state.stats.reliable_updates += 1;
                 backend.copy(&mut state.r, &r_true)?;
                 if stabilised {
-                    let rp = backend.cdot(&state.r, &state.p)?;
-                    backend.caxpy(-rp / rr_true, &state.r, &mut state.p)?;
+                    reproject(backend, &state.r, rr_true, &mut state.p)?;
                 }
                 let beta = rr_true / state.rr;
                 (state.rr, state.max_rr) = (rr_true, rr_true);
