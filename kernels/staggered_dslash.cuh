@@ -10,8 +10,8 @@
 // CPU reference src/backend/cpu/staggered.rs.
 //
 // Layout: a colour vector field, per parity block, complex c (0..2) of site cb
-// at `c * stride + cb` (double2, float2, short2 or char2; the fixed-point
-// formats' norms after the vectors, `ColourVector`); links of 18 reals
+// at `c * stride + cb` (double2, float2 or char2; quarter's norms after the
+// vectors), half a site in one 16-byte word at `cb` (`ColourVector`); links of 18 reals
 // (row-major, complex k = 3 row + col) in wide vectors and one complex number
 // (`load_link`), long links of 13 or 9 reals in wide vectors and the phase
 // alone (`load_long`), blocks `[parity][mu]` of `gauge_stride` sites.
@@ -104,7 +104,8 @@ template <> struct Stag<packed30> {
   static constexpr bool fixed = false;
 };
 
-/// Colour vectors of storage S: load and store site cb of a parity block.
+/// Colour vectors of storage S: load and store site cb of a parity block
+/// (double, single, quarter; half and the packed formats below).
 template <typename S> struct ColourVector {
   typedef typename Stag<S>::V V;
   typedef typename Stag<S>::R R;
@@ -179,6 +180,61 @@ template <typename S> struct ColourVector {
         v[c] = mk<A>(A(t.x), A(t.y));
       }
     }
+  }
+};
+
+/// Half colour vectors: a site in one 16-byte word, its six 16-bit integers
+/// (colour 0 re, im, colour 1 re, im, colour 2 re, im) then its f32 norm, so
+/// that a neighbour is one load where three vector rows and a norm row were
+/// four (the hopping term reads 16 neighbours a site; QUDA keeps its half
+/// staggered vectors with the norm beside them too,
+/// include/color_spinor_field_order.h). Values, norms and rounding are the
+/// generic fixed-point ones above (the CPU's, src/backend/cpu/storage.rs).
+template <> struct ColourVector<short> {
+  typedef uint4 V;
+  typedef float R;
+  static constexpr long long site_bytes = sizeof(V);
+  template <typename A> static __device__ __forceinline__ void load(const V *p, int stride, int cb, cplx<A> *v) {
+    const A s = load_deferred(p, stride, cb, v);
+#pragma unroll
+    for (int c = 0; c < 3; c++) v[c] = s * v[c];
+  }
+  /// The integers and the factor norm / MAX (`ColourVector::load_deferred`).
+  template <typename A> static __device__ __forceinline__ A load_deferred(const V *p, int, int cb, cplx<A> *v) {
+    const V t = __ldg(p + cb);
+    const unsigned w[3] = {t.x, t.y, t.z};
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+      if constexpr (same_type<A, float>::value) {
+        float f[2];
+        Fixed<short>::to_float(w[c], f);
+        v[c] = mk<A>(f[0], f[1]);
+      } else {
+        v[c] = mk<A>(A(short(w[c] & 0xffffu)), A(short(w[c] >> 16)));
+      }
+    }
+    const float n = __uint_as_float(t.w);
+    if constexpr (same_type<A, float>::value) {
+      return n * (1.0f / Stag<short>::MAX);
+    } else {
+      return A(n) / A(Stag<short>::MAX);
+    }
+  }
+  template <typename A> static __device__ __forceinline__ void store(V *p, int, int cb, cplx<A> *v) {
+    A m = 0;
+#pragma unroll
+    for (int c = 0; c < 3; c++) m = fmax(m, fmax(fabs(v[c].re), fabs(v[c].im)));
+    const float n = site_norm(m);
+    const A sc = n > 0.0f ? A(Stag<short>::MAX) / A(n) : A(0);
+    const A back = A(n) / A(Stag<short>::MAX);
+    unsigned w[3];
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+      const A re = rint(v[c].re * sc), im = rint(v[c].im * sc);
+      w[c] = unsigned((unsigned short)short(re)) | (unsigned((unsigned short)short(im)) << 16);
+      v[c] = mk<A>(re * back, im * back);
+    }
+    LATSOL_STS(p + cb, make_uint4(w[0], w[1], w[2], __float_as_uint(n)));
   }
 };
 
@@ -428,7 +484,7 @@ __device__ __forceinline__ void hop_deferred(const cplx<R> *u, const cplx<R> *v,
 template <typename S, int LR, int sign>
 __device__ __forceinline__ void add_hop(u64 links, int gs, int lp, int mu, int lcb, bool compressed,
                                         typename Stag<S>::R fixed, typename Stag<S>::R scale,
-                                        const typename Stag<S>::V *in, int stride, int n,
+                                        const typename ColourVector<S>::V *in, int stride, int n,
                                         cplx<typename Stag<S>::R> *acc) {
   typedef typename Stag<S>::R R;
   cplx<R> u[9], v[3];
@@ -459,7 +515,7 @@ __device__ __forceinline__ int wrap(int y, int d) {
 template <typename S>
 __device__ __forceinline__ void store_site(const StaggeredParams &P, int cb, const cplx<typename Stag<S>::R> *acc) {
   typedef typename Stag<S>::R R;
-  typedef typename Stag<S>::V V;
+  typedef typename ColourVector<S>::V V;
   typedef ColourVector<S> CV;
   cplx<R> o[3];
   if (P.x) CV::load(reinterpret_cast<const V *>(P.x), P.stride, cb, o);
@@ -476,7 +532,7 @@ __device__ __forceinline__ void store_site(const StaggeredParams &P, int cb, con
 template <typename S, int LR>
 __device__ __forceinline__ void staggered_dslash_body(const StaggeredParams &P, int block) {
   typedef typename Stag<S>::R R;
-  typedef typename Stag<S>::V V;
+  typedef typename ColourVector<S>::V V;
   const int cb = block * blockDim.x + threadIdx.x;
   if (cb >= P.vh) return;
   const int *d = P.dims;
@@ -529,7 +585,7 @@ struct StaggeredEdgeParams {
 template <typename S, int LR>
 __device__ __forceinline__ void staggered_edges_body(const StaggeredEdgeParams &E) {
   typedef typename Stag<S>::R R;
-  typedef typename Stag<S>::V V;
+  typedef typename ColourVector<S>::V V;
   const StaggeredParams &P = E.d;
   const HaloView &H = E.h;
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

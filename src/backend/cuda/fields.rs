@@ -44,8 +44,9 @@ pub(crate) fn colour_suffix(p: Precision) -> &'static str {
 }
 
 /// Stored elements of one parity block of colour vectors: 6 reals a site,
-/// then (half, quarter) one f32 norm a site; packed, a site's 32-bit words
-/// (4 for 20-bit, 6 for 30-bit).
+/// and (half, quarter) one f32 norm a site (half: beside its reals, one
+/// 16-byte word a site; quarter: a row after the vectors); packed, a site's
+/// 32-bit words (4 for 20-bit, 6 for 30-bit).
 pub(crate) fn colour_block_len(p: Precision, stride: usize) -> usize {
     let reals = Fermion::Staggered.reals();
     match p {
@@ -108,8 +109,9 @@ pub struct CudaSpinor {
     /// Sites between consecutive components (Vh plus padding).
     pub(crate) stride: usize,
     /// Wilson spinors (every format) or staggered colour vectors (double,
-    /// single, half, quarter: 3 double2 / float2 / short2 / char2 a site,
-    /// the fixed-point norms after them, `kernels/staggered_dslash.cuh`).
+    /// single, quarter: 3 double2 / float2 / char2 a site, quarter's norms
+    /// after them; half one 16-byte word a site, its norm inside;
+    /// `kernels/staggered_dslash.cuh`).
     pub(crate) fermion: Fermion,
     /// Back to the backend's pool when the field is dropped.
     pub(crate) data: Pooled,

@@ -148,10 +148,11 @@ impl SiteRows {
             (Fermion::Wilson, Precision::Packed30) => (4, 23, false),
             (Fermion::Staggered, Precision::Double) => (16, 3, false),
             (Fermion::Staggered, Precision::Single) => (8, 3, false),
-            (Fermion::Staggered, Precision::Half) => (4, 3, true),
             (Fermion::Staggered, Precision::Quarter) => (2, 3, true),
-            // The packed words of a colour vector: one uint4 (20-bit), three
-            // uint2 (30-bit; kernels/staggered_dslash.cuh, `PackedColour`).
+            // One 16-byte word a site: half (six 16-bit integers and the
+            // norm) and 20-bit; 30-bit three uint2 (kernels/staggered_dslash.cuh,
+            // `ColourVector<short>`, `PackedColour`).
+            (Fermion::Staggered, Precision::Half) => (16, 1, false),
             (Fermion::Staggered, Precision::Packed20) => (16, 1, false),
             (Fermion::Staggered, Precision::Packed30) => (8, 3, false),
         };
