@@ -314,7 +314,7 @@ fn main() {
         };
         let (mut a, mut a_s) = (normal(backend), normal(backend));
         let stats = multishift_cg::solve(
-            backend, &mut a, &mut a_s, &shifts, &mut xs, &bb, &shifted, &Silent,
+            backend, &mut a, &mut a_s, None, &shifts, &mut xs, &bb, &shifted, &Silent,
         )
         .unwrap();
         let solutions: Vec<HostSpinor> = xs

@@ -707,6 +707,16 @@ typedef struct latsol_staggered_param {
      * The same for the links' sloppy copy (mixed-precision solves).
      */
     latsol_reconstruct long_reconstruct_sloppy;
+    /**
+     * 1: a third copy of the links, in `precision_refinement` with long
+     * links in `long_reconstruct_refinement`, for the refinement of mixed
+     * multi-shift solves (QUDA's `cuda_prec_refinement_sloppy`; Clark et
+     * al. 2022 section 3 refine in 20-bit after a 30-bit multi-shift
+     * phase); 0 (default): none. (Added after the first version.)
+     */
+    int32_t refinement_copy;
+    latsol_precision precision_refinement;
+    latsol_reconstruct long_reconstruct_refinement;
 } latsol_staggered_param;
 
 /**
@@ -783,6 +793,14 @@ typedef struct latsol_staggered_invert_param {
      * l of BiCGstab(l), at least 1; default 4.
      */
     int32_t bicgstab_l;
+    /**
+     * Multi-shift: 1: the refinement after a mixed multi-shift phase runs
+     * in `precision_refinement` (QUDA's `cuda_prec_refinement_sloppy`; the
+     * links need a copy in it, `latsol_staggered_param.refinement_copy`);
+     * 0 (default): in `precision_sloppy`. (Added after the first version.)
+     */
+    int32_t refinement_precision_set;
+    latsol_precision precision_refinement;
 } latsol_staggered_invert_param;
 
 /**

@@ -205,3 +205,96 @@ fn solves_with_packed_sloppy_fields_meet_their_targets() {
         }
     }
 }
+
+/// Clark2022 §3's pairing: a multi-shift phase in 30-bit, the refinement in
+/// 20-bit (a third copy of the links, `precision_refinement`). Every shift's
+/// residual, measured with the operator in double, meets its target; the
+/// phase is the 30-bit one whatever the refinement; a refinement format the
+/// links hold no copy of is refused with the solutions untouched.
+#[test]
+fn a_thirty_bit_phase_refined_in_twenty_bit_meets_every_target() {
+    let ctx = cpu_context();
+    let (fat, long, chi) = (
+        golden("fat_qdp.f64"),
+        golden("long_qdp.f64"),
+        golden("M_chi.f64"),
+    );
+    let q = common::qdp_quarters;
+    let load = |refinement: Option<Precision>| {
+        ctx.load_staggered(
+            &StaggeredParams {
+                dims: [6, 4, 4, 8],
+                order: GaugeOrder::Qdp,
+                precision_sloppy: Precision::Packed30,
+                long_reconstruct_sloppy: LongReconstruct::Thirteen,
+                precision_refinement: refinement,
+                long_reconstruct_refinement: LongReconstruct::Thirteen,
+                ..Default::default()
+            },
+            &HostGauge::Qdp(q(&fat)),
+            Some(&HostGauge::Qdp(q(&long))),
+        )
+        .unwrap()
+    };
+    let (three, two) = (load(Some(Precision::Packed20)), load(None));
+    let mass = 0.05;
+    let b = &chi[..chi.len() / 2];
+    let shifts = [0.0, 1e-3, 0.01, 0.1, 1.0];
+    let solve = |links: &StaggeredLinks, refinement: Option<Precision>| {
+        let params = StaggeredInvertParams {
+            mass,
+            tol: 1e-10,
+            precision_sloppy: Precision::Packed30,
+            precision_refinement: refinement,
+            ..Default::default()
+        };
+        let mut xs = vec![vec![7.0; b.len()]; shifts.len()];
+        let r = ctx.invert_multishift_staggered(
+            links,
+            &params,
+            &shifts,
+            None,
+            HostReals::F64(b),
+            xs.iter_mut().map(|x| HostRealsMut::F64(x)).collect(),
+        );
+        (r, xs)
+    };
+    let (r20, xs) = solve(&three, Some(Precision::Packed20));
+    let r20 = r20.unwrap();
+    let (r30, _) = solve(&three, None);
+    let r30 = r30.unwrap();
+    println!(
+        "int30 phase, int20 refinement: {} iterations ({} multi-shift); int30 throughout: {} ({})",
+        r20.iterations, r20.multishift_iterations, r30.iterations, r30.multishift_iterations
+    );
+    assert!(r20.converged, "{r20:?}");
+    assert_eq!(r20.multishift_iterations, r30.multishift_iterations);
+    for (k, (x, &sigma)) in xs.iter().zip(&shifts).enumerate() {
+        let mut ax = vec![0.0; b.len()];
+        ctx.apply_staggered(
+            &three,
+            mass,
+            StaggeredOp::MPc(Parity::Even),
+            HostReals::F64(x),
+            HostRealsMut::F64(&mut ax),
+        )
+        .unwrap();
+        let r: Vec<f64> = ax
+            .iter()
+            .zip(x)
+            .zip(b)
+            .map(|((a, x), b)| b - a - sigma * x)
+            .collect();
+        let norm = |v: &[f64]| v.iter().map(|y| y * y).sum::<f64>().sqrt();
+        let e = norm(&r) / norm(b);
+        assert!(e <= 1.01e-10, "shift {k} (σ = {sigma}): residual {e:e}");
+        assert!(r20.shifts[k].true_residual <= 1e-10, "{:?}", r20.shifts[k]);
+    }
+    // Links without a 20-bit copy: refused, nothing written.
+    let (refused, untouched) = solve(&two, Some(Precision::Packed20));
+    match refused {
+        Err(latsol::error::Error::InvalidArgument(m)) => assert!(m.contains("Packed20"), "{m}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+    assert!(untouched.iter().all(|x| x.iter().all(|&v| v == 7.0)));
+}

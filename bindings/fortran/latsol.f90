@@ -293,6 +293,9 @@ module latsol
     real(c_double) :: long_coefficient       ! with fold_phases
     integer(c_int32_t) :: long_reconstruct   ! 18, 13 or 9
     integer(c_int32_t) :: long_reconstruct_sloppy
+    integer(c_int32_t) :: refinement_copy    ! 1: a third copy for multi-shift refinement
+    integer(c_int32_t) :: precision_refinement
+    integer(c_int32_t) :: long_reconstruct_refinement
   end type latsol_staggered_param
 
   ! A staggered solve.
@@ -311,6 +314,8 @@ module latsol
     real(c_double) :: tol_hq                 ! heavy-quark stop criterion; 0: off
     integer(c_int32_t) :: solver             ! LATSOL_SOLVER_CG, _BICGSTAB or _BICGSTABL
     integer(c_int32_t) :: bicgstab_l         ! l of BiCGstab(l); default 4
+    integer(c_int32_t) :: refinement_precision_set  ! 1: refine in precision_refinement
+    integer(c_int32_t) :: precision_refinement
   end type latsol_staggered_invert_param
 
   ! What a solve did.

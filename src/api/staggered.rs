@@ -30,13 +30,45 @@ pub(super) fn named(e: Error, what: &str) -> Error {
 }
 
 /// What `StaggeredLinks::prepare` leaves for the upload: the links the
-/// backend stored itself (precise, sloppy), or the host's fields.
+/// backend stored itself (one a distinct format of `Copies::formats`), or
+/// the host's fields.
 enum Prepared {
-    Stored(
-        Box<dyn Any + Send + Sync>,
-        Option<Box<dyn Any + Send + Sync>>,
-    ),
+    Stored(Vec<Box<dyn Any + Send + Sync>>),
     OnHost(GaugeField, Option<GaugeField>),
+}
+
+/// The stored forms of a set of links: the precise one first, then the
+/// sloppy and the refinement copy where they differ in precision or
+/// long-link storage from those before them.
+struct Copies {
+    formats: Vec<(Precision, LongReconstruct)>,
+    /// Where the sloppy and the refinement copy are in `formats`.
+    sloppy: usize,
+    refinement: usize,
+}
+
+impl Copies {
+    fn of(params: &StaggeredParams) -> Copies {
+        let mut formats = vec![(params.precision, params.long_reconstruct)];
+        let mut place = |f: (Precision, LongReconstruct)| match formats.iter().position(|&g| g == f)
+        {
+            Some(i) => i,
+            None => {
+                formats.push(f);
+                formats.len() - 1
+            }
+        };
+        let sloppy = place((params.precision_sloppy, params.long_reconstruct_sloppy));
+        let refinement = match params.precision_refinement {
+            Some(p) => place((p, params.long_reconstruct_refinement)),
+            None => sloppy,
+        };
+        Copies {
+            formats,
+            sloppy,
+            refinement,
+        }
+    }
 }
 
 /// Fat and long links (or thin links) loaded into a context.
@@ -45,8 +77,8 @@ pub struct StaggeredLinks {
     params: StaggeredParams,
     lattice: Arc<Lattice>,
     improved: bool,
-    storage: Box<dyn Any + Send + Sync>,
-    sloppy: Option<Box<dyn Any + Send + Sync>>,
+    /// One a format of `Copies::of(params).formats`, in its order.
+    stored: Vec<Box<dyn Any + Send + Sync>>,
 }
 
 impl StaggeredLinks {
@@ -59,7 +91,7 @@ impl StaggeredLinks {
         let start = std::time::Instant::now();
         let lattice = ctx.inner.agree(Lattice::new(params.dims).map(Arc::new))?;
         let improved = long.is_some();
-        let done = |storage, sloppy, path: &str| {
+        let done = |stored, path: &str| {
             ctx.inner.log(
                 Verbosity::Verbose,
                 &format!(
@@ -74,35 +106,23 @@ impl StaggeredLinks {
                 params: *params,
                 lattice: lattice.clone(),
                 improved,
-                storage,
-                sloppy,
+                stored,
             }
         };
         // This rank's checks and conversions, agreed over the ranks before
         // the upload's first collective step.
         let prepared = Self::prepare(ctx, params, &lattice, fat, long);
         let (fat, long) = match ctx.inner.agree(prepared)? {
-            Prepared::Stored(storage, sloppy) => {
-                return Ok(done(storage, sloppy, "on the backend"))
-            }
+            Prepared::Stored(stored) => return Ok(done(stored, "on the backend")),
             Prepared::OnHost(fat, long) => (fat, long),
         };
         ctx.inner.check_same_local(params.dims)?;
-        let upload = |p: Precision, r: LongReconstruct| {
-            ctx.inner.upload_staggered(&fat, long.as_ref(), p, r)
-        };
-        let storage = upload(params.precision, params.long_reconstruct)?;
-        let sloppy = if (params.precision_sloppy, params.long_reconstruct_sloppy)
-            != (params.precision, params.long_reconstruct)
-        {
-            Some(upload(
-                params.precision_sloppy,
-                params.long_reconstruct_sloppy,
-            )?)
-        } else {
-            None
-        };
-        Ok(done(storage, sloppy, "on the host"))
+        let stored = Copies::of(params)
+            .formats
+            .iter()
+            .map(|&(p, r)| ctx.inner.upload_staggered(&fat, long.as_ref(), p, r))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(done(stored, "on the host"))
     }
 
     /// `load`'s local part: the parameters and the links checked, and
@@ -166,13 +186,8 @@ impl StaggeredLinks {
             }
         };
         {
-            // The stored forms as the host path makes them: the sloppy one
-            // where it differs in precision or long-link storage.
-            let mut formats = vec![(params.precision, params.long_reconstruct)];
-            let sloppy = (params.precision_sloppy, params.long_reconstruct_sloppy);
-            if sloppy != formats[0] {
-                formats.push(sloppy);
-            }
+            // The stored forms as the host path makes them.
+            let formats = Copies::of(params).formats;
             for (host, what) in
                 std::iter::once((fat, "fat links")).chain(long.map(|l| (l, "long links")))
             {
@@ -188,13 +203,11 @@ impl StaggeredLinks {
                     other => other,
                 })?;
             }
-            if let Some(mut stored) = ctx
+            if let Some(stored) = ctx
                 .inner
                 .import_staggered(lattice, fat, long, fold, &formats)?
             {
-                let sloppy = (stored.len() > 1).then(|| stored.pop().expect("two stored"));
-                let storage = stored.pop().expect("one stored");
-                return Ok(Prepared::Stored(storage, sloppy));
+                return Ok(Prepared::Stored(stored));
             }
         }
         let mut fat = import(fat, "fat links")?;
@@ -210,6 +223,13 @@ impl StaggeredLinks {
         }
         // Compressed long links must be |s| × U(3) to the stored precision.
         if let Some(l) = &long {
+            let refinement = params.precision_refinement.map(|p| {
+                (
+                    params.long_reconstruct_refinement,
+                    p,
+                    "long_reconstruct_refinement",
+                )
+            });
             for (r, p, name) in [
                 (
                     params.long_reconstruct,
@@ -221,7 +241,10 @@ impl StaggeredLinks {
                     params.precision_sloppy,
                     "long_reconstruct_sloppy",
                 ),
-            ] {
+            ]
+            .into_iter()
+            .chain(refinement)
+            {
                 if r == LongReconstruct::Full18 {
                     continue;
                 }
@@ -255,19 +278,17 @@ impl StaggeredLinks {
         self.improved
     }
 
-    fn stored<B: Backend>(&self, sloppy: bool) -> Result<&B::StaggeredLinks>
+    fn stored<B: Backend>(&self, i: usize) -> Result<&B::StaggeredLinks>
     where
         B::StaggeredLinks: 'static,
     {
-        let s = match (&self.sloppy, sloppy) {
-            (Some(s), true) => s,
-            _ => &self.storage,
-        };
-        s.downcast_ref()
+        self.stored[i]
+            .downcast_ref()
             .ok_or_else(|| Error::Internal("staggered links stored for another backend".into()))
     }
 
-    /// The stored links in `precision` (the precise or the sloppy copy).
+    /// The stored links in `precision`: the precise, the sloppy or the
+    /// refinement copy, the first of them in it.
     pub(super) fn in_precision<B: Backend>(
         &self,
         precision: Precision,
@@ -275,15 +296,43 @@ impl StaggeredLinks {
     where
         B::StaggeredLinks: 'static,
     {
-        if precision == self.params.precision {
-            self.stored::<B>(false)
-        } else if precision == self.params.precision_sloppy {
-            self.stored::<B>(true)
+        let p = &self.params;
+        let copies = Copies::of(p);
+        if precision == p.precision {
+            self.stored::<B>(0)
+        } else if precision == p.precision_sloppy {
+            self.stored::<B>(copies.sloppy)
+        } else if Some(precision) == p.precision_refinement {
+            self.stored::<B>(copies.refinement)
         } else {
+            let refinement = p
+                .precision_refinement
+                .map(|r| format!(" and (refinement) {r:?}"))
+                .unwrap_or_default();
             Err(Error::InvalidArgument(format!(
-                "precision {precision:?}: the links were loaded in {:?} and {:?}",
-                self.params.precision, self.params.precision_sloppy
+                "precision {precision:?}: the links were loaded in {:?} and {:?}{refinement}",
+                p.precision, p.precision_sloppy
             )))
+        }
+    }
+
+    /// The links of a multi-shift refinement in `precision` (None: the
+    /// sloppy copy): the refinement copy where it is in that precision,
+    /// else the copy `in_precision` finds.
+    pub(super) fn for_refinement<B: Backend>(
+        &self,
+        precision: Option<Precision>,
+    ) -> Result<&B::StaggeredLinks>
+    where
+        B::StaggeredLinks: 'static,
+    {
+        let p = &self.params;
+        match precision {
+            None => self.stored::<B>(Copies::of(p).sloppy),
+            Some(r) if Some(r) == p.precision_refinement => {
+                self.stored::<B>(Copies::of(p).refinement)
+            }
+            Some(r) => self.in_precision::<B>(r),
         }
     }
 }
@@ -520,10 +569,22 @@ impl Context {
                 }
                 Ok(r)
             }
+            /// The refinement's links, on the backend `_b` names.
+            fn refinement_links<'l, B: Backend>(
+                _b: &B,
+                links: &'l StaggeredLinks,
+                precision: Option<Precision>,
+            ) -> Result<&'l B::StaggeredLinks>
+            where
+                B::StaggeredLinks: 'static,
+            {
+                links.for_refinement::<B>(precision)
+            }
             let result = with_links!(inner, links, hi, lo, |b, l, ls| {
+                    let lr = refinement_links(b, links, params.precision_refinement)?;
                     shifts_on(b, &lat, sub, hi, source, solutions, |src| {
                         crate::dispatch::staggered::invert_multishift(
-                            b, l, ls, params, shifts, &tols, src, &monitor,
+                            b, l, ls, lr, params, shifts, &tols, src, &monitor,
                         )
                     })?
             });

@@ -46,6 +46,13 @@ pub struct StaggeredParams {
     /// sloppy copy. Fat links are always 18.
     pub long_reconstruct: LongReconstruct,
     pub long_reconstruct_sloppy: LongReconstruct,
+    /// A third copy for the refinement of mixed multi-shift solves (QUDA's
+    /// `cuda_prec_refinement_sloppy`, `reconstruct_refinement_sloppy`;
+    /// clark2022 §3: an int30 multi-shift phase, an int20 refinement):
+    /// its precision, None for none (the refinement then uses the sloppy
+    /// copy), and its long links' storage.
+    pub precision_refinement: Option<Precision>,
+    pub long_reconstruct_refinement: LongReconstruct,
 }
 
 impl Default for StaggeredParams {
@@ -58,6 +65,8 @@ impl Default for StaggeredParams {
             phases: PhaseFolding::InLinks,
             long_reconstruct: LongReconstruct::Full18,
             long_reconstruct_sloppy: LongReconstruct::Full18,
+            precision_refinement: None,
+            long_reconstruct_refinement: LongReconstruct::Full18,
         }
     }
 }
@@ -114,6 +123,11 @@ pub struct StaggeredInvertParams {
     /// multi-shift phase (`ShiftResult::residual_after_multishift`; one
     /// more operator application a shift), as clark2022 Table 3 shows them.
     pub measure_multishift_phase: bool,
+    /// Multi-shift: the precision of the refinement after a mixed
+    /// multi-shift phase (QUDA's `cuda_prec_refinement_sloppy`); the links
+    /// must hold a copy in it (`StaggeredParams::precision_refinement`, or
+    /// the precise or sloppy copy). None: `precision_sloppy`.
+    pub precision_refinement: Option<Precision>,
     /// Multi-shift: how the shifts are refined after a mixed-precision
     /// multi-shift phase: all together, one block application of the
     /// operator an iteration (default), or one after another as clark2022.
@@ -142,6 +156,7 @@ impl Default for StaggeredInvertParams {
             use_init_guess: false,
             progress_every: 0,
             measure_multishift_phase: false,
+            precision_refinement: None,
             multishift_refinement: ShiftRefinement::Together,
             solver: SolverType::Cg,
             bicgstab_l: 4,
@@ -215,6 +230,14 @@ impl StaggeredInvertParams {
                 self.precision,
                 10.0 * eps
             )));
+        }
+        if let Some(p) = self.precision_refinement {
+            if p.epsilon() < self.precision.epsilon() {
+                return Err(Error::InvalidArgument(format!(
+                    "precision_refinement = {p:?} is more precise than precision = {:?}",
+                    self.precision
+                )));
+            }
         }
         if !(self.reliable_delta > 0.0 && self.reliable_delta < 1.0) {
             return Err(Error::InvalidArgument(format!(

@@ -82,7 +82,7 @@ pub fn invert_multishift<B: Backend>(
     let stats = if lo == hi {
         let mut a2 = Normal::new(backend, dirac(backend, fields, params.kappa, hi, system)?)?;
         multishift_cg::solve(
-            backend, &mut a, &mut a2, &internal, &mut x, &b, &mp, monitor,
+            backend, &mut a, &mut a2, None, &internal, &mut x, &b, &mp, monitor,
         )?
     } else {
         let mut a_lo = Normal::new(
@@ -90,7 +90,7 @@ pub fn invert_multishift<B: Backend>(
             dirac(backend, fields_sloppy, params.kappa, lo, system)?,
         )?;
         multishift_cg::solve(
-            backend, &mut a, &mut a_lo, &internal, &mut x, &b, &mp, monitor,
+            backend, &mut a, &mut a_lo, None, &internal, &mut x, &b, &mp, monitor,
         )?
     };
 

@@ -356,12 +356,15 @@ fn hpd_operator<'a, B: Backend>(
 /// Solves `(A + σ_i) x_i = b` for every shift, `A = M̂` on the parity of an
 /// even-odd `params.solve` (the RHMC systems MILC gives QUDA) or `M†M` for
 /// a full one; `b` and the `x_i` are fields of that subset. Multi-shift CG
-/// with mixed precision and per-shift refinement (clark2022 §3.2).
+/// with mixed precision and per-shift refinement (clark2022 §3.2), the
+/// refinement in `params.precision_refinement` on `links_refinement` (its
+/// copy of the links; the sloppy one when that is None).
 #[allow(clippy::too_many_arguments)]
 pub fn invert_multishift<B: Backend>(
     backend: &B,
     links: &B::StaggeredLinks,
     links_sloppy: &B::StaggeredLinks,
+    links_refinement: &B::StaggeredLinks,
     params: &StaggeredInvertParams,
     shifts: &[f64],
     tols: &[f64],
@@ -398,7 +401,24 @@ pub fn invert_multishift<B: Backend>(
         lo,
     )?;
     let mut a_lo: &mut dyn LinearOperator<B> = &mut *a_lo_box;
-    let stats = multishift_cg::solve(backend, &mut a, &mut a_lo, shifts, &mut x, b, &mp, monitor)?;
+    // The refinement in a format of its own (clark2022 §3: int30 phase,
+    // int20 refinement), when asked for one other than the phase's.
+    let mut a_refine_box = match params.precision_refinement {
+        Some(rf) if rf != lo => Some(hpd_operator(
+            backend,
+            links_refinement,
+            m,
+            params.solve,
+            rf,
+        )?),
+        _ => None,
+    };
+    let a_refine = a_refine_box
+        .as_mut()
+        .map(|r| &mut **r as &mut dyn LinearOperator<B>);
+    let stats = multishift_cg::solve(
+        backend, &mut a, &mut a_lo, a_refine, shifts, &mut x, b, &mp, monitor,
+    )?;
 
     let result = super::multishift::finish(backend, a, shifts, tols, b, &x, &stats, flops, start)?;
     Ok((result, x))

@@ -133,11 +133,19 @@ pub struct latsol_staggered_param {
     pub long_reconstruct: latsol_reconstruct,
     /// The same for the links' sloppy copy (mixed-precision solves).
     pub long_reconstruct_sloppy: latsol_reconstruct,
+    /// 1: a third copy of the links, in `precision_refinement` with long
+    /// links in `long_reconstruct_refinement`, for the refinement of mixed
+    /// multi-shift solves (QUDA's `cuda_prec_refinement_sloppy`; Clark et
+    /// al. 2022 section 3 refine in 20-bit after a 30-bit multi-shift
+    /// phase); 0 (default): none. (Added after the first version.)
+    pub refinement_copy: i32,
+    pub precision_refinement: latsol_precision,
+    pub long_reconstruct_refinement: latsol_reconstruct,
 }
 
 unsafe impl Versioned for latsol_staggered_param {
     const NAME: &'static str = "latsol_staggered_param";
-    const V1_SIZE: usize = size_of::<latsol_staggered_param>();
+    const V1_SIZE: usize = std::mem::offset_of!(latsol_staggered_param, refinement_copy);
     fn defaults() -> Self {
         let d = StaggeredParams::default();
         latsol_staggered_param {
@@ -152,6 +160,9 @@ unsafe impl Versioned for latsol_staggered_param {
             long_coefficient: 1.0,
             long_reconstruct: LONG_RECONSTRUCT.encode(d.long_reconstruct),
             long_reconstruct_sloppy: LONG_RECONSTRUCT.encode(d.long_reconstruct_sloppy),
+            refinement_copy: 0,
+            precision_refinement: PRECISION.encode(d.precision_sloppy),
+            long_reconstruct_refinement: LONG_RECONSTRUCT.encode(d.long_reconstruct_refinement),
         }
     }
 }
@@ -184,6 +195,13 @@ impl latsol_staggered_param {
                 self.long_reconstruct_sloppy,
                 "param->long_reconstruct_sloppy",
             )?,
+            precision_refinement: flag(self.refinement_copy, "param->refinement_copy")?
+                .then(|| PRECISION.decode(self.precision_refinement, "param->precision_refinement"))
+                .transpose()?,
+            long_reconstruct_refinement: LONG_RECONSTRUCT.decode(
+                self.long_reconstruct_refinement,
+                "param->long_reconstruct_refinement",
+            )?,
         };
         Ok((
             params,
@@ -210,6 +228,9 @@ pub extern "C" fn latsol_staggered_param_default() -> latsol_staggered_param {
             long_coefficient: 0.0,
             long_reconstruct: 0,
             long_reconstruct_sloppy: 0,
+            refinement_copy: 0,
+            precision_refinement: 0,
+            long_reconstruct_refinement: 0,
         },
         latsol_staggered_param::defaults,
     )
@@ -319,6 +340,12 @@ pub struct latsol_staggered_invert_param {
     pub solver: latsol_solver,
     /// l of BiCGstab(l), at least 1; default 4.
     pub bicgstab_l: i32,
+    /// Multi-shift: 1: the refinement after a mixed multi-shift phase runs
+    /// in `precision_refinement` (QUDA's `cuda_prec_refinement_sloppy`; the
+    /// links need a copy in it, `latsol_staggered_param.refinement_copy`);
+    /// 0 (default): in `precision_sloppy`. (Added after the first version.)
+    pub refinement_precision_set: i32,
+    pub precision_refinement: latsol_precision,
 }
 
 unsafe impl Versioned for latsol_staggered_invert_param {
@@ -341,6 +368,8 @@ unsafe impl Versioned for latsol_staggered_invert_param {
             tol_hq: d.tol_hq,
             solver: SOLVER.encode(d.solver),
             bicgstab_l: d.bicgstab_l as i32,
+            refinement_precision_set: 0,
+            precision_refinement: PRECISION.encode(d.precision_sloppy),
         }
     }
 }
@@ -369,6 +398,12 @@ impl latsol_staggered_invert_param {
             use_init_guess: flag(self.use_init_guess, "param->use_init_guess")?,
             progress_every: 0,
             measure_multishift_phase: false,
+            precision_refinement: flag(
+                self.refinement_precision_set,
+                "param->refinement_precision_set",
+            )?
+            .then(|| PRECISION.decode(self.precision_refinement, "param->precision_refinement"))
+            .transpose()?,
             multishift_refinement: Default::default(),
             solver: SOLVER.decode(self.solver, "param->solver")?,
             // A negative l is refused as l = 0 is (validation).
@@ -401,6 +436,8 @@ pub extern "C" fn latsol_staggered_invert_param_default() -> latsol_staggered_in
             tol_hq: 0.0,
             solver: 0,
             bicgstab_l: 0,
+            refinement_precision_set: 0,
+            precision_refinement: 0,
         },
         latsol_staggered_invert_param::defaults,
     )

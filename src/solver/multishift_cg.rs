@@ -34,6 +34,11 @@
 //!    `shift_refinement`), or one after another (`Refinement::OneByOne`,
 //!    `cg_reliable`, as clark2022 does).
 //!
+//! The refinement may run in a format of its own (`a_refine`, QUDA's
+//! `cuda_prec_refinement_sloppy`): clark2022 §3 pairs an int30 multi-shift
+//! phase with an int20 refinement. Without it the refinement runs in the
+//! phase's format.
+//!
 //! In pure precision the iteration runs until every system meets its
 //! tolerance; a shift whose true residual then misses it (rounding drift)
 //! is finished by CG from its solution.
@@ -170,13 +175,15 @@ pub(crate) fn begin<B: Backend>(
 
 /// Solves `(A + shifts[i]) xs[i] = b` for every `i`; `a` acts in high
 /// precision, `a_sloppy` on the Krylov iteration's fields (the same
-/// precision for a pure solve). The `xs` are overwritten (the shifted
-/// recurrences need a zero initial guess).
+/// precision for a pure solve), `a_refine` (None: `a_sloppy`) on the
+/// refinement's sloppy fields after a mixed phase. The `xs` are overwritten
+/// (the shifted recurrences need a zero initial guess).
 #[allow(clippy::too_many_arguments)]
 pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
     backend: &B,
     a: &mut A,
     a_sloppy: &mut S,
+    a_refine: Option<&mut dyn LinearOperator<B>>,
     shifts: &[f64],
     xs: &mut [B::Spinor],
     b: &B::Spinor,
@@ -357,6 +364,12 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         }
     }
 
+    // The refinement's sloppy operator: its own format, or the phase's.
+    let mut a_refine: &mut dyn LinearOperator<B> = match a_refine {
+        Some(r) => r,
+        None => a_sloppy,
+    };
+    let lo = a_refine.precision();
     // The stabilisations of clark2022 §3.1 (cg_reliable's, and
     // shift_refinement's Polak–Ribière β and re-projection). A refinement
     // starts near the target and needs few iterations; with a
@@ -390,7 +403,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let per_system = shift_refinement::solve(
             backend,
             &mut *a,
-            &mut *a_sloppy,
+            &mut a_refine,
             &systems,
             xs,
             b,
@@ -413,7 +426,7 @@ pub fn solve<B: Backend, A: LinearOperator<B>, S: LinearOperator<B>>(
         let left = params.maxiter.saturating_sub(used);
         let mut ai = Shifted::new(backend, &mut *a, shifts[i]);
         let st = if mixed {
-            let mut ai_lo = Shifted::new(backend, &mut *a_sloppy, shifts[i]);
+            let mut ai_lo = Shifted::new(backend, &mut a_refine, shifts[i]);
             cg_reliable::solve_continued(
                 backend,
                 &mut ai,

@@ -106,6 +106,11 @@ struct Options {
     /// or one-by-one (clark2022 §3.2).
     #[arg(long, default_value = "together", value_delimiter = ',', value_enum)]
     refinement: Vec<Refinement>,
+    /// Multi-shift: the mixed schemes refine in this format (a third copy
+    /// of the links, its long links as the sloppy ones; clark2022 §3:
+    /// packed30 schemes refining in packed20) rather than in their own.
+    #[arg(long, value_parser = parse_str::<Precision>)]
+    refine_in: Option<Precision>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
@@ -193,8 +198,16 @@ fn multishift_params(
         solve: StaggeredSolve::EvenOdd(Parity::Even),
         solver: SolverType::Cg,
         multishift_refinement: refinement.api(),
+        precision_refinement: refine_format(sloppy, o),
         ..solve_params(mass, sloppy, o)
     }
+}
+
+/// The refinement format of a multi-shift scheme with sloppy format
+/// `sloppy` (`--refine-in`; none for a pure solve or the same format).
+fn refine_format(sloppy: Precision, o: &Options) -> Option<Precision> {
+    o.refine_in
+        .filter(|&r| sloppy != Precision::Double && r != sloppy)
 }
 
 fn quarters(v: &[f64]) -> [HostReals<'_>; 4] {
@@ -268,6 +281,8 @@ fn main() -> latsol::Result<()> {
                 order: GaugeOrder::Qdp,
                 precision: Precision::Double,
                 precision_sloppy: sloppy,
+                precision_refinement: refine_format(sloppy, &o),
+                long_reconstruct_refinement: o.long_reconstruct_sloppy,
                 long_reconstruct_sloppy: if sloppy == Precision::Double {
                     LongReconstruct::Full18
                 } else {
@@ -422,10 +437,14 @@ fn main() -> latsol::Result<()> {
             };
             for &refinement in choices {
                 let p = multishift_params(m, sloppy, refinement, &o);
-                let label = if sloppy == Precision::Double {
-                    name(sloppy).to_string()
-                } else {
-                    format!("{} ({refinement:?})", name(sloppy))
+                let label = match (sloppy, refine_format(sloppy, &o)) {
+                    (Precision::Double, _) => name(sloppy).to_string(),
+                    (_, None) => format!("{} ({refinement:?})", name(sloppy)),
+                    (_, Some(r)) => format!(
+                        "{} ({refinement:?}, refined in {})",
+                        name(sloppy),
+                        format!("{r:?}").to_lowercase()
+                    ),
                 };
                 let mut best_r: Option<latsol::api::MultiResult> = None;
                 for _ in 0..o.repeat.max(1) {

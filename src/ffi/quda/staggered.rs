@@ -283,6 +283,7 @@ pub(crate) unsafe fn invert(
             use_init_guess: p.use_init_guess == QUDA_USE_INIT_GUESS_YES && !multishift,
             progress_every: super::state::progress_every(),
             measure_multishift_phase: false,
+            precision_refinement: None,
             multishift_refinement: Default::default(),
             solver,
             bicgstab_l,
@@ -401,6 +402,7 @@ fn stored_links<'s>(
             phases: PhaseFolding::InLinks,
             long_reconstruct: h.long_reconstruct,
             long_reconstruct_sloppy: h.long_reconstruct,
+            ..Default::default()
         };
         let links = match wilson {
             Some(g) => {

@@ -88,6 +88,7 @@ pub(crate) fn solve_params(
         use_init_guess,
         progress_every: crate::ffi::quda::state::progress_every(),
         measure_multishift_phase: false,
+        precision_refinement: None,
         multishift_refinement: Default::default(),
         // MILC's QUDA interface solves with CG (QUDA's milc_interface.cpp).
         solver: crate::api::SolverType::Cg,
@@ -136,6 +137,7 @@ pub(crate) unsafe fn load_links(
         phases: PhaseFolding::InLinks,
         long_reconstruct: r,
         long_reconstruct_sloppy: r,
+        ..Default::default()
     };
     Ok((
         s.context.load_staggered(&params, &fat_h, long_h.as_ref())?,
