@@ -1,7 +1,8 @@
 // halo.cu: the faces of a cut lattice gathered into one buffer (issue 36).
 // A field in the device layout (core.cuh) is `rows` rows of `stride`
-// elements, a site's element of row j at `j * stride + cb`, then (half and
-// quarter) one row of f32 norms. A face is the same layout with the face's
+// elements, a site's element of row j at `j * stride + cb`, then (the half
+// Wilson spinor, quarter) one row of f32 norms; a half colour vector is one
+// row of 16-byte words, its norm inside. A face is the same layout with the face's
 // slots for sites: slot k of block b holds the site `table[start[b] + k]`,
 // so the receiving rank reads it with the loaders of core.cuh, as stored,
 // in the operator's own precision (src/backend/cuda/halo.rs; the slot order

@@ -42,10 +42,11 @@ struct StaggeredParams {
 static_assert(sizeof(StaggeredParams) == 144, "StaggeredParams layout changed: update staggered.rs");
 
 /// The storage formats of colour vectors and staggered links, by storage
-/// type S: double2 / float2 per complex number in double and single; short2
-/// / char2 in half and quarter, vectors relative to a per-site f32 norm
-/// (the largest |real| of the site, stored after the block's 3 `stride`
-/// vectors: `site_bytes` a site) and links relative to one scale per link
+/// type S: double2 / float2 per complex number in double and single; 16-bit
+/// / 8-bit integers in half and quarter, vectors relative to a per-site f32
+/// norm (the largest |real| of the site: half's beside its six integers in
+/// one 16-byte word, quarter's after the block's 3 `stride` char2 vectors;
+/// `site_bytes` a site) and links relative to one scale per link
 /// field (`fat_fixed`, `long_fixed`: the largest stored magnitude over MAX,
 /// as the CPU backend's src/backend/cpu/links.rs stores them). Arithmetic in
 /// R: double for double, single otherwise.

@@ -269,6 +269,14 @@ fn a_thirty_bit_phase_refined_in_twenty_bit_meets_every_target() {
     );
     assert!(r20.converged, "{r20:?}");
     assert_eq!(r20.multishift_iterations, r30.multishift_iterations);
+    // The same phase; the refinement ran on the 20-bit copy, whose coarser
+    // rounding moves some shift's refinement by an iteration or more.
+    let refinements = |r: &MultiResult| r.shifts.iter().map(|s| s.iterations).collect::<Vec<_>>();
+    assert_ne!(
+        refinements(&r20),
+        refinements(&r30),
+        "the refinement ran in 30-bit"
+    );
     for (k, (x, &sigma)) in xs.iter().zip(&shifts).enumerate() {
         let mut ax = vec![0.0; b.len()];
         ctx.apply_staggered(

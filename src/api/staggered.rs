@@ -580,8 +580,10 @@ impl Context {
             {
                 links.for_refinement::<B>(precision)
             }
+            // A pure solve has no refinement: its links are the sloppy ones.
+            let refine_in = params.precision_refinement.filter(|_| hi != lo);
             let result = with_links!(inner, links, hi, lo, |b, l, ls| {
-                    let lr = refinement_links(b, links, params.precision_refinement)?;
+                    let lr = refinement_links(b, links, refine_in)?;
                     shifts_on(b, &lat, sub, hi, source, solutions, |src| {
                         crate::dispatch::staggered::invert_multishift(
                             b, l, ls, lr, params, shifts, &tols, src, &monitor,

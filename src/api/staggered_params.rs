@@ -126,7 +126,9 @@ pub struct StaggeredInvertParams {
     /// Multi-shift: the precision of the refinement after a mixed
     /// multi-shift phase (QUDA's `cuda_prec_refinement_sloppy`); the links
     /// must hold a copy in it (`StaggeredParams::precision_refinement`, or
-    /// the precise or sloppy copy). None: `precision_sloppy`.
+    /// the precise or sloppy copy; the links' refinement copy is taken when
+    /// it is in this precision). None: `precision_sloppy`. A pure solve
+    /// (`precision_sloppy == precision`) has no refinement and ignores it.
     pub precision_refinement: Option<Precision>,
     /// Multi-shift: how the shifts are refined after a mixed-precision
     /// multi-shift phase: all together, one block application of the

@@ -402,9 +402,12 @@ pub fn invert_multishift<B: Backend>(
     )?;
     let mut a_lo: &mut dyn LinearOperator<B> = &mut *a_lo_box;
     // The refinement in a format of its own (clark2022 §3: int30 phase,
-    // int20 refinement), when asked for one other than the phase's.
+    // int20 refinement), when asked for in a mixed solve and other than the
+    // phase's: another precision, or another copy of the links (the same
+    // precision with other long-link storage).
+    let own_copy = !std::ptr::eq(links_refinement, links_sloppy);
     let mut a_refine_box = match params.precision_refinement {
-        Some(rf) if rf != lo => Some(hpd_operator(
+        Some(rf) if lo != hi && (rf != lo || own_copy) => Some(hpd_operator(
             backend,
             links_refinement,
             m,
