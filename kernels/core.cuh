@@ -377,6 +377,22 @@ template <typename R> __device__ __forceinline__ float site_norm(R m) {
   return n;
 }
 
+/// A fixed-point site's scale, in R: its norm (`site_norm` of the largest
+/// |real| of its n complex numbers), the factor to integers (max / norm; 0
+/// for a zero site) and back (norm / max). Every fixed-point store rounds
+/// `z · to_int` to the nearest integer and keeps `integer · back`.
+template <typename R> struct SiteScale {
+  float norm;
+  R to_int, back;
+};
+template <int n, typename R> __device__ __forceinline__ SiteScale<R> site_scale(const cplx<R> *z, float max) {
+  R m = 0;
+#pragma unroll
+  for (int c = 0; c < n; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
+  const float norm = site_norm(m);
+  return {norm, norm > 0.0f ? R(max) / R(norm) : R(0), R(norm) / R(max)};
+}
+
 /// Half and quarter: two complex numbers per short4 / char4, scaled by the
 /// site's norm (stored after the block's `6 stride` vectors). Arithmetic in
 /// single. The store rounds to nearest, as the CPU backend does.
@@ -431,13 +447,9 @@ template <typename T> struct FixedSpinorSoA {
   /// Stores the 12 complex numbers of site cb and leaves in z the values as
   /// stored (what a norm of the stored field sees). Arithmetic in R.
   template <typename R> static __device__ __forceinline__ void store(Vec *p, int stride, int cb, cplx<R> *z) {
-    R m = 0;
-#pragma unroll
-    for (int c = 0; c < 12; c++) m = fmax(m, fmax(fabs(z[c].re), fabs(z[c].im)));
-    const float n = site_norm(m);
-    const R sc = n > 0.0f ? R(Fixed<T>::MAX) / R(n) : R(0);
-    const R back = R(n) / R(Fixed<T>::MAX);
-    st_stream(const_cast<float *>(norms(p, stride)) + cb, n);
+    const SiteScale<R> s = site_scale<12>(z, Fixed<T>::MAX);
+    const R sc = s.to_int, back = s.back;
+    st_stream(const_cast<float *>(norms(p, stride)) + cb, s.norm);
 #pragma unroll
     for (int j = 0; j < 6; j++) {
       unsigned t[4];

@@ -155,21 +155,16 @@ template <typename S> struct ColourVector {
   /// backend does) and leaves in v the values as stored.
   template <typename A> static __device__ __forceinline__ void store(V *p, int stride, int cb, cplx<A> *v) {
     if constexpr (Stag<S>::fixed) {
-      A m = 0;
-#pragma unroll
-      for (int c = 0; c < 3; c++) m = fmax(m, fmax(fabs(v[c].re), fabs(v[c].im)));
-      const float n = site_norm(m);
-      const A sc = n > 0.0f ? A(Stag<S>::MAX) / A(n) : A(0);
-      const A back = A(n) / A(Stag<S>::MAX);
-      LATSOL_STS(const_cast<float *>(norms(p, stride)) + cb, n);
+      const SiteScale<A> s = site_scale<3>(v, Stag<S>::MAX);
+      LATSOL_STS(const_cast<float *>(norms(p, stride)) + cb, s.norm);
 #pragma unroll
       for (int c = 0; c < 3; c++) {
-        const A re = rint(v[c].re * sc), im = rint(v[c].im * sc);
+        const A re = rint(v[c].re * s.to_int), im = rint(v[c].im * s.to_int);
         V t;
         t.x = re;
         t.y = im;
         LATSOL_STS(p + c * stride + cb, t);
-        v[c] = mk<A>(re * back, im * back);
+        v[c] = mk<A>(re * s.back, im * s.back);
       }
     } else {
 #pragma unroll
@@ -222,20 +217,15 @@ template <> struct ColourVector<short> {
     }
   }
   template <typename A> static __device__ __forceinline__ void store(V *p, int, int cb, cplx<A> *v) {
-    A m = 0;
-#pragma unroll
-    for (int c = 0; c < 3; c++) m = fmax(m, fmax(fabs(v[c].re), fabs(v[c].im)));
-    const float n = site_norm(m);
-    const A sc = n > 0.0f ? A(Stag<short>::MAX) / A(n) : A(0);
-    const A back = A(n) / A(Stag<short>::MAX);
+    const SiteScale<A> s = site_scale<3>(v, Stag<short>::MAX);
     unsigned w[3];
 #pragma unroll
     for (int c = 0; c < 3; c++) {
-      const A re = rint(v[c].re * sc), im = rint(v[c].im * sc);
+      const A re = rint(v[c].re * s.to_int), im = rint(v[c].im * s.to_int);
       w[c] = unsigned((unsigned short)short(re)) | (unsigned((unsigned short)short(im)) << 16);
-      v[c] = mk<A>(re * back, im * back);
+      v[c] = mk<A>(re * s.back, im * s.back);
     }
-    LATSOL_STS(p + cb, make_uint4(w[0], w[1], w[2], __float_as_uint(n)));
+    LATSOL_STS(p + cb, make_uint4(w[0], w[1], w[2], __float_as_uint(s.norm)));
   }
 };
 
